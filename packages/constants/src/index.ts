@@ -26,6 +26,34 @@ export {
   OUTCOMES,
   SERVER_TYPES,
 } from './bounded-sets.js';
+export type { Component } from './concurrency.js';
+export {
+  ATTR_CONCURRENCY_COMPONENT,
+  ATTR_CONCURRENCY_LIMIT_NAME,
+  COMPONENTS,
+  CONCURRENCY_INSTRUMENTS,
+  isComponent,
+  LIMIT_NAME_PATTERN,
+  MAX_LIMIT_NAMES,
+  METRIC_CONCURRENCY_ACTIVE,
+  METRIC_CONCURRENCY_ADMISSION_CANCELLED,
+  METRIC_CONCURRENCY_ADMISSION_REJECTED,
+  METRIC_CONCURRENCY_ADMISSION_TIMEOUTS,
+  METRIC_CONCURRENCY_AVAILABLE,
+  METRIC_CONCURRENCY_LIMIT,
+  METRIC_CONCURRENCY_QUEUE_DEPTH,
+  UNIT_SLOT,
+  UNIT_WAIT,
+  UNIT_WAITER,
+} from './concurrency.js';
+export {
+  ENV_FALLBACK_PREFIX,
+  ENV_PREFIX,
+  ENV_SPAN_GROUPS,
+  ENV_SPAN_GROUPS_FALLBACK,
+  FALSY_WORDS,
+  TRUTHY_WORDS,
+} from './environment.js';
 export type { GymInstrument } from './instruments.js';
 export {
   GYM_INSTRUMENTS,
@@ -39,6 +67,31 @@ export {
   METRIC_VERIFY_DURATION,
   METRIC_VERIFY_SUCCESS_RATE,
 } from './instruments.js';
+export type { V8jsGcType } from './observer.js';
+export {
+  ATTR_CPU_MODE,
+  ATTR_V8JS_GC_TYPE,
+  LAG_BOUNDARIES_MS,
+  METRIC_EVENT_LOOP_LAG,
+  METRIC_PROCESS_CPU_TIME,
+  METRIC_PROCESS_MEMORY_USAGE,
+  METRIC_PROCESS_OPEN_FD_COUNT,
+  METRIC_PROCESS_THREAD_COUNT,
+  METRIC_REQUESTS_IN_FLIGHT,
+  METRIC_V8JS_GC_DURATION,
+  UNIT_REQUEST,
+  V8JS_GC_DURATION_BOUNDARIES_S,
+  V8JS_GC_TYPES,
+} from './observer.js';
+export {
+  ATTR_SANDBOX_PROVIDER,
+  METRIC_SANDBOX_ACTIVE,
+  METRIC_SANDBOX_CREATE_RETRY,
+  METRIC_SANDBOX_EXEC_DURATION,
+  METRIC_SANDBOX_STARTUP_DURATION,
+  SANDBOX_PROVIDER_PATTERN,
+  UNIT_SANDBOX,
+} from './sandbox-lifecycle.js';
 export type { ResolvedSpanGroups, SpanGroup, SpanGroupPreset } from './span-groups.js';
 export {
   DEFAULT_SPAN_GROUP_SPEC,
@@ -48,14 +101,3 @@ export {
   SPAN_GROUP_PRESETS,
   SPAN_GROUPS,
 } from './span-groups.js';
-export type { TelemetryState, TelemetryStateInit } from './telemetry-state.js';
-export {
-  currentSpanGroups,
-  ENV_SPAN_GROUPS,
-  ENV_SPAN_GROUPS_FALLBACK,
-  getTelemetryState,
-  isMetricsExporting,
-  isTracesExporting,
-  setTelemetryState,
-  TELEMETRY_STATE_VERSION,
-} from './telemetry-state.js';

@@ -4,7 +4,7 @@
 // same process (never absolute nanoseconds, which say more about the machine than the code):
 // the gate itself, one clock read, and a bare function call. Runs on the build output:
 // `npm run bench` (root) builds first.
-import { isMetricsExporting } from '@gym/constants';
+import { isMetricsExporting } from '@gym/core';
 import { checkOffPath } from '../../../scripts/bench/measure.mjs';
 import { recordActiveServers, recordRolloutDuration, recordVerify } from '../dist/index.js';
 

@@ -3,7 +3,7 @@
 // exporting check comes first and is one global read, so a process with telemetry off
 // never asks the OpenTelemetry API for anything.
 
-import { isMetricsExporting } from '@gym/constants';
+import { isMetricsExporting } from '@gym/core';
 import { type Meter, type MeterProvider, metrics } from '@opentelemetry/api';
 import type { MetricsOptions } from './types.js';
 

@@ -4,7 +4,7 @@
 // (which @gym/otel-bootstrap writes for serverType 'orchestrator'); this package reads the
 // state through @gym/constants and never imports the bootstrap.
 
-import { getTelemetryState } from '@gym/constants';
+import { getTelemetryState } from '@gym/core';
 
 let declared: boolean | undefined;
 

@@ -8,8 +8,8 @@ import {
   METRIC_SERVERS_ACTIVE,
   METRIC_VERIFY_DURATION,
   METRIC_VERIFY_SUCCESS_RATE,
-  setTelemetryState,
 } from '@gym/constants';
+import { setTelemetryState } from '@gym/core';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { diag, type Meter, metrics } from '@opentelemetry/api';
 import { DataPointType } from '@opentelemetry/sdk-metrics';

@@ -2,7 +2,8 @@
 // recorders return normally, the failure is reported once through diag, and a healthy meter
 // used afterwards still records.
 
-import { METRIC_ROLLOUT_DURATION, METRIC_VERIFY_SUCCESS_RATE, setTelemetryState } from '@gym/constants';
+import { METRIC_ROLLOUT_DURATION, METRIC_VERIFY_SUCCESS_RATE } from '@gym/constants';
+import { setTelemetryState } from '@gym/core';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { diag, type Meter, type MeterProvider, metrics } from '@opentelemetry/api';
 import { type CollectingDiagLogger, collectDiag } from './support/collecting-diag-logger.js';

@@ -1,7 +1,8 @@
 // Single writer of gym.servers.active: the orchestrator, declared explicitly or through the
 // published telemetry state. Everywhere else the call is refused with one clear warning.
 
-import { METRIC_SERVERS_ACTIVE, setTelemetryState, type TelemetryStateInit } from '@gym/constants';
+import { METRIC_SERVERS_ACTIVE } from '@gym/constants';
+import { setTelemetryState, type TelemetryStateInit } from '@gym/core';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { diag, metrics } from '@opentelemetry/api';
 import { type CollectingDiagLogger, collectDiag } from './support/collecting-diag-logger.js';

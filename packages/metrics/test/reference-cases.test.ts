@@ -3,13 +3,12 @@
 // subset of lens names) live in subset.test.ts.
 
 import {
-  isMetricsExporting,
   METRIC_ROLLOUT_DURATION,
   METRIC_SERVERS_ACTIVE,
   METRIC_VERIFY_DURATION,
   METRIC_VERIFY_SUCCESS_RATE,
-  setTelemetryState,
 } from '@gym/constants';
+import { isMetricsExporting, setTelemetryState } from '@gym/core';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { diag, type MeterProvider, metrics } from '@opentelemetry/api';
 import { type CollectingDiagLogger, collectDiag } from './support/collecting-diag-logger.js';

@@ -28,7 +28,7 @@ describe('single writer of gym.servers.active', () => {
     // Non-vacuous: the scan reached both trees and read a real number of files.
     expect(scan.filesRead.length).toBeGreaterThanOrEqual(10);
     expect(scan.filesRead).toContain('apps/demo/src/orchestrator.ts');
-    expect(scan.filesRead).toContain('packages/constants/src/telemetry-state.ts');
+    expect(scan.filesRead).toContain('packages/core/src/telemetry-state.ts');
     expect(scan.filesRead.filter((f) => /(^|\/)(node_modules|dist)\/|^packages\/metrics\//.test(f))).toEqual([]);
     // The rule: the orchestrator module is the one and only caller.
     expect(outsiders(scan)).toEqual([]);

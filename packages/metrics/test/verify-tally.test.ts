@@ -1,7 +1,8 @@
 // The success rate is cumulative since the process started and counts verify calls even
 // while metrics are not exporting; the test-only reset starts it over.
 
-import { METRIC_VERIFY_DURATION, METRIC_VERIFY_SUCCESS_RATE, setTelemetryState } from '@gym/constants';
+import { METRIC_VERIFY_DURATION, METRIC_VERIFY_SUCCESS_RATE } from '@gym/constants';
+import { setTelemetryState } from '@gym/core';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { diag, metrics } from '@opentelemetry/api';
 import { collectDiag } from './support/collecting-diag-logger.js';

@@ -13,11 +13,11 @@ import {
   ATTR_EXECUTOR,
   ATTR_OPERATION,
   ATTR_OUTCOME,
-  isMetricsExporting,
   METRIC_OPERATION_DURATION,
   METRIC_OPERATION_QUEUE_DURATION,
   OPERATION_BOUNDARIES_MS,
 } from '@gym/constants';
+import { isMetricsExporting } from '@gym/core';
 import { metrics } from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { Mutex, Semaphore } from 'async-mutex';

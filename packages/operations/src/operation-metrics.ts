@@ -9,7 +9,6 @@ import {
   ATTR_OPERATION,
   ATTR_OUTCOME,
   type Executor,
-  isMetricsExporting,
   METRIC_OPERATION_ACTIVE,
   METRIC_OPERATION_DURATION,
   METRIC_OPERATION_QUEUE_DURATION,
@@ -19,6 +18,7 @@ import {
   OUTCOMES,
   type Outcome,
 } from '@gym/constants';
+import { isMetricsExporting } from '@gym/core';
 import {
   type Attributes,
   type BatchObservableResult,

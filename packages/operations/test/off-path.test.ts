@@ -7,13 +7,12 @@
 import {
   ATTR_EXECUTOR,
   ATTR_OPERATION,
-  isMetricsExporting,
   METRIC_OPERATION_ACTIVE,
   METRIC_OPERATION_DURATION,
   METRIC_OPERATION_QUEUE_DURATION,
   METRIC_OPERATION_QUEUED,
-  setTelemetryState,
 } from '@gym/constants';
+import { isMetricsExporting, setTelemetryState } from '@gym/core';
 import { type OperationLimit, resourcesOperation } from '@gym/operations';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { metrics } from '@opentelemetry/api';

@@ -45,7 +45,7 @@ const on = timeNode(
 );
 
 const { isSpanGroupEnabled } = await import(entry);
-const { setTelemetryState } = await import('@gym/constants');
+const { setTelemetryState } = await import('@gym/core');
 setTelemetryState({ metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator: false });
 function bareCall(_group) {
   return false;

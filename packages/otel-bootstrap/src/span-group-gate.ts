@@ -2,7 +2,8 @@
 // nothing: one read of the published state and one set lookup. Before telemetry is set up,
 // and whenever traces are not exported, the published set is empty and every gate is shut.
 
-import { getTelemetryState, type SpanGroup } from '@gym/constants';
+import type { SpanGroup } from '@gym/constants';
+import { getTelemetryState } from '@gym/core';
 
 /**
  * True when spans of `group` should be made in this process: the published telemetry state

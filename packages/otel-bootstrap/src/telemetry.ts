@@ -11,8 +11,8 @@ import {
   type ServerType,
   SPAN_GROUP_PRESETS,
   SPAN_GROUPS,
-  setTelemetryState,
 } from '@gym/constants';
+import { setTelemetryState } from '@gym/core';
 import { loadTelemetryConfig, readEnabledSwitch } from './config.js';
 import { gymResourceAttributes, serviceNameOf } from './gym-resource.js';
 import { packageVersion } from './package-version.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { getTelemetryState } from '@gym/constants';
+import { getTelemetryState } from '@gym/core';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { type DiagLogger, DiagLogLevel, diag, metrics, type ProxyTracerProvider, trace } from '@opentelemetry/api';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';

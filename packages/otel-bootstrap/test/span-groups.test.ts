@@ -1,4 +1,5 @@
-import { getTelemetryState, SPAN_GROUPS, type SpanGroup } from '@gym/constants';
+import { SPAN_GROUPS, type SpanGroup } from '@gym/constants';
+import { getTelemetryState } from '@gym/core';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { initTelemetry, isSpanGroupEnabled, resetTelemetryForTesting } from '../src/index.js';
 
@@ -65,7 +66,7 @@ describe('isSpanGroupEnabled', () => {
   });
 
   it('follows a state published by hand (a user who set up OpenTelemetry without the bootstrap)', async () => {
-    const { setTelemetryState } = await import('@gym/constants');
+    const { setTelemetryState } = await import('@gym/core');
     setTelemetryState({ metricsExporting: true, tracesExporting: true, spanGroups: ['sandbox'], orchestrator: false });
     expect(enabledGroups()).toEqual(['sandbox']);
   });

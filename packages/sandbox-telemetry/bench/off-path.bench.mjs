@@ -4,7 +4,7 @@
 // process (never absolute nanoseconds): the gate itself, one clock read, a bare call. An
 // on-path figure (a real SDK with a no-op processor) is printed for scale, not asserted.
 // Runs on the build output: `npm run bench` (root) builds first.
-import { isTracesExporting } from '@gym/constants';
+import { isTracesExporting } from '@gym/core';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { checkOffPath } from '../../../scripts/bench/measure.mjs';
 import { ResourceSampler, recordRequest, samplingInterval } from '../dist/index.js';

@@ -4,7 +4,7 @@
 // on. Sampling costs a provider call per sandbox per tick, so it is off unless every
 // condition holds; a malformed setting turns it off with one warning, never an exception.
 
-import { currentSpanGroups, getTelemetryState, isTracesExporting } from '@gym/constants';
+import { currentSpanGroups, getTelemetryState, isTracesExporting } from '@gym/core';
 import { ENV_SANDBOX_SAMPLE_INTERVAL, ENV_SANDBOX_SAMPLE_INTERVAL_FALLBACK } from './attribute-keys.js';
 import { PROCESS_SEEN, warnOnce } from './report.js';
 

@@ -2,7 +2,7 @@
 // anything is built: with nothing exporting, the answer costs two reads of the shared
 // telemetry state and no allocation, and callers return before touching their inputs.
 
-import { currentSpanGroups, isTracesExporting } from '@gym/constants';
+import { currentSpanGroups, isTracesExporting } from '@gym/core';
 import { ProxyTracerProvider, type Tracer, type TracerProvider, trace } from '@opentelemetry/api';
 import type { SandboxTelemetryOptions } from './types.js';
 

@@ -2,7 +2,7 @@
 // building anything, and no span exists anywhere. With a globally registered SDK they
 // write only when traces export and the `sandbox` span group is on.
 
-import { setTelemetryState } from '@gym/constants';
+import { setTelemetryState } from '@gym/core';
 import {
   ATTR_SANDBOX_REQUEST_ID,
   type ResourceProvider,

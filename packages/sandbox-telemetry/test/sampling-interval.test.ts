@@ -1,4 +1,4 @@
-import { setTelemetryState } from '@gym/constants';
+import { setTelemetryState } from '@gym/core';
 import { samplingInterval } from '@gym/sandbox-telemetry';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { trace } from '@opentelemetry/api';

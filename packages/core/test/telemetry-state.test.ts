@@ -1,4 +1,4 @@
-import { currentSpanGroups, getTelemetryState, setTelemetryState, TELEMETRY_STATE_VERSION } from '@gym/constants';
+import { currentSpanGroups, getTelemetryState, setTelemetryState, TELEMETRY_STATE_VERSION } from '@gym/core';
 import { afterEach, describe, expect, it } from '@jest/globals';
 
 const savedEnv = { ...process.env };
@@ -100,7 +100,7 @@ describe('isMetricsExporting / isTracesExporting', () => {
     const { metrics, trace } = await import('@opentelemetry/api');
     const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
     const { BasicTracerProvider } = await import('@opentelemetry/sdk-trace-base');
-    const { isMetricsExporting, isTracesExporting } = await import('@gym/constants');
+    const { isMetricsExporting, isTracesExporting } = await import('@gym/core');
     expect(isMetricsExporting()).toBe(false);
     expect(isTracesExporting()).toBe(false);
     metrics.setGlobalMeterProvider(new MeterProvider());

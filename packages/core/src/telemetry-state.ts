@@ -6,7 +6,14 @@
 // The major version is part of the global's key: a future incompatible shape gets a new
 // key, so an old reader never misreads a new writer. Within a major, fields are only added.
 
-import { DEFAULT_SPAN_GROUP_SPEC, resolveSpanGroups, type SpanGroup } from './span-groups.js';
+import {
+  DEFAULT_SPAN_GROUP_SPEC,
+  ENV_SPAN_GROUPS,
+  ENV_SPAN_GROUPS_FALLBACK,
+  resolveSpanGroups,
+  type SpanGroup,
+} from '@gym/constants';
+import { readVariable } from './environment.js';
 
 /** Major version of the state contract; part of the global key. */
 export const TELEMETRY_STATE_VERSION = 1 as const;
@@ -14,10 +21,7 @@ export const TELEMETRY_STATE_VERSION = 1 as const;
 /** The key of the global slot. `Symbol.for`, so two copies of this package share it. */
 const GLOBAL_KEY: unique symbol = Symbol.for('@gym/telemetry-state.v1') as never;
 
-/** Environment variable read for span groups when nobody published a state. */
-export const ENV_SPAN_GROUPS = 'NEMO_GYM_OTEL_SPAN_GROUPS' as const;
-/** Fallback of {@link ENV_SPAN_GROUPS} (the older NeMo Lens name). */
-export const ENV_SPAN_GROUPS_FALLBACK = 'NEMO_LENS_SPAN_GROUPS' as const;
+const SPAN_GROUP_NAMES = [ENV_SPAN_GROUPS, ENV_SPAN_GROUPS_FALLBACK] as const;
 
 /** What a writer publishes. */
 export interface TelemetryStateInit {
@@ -71,7 +75,7 @@ export function setTelemetryState(init: TelemetryStateInit | undefined): Telemet
     orchestrator: init.orchestrator === true,
     sandboxSampleIntervalSeconds: Number.isFinite(interval) && interval > 0 ? interval : 0,
   });
-  slot[GLOBAL_KEY] = state;
+  Object.defineProperty(slot, GLOBAL_KEY, { value: state, enumerable: false, configurable: true, writable: true });
   return state;
 }
 
@@ -86,10 +90,7 @@ let envGroups: ReadonlySet<SpanGroup> = new Set();
 export function currentSpanGroups(): ReadonlySet<SpanGroup> {
   const state = getTelemetryState();
   if (state !== undefined) return state.spanGroups;
-  const spec =
-    nonBlank(process.env[ENV_SPAN_GROUPS]) ??
-    nonBlank(process.env[ENV_SPAN_GROUPS_FALLBACK]) ??
-    DEFAULT_SPAN_GROUP_SPEC;
+  const spec = readVariable(process.env, SPAN_GROUP_NAMES)?.value ?? DEFAULT_SPAN_GROUP_SPEC;
   if (spec !== envSpec) {
     envGroups = resolveSpanGroups(spec).groups;
     envSpec = spec;
@@ -97,14 +98,10 @@ export function currentSpanGroups(): ReadonlySet<SpanGroup> {
   return envGroups;
 }
 
-function nonBlank(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === '' ? undefined : value;
-}
-
 // The OpenTelemetry API keeps its globals in `globalThis[Symbol.for('opentelemetry.js.api.1')]`
 // (the cross-copy contract of every 1.x API), with a `metrics` / `trace` entry only once an
 // SDK provider was registered. Reading that slot tells whether a real provider exists
-// without importing the API here (this package has no dependencies).
+// without importing the API here (this package keeps the API a peer it may not even load first).
 const OTEL_API_KEY = Symbol.for('opentelemetry.js.api.1');
 type OtelGlobal = { [OTEL_API_KEY]?: { metrics?: unknown; trace?: unknown } };
 

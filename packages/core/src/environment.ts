@@ -1,0 +1,191 @@
+// The one grammar of every shared NEMO_GYM_OTEL_* variable. @gym/otel-bootstrap reads the
+// whole table; a library reads a row only when nobody published a telemetry state. Either
+// way a value means the same thing to every package and to Gym's Python servers: `1e1` is
+// malformed everywhere, `On ` is true everywhere.
+//
+// Each Gym variable falls back from NEMO_GYM_OTEL_<KEY> to NEMO_LENS_<KEY> (the older name)
+// when the first is unset or blank.
+
+import { ENV_FALLBACK_PREFIX, ENV_PREFIX, FALSY_WORDS, TRUTHY_WORDS } from '@gym/constants';
+
+/** The values of `NEMO_GYM_OTEL_EXPORTER`. */
+export const TELEMETRY_EXPORTERS = ['otlp', 'console', 'prometheus', 'none'] as const;
+/** One of {@link TELEMETRY_EXPORTERS}. */
+export type TelemetryExporter = (typeof TELEMETRY_EXPORTERS)[number];
+
+/** Longest interval a Node timer honours, in seconds (2^31 − 1 ms); beyond it Node fires after 1 ms. */
+export const MAX_TIMER_SECONDS = (2 ** 31 - 1) / 1000;
+/** Shortest sandbox sample interval, in seconds: a faster loop costs more than it tells. */
+export const MIN_SAMPLE_INTERVAL_SECONDS = 0.1;
+
+/** One row of the grammar. */
+export interface GymVariable<T> {
+  /** Names read, first non-blank wins: `NEMO_GYM_OTEL_<KEY>`, then `NEMO_LENS_<KEY>`. */
+  readonly names: readonly [string, string];
+  /** Value when every name is unset or blank. */
+  readonly defaultValue: T;
+  /** The default as the docs say it. */
+  readonly defaultText: string;
+  /** What is allowed, as error messages and docs say it. */
+  readonly allowed: string;
+  /** The value of a non-blank raw string, or `undefined` when it is malformed. Never throws. */
+  parse(raw: string): T | undefined;
+}
+
+const truthy: ReadonlySet<string> = new Set(TRUTHY_WORDS);
+const falsy: ReadonlySet<string> = new Set(FALSY_WORDS);
+
+/**
+ * True exactly for `1`, `true`, `yes`, `on` (trimmed, any case); everything else, `undefined`
+ * included, is false. The loose reading, for flags that are only ever switched on.
+ */
+export function isTruthy(value: unknown): boolean {
+  return typeof value === 'string' && truthy.has(value.trim().toLowerCase());
+}
+
+/** The strict reading: `true` for a truthy word, `false` for `0 false no off`, else `undefined`. */
+export function parseBooleanWord(value: string): boolean | undefined {
+  const word = value.trim().toLowerCase();
+  if (truthy.has(word)) return true;
+  if (falsy.has(word)) return false;
+  return undefined;
+}
+
+/** A plain decimal: `5`, `0.5`, `.25`, `10.`; no sign, exponent, hex or separators. */
+const DECIMAL = /^(?:\d+\.?\d*|\.\d+)$/;
+/** A whole number: digits only. */
+const WHOLE = /^\d+$/;
+/** A run id: 1 to 256 printable ASCII characters, no spaces. */
+const RUN_ID = /^[\x21-\x7e]{1,256}$/;
+
+/** A plain non-negative decimal (see the grammar above), or `undefined`. */
+export function parseDecimal(raw: string): number | undefined {
+  const text = raw.trim();
+  if (!DECIMAL.test(text)) return undefined;
+  const value = Number(text);
+  return Number.isFinite(value) ? value : undefined;
+}
+
+/** A whole number of digits only, within `[min, max]`, or `undefined`. */
+export function parseWhole(raw: string, min: number, max: number): number | undefined {
+  const text = raw.trim();
+  if (!WHOLE.test(text)) return undefined;
+  const value = Number(text);
+  return value >= min && value <= max ? value : undefined;
+}
+
+const BOOLEAN = `${TRUTHY_WORDS.join(', ')} (on) or ${FALSY_WORDS.join(', ')} (off), any case`;
+
+function gym<T>(
+  key: string,
+  defaultValue: T,
+  defaultText: string,
+  allowed: string,
+  parse: (raw: string) => T | undefined,
+): GymVariable<T> {
+  return { names: [`${ENV_PREFIX}${key}`, `${ENV_FALLBACK_PREFIX}${key}`], defaultValue, defaultText, allowed, parse };
+}
+
+function flag(key: string, defaultValue: boolean): GymVariable<boolean> {
+  return gym(key, defaultValue, defaultValue ? '`1` (on)' : '`0` (off)', BOOLEAN, parseBooleanWord);
+}
+
+/** Every shared Gym variable, by config field. */
+export const GYM_VARIABLES = {
+  enabled: flag('ENABLED', false),
+  spanGroups: gym(
+    'SPAN_GROUPS',
+    'default',
+    '`default`',
+    'comma list of presets (default, per_rollout, all) and span groups, any case; unknown names are reported once and ignored',
+    (raw) => raw.trim(),
+  ),
+  tracesEnabled: flag('TRACES_ENABLED', true),
+  metricsEnabled: flag('METRICS_ENABLED', true),
+  logsEnabled: flag('LOGS_ENABLED', false),
+  exporter: gym<TelemetryExporter>(
+    'EXPORTER',
+    'otlp',
+    '`otlp`',
+    `one of ${TELEMETRY_EXPORTERS.join(', ')}, any case`,
+    (raw) => {
+      const word = raw.trim().toLowerCase();
+      return (TELEMETRY_EXPORTERS as readonly string[]).includes(word) ? (word as TelemetryExporter) : undefined;
+    },
+  ),
+  runId: gym<string | undefined>(
+    'RUN_ID',
+    undefined,
+    '`SLURM_JOB_ID`, else 12 random hex characters',
+    '1 to 256 printable ASCII characters, no spaces',
+    (raw) => {
+      const text = raw.trim();
+      return RUN_ID.test(text) ? text : undefined;
+    },
+  ),
+  serviceNamePerServer: flag('SERVICE_NAME_PER_SERVER', true),
+  sandboxResourceSampleIntervalSeconds: gym(
+    'SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS',
+    0,
+    '`0` (no sampling)',
+    `0 (no sampling) or a plain decimal number of seconds from ${MIN_SAMPLE_INTERVAL_SECONDS} to ${MAX_TIMER_SECONDS}, such as 5 or 0.5`,
+    (raw) => {
+      const value = parseDecimal(raw);
+      if (value === undefined) return undefined;
+      if (value === 0) return 0;
+      return value >= MIN_SAMPLE_INTERVAL_SECONDS && value <= MAX_TIMER_SECONDS ? value : undefined;
+    },
+  ),
+  observer: flag('OBSERVER', true),
+  shutdownTimeoutMillis: gym(
+    'SHUTDOWN_TIMEOUT_MILLIS',
+    5000,
+    '`5000`',
+    'a whole number of milliseconds from 1 to 600000',
+    (raw) => parseWhole(raw, 1, 600_000),
+  ),
+} as const;
+
+/** The name of a row of {@link GYM_VARIABLES}. */
+export type GymVariableName = keyof typeof GYM_VARIABLES;
+
+/** A raw value and the variable it came from. */
+export interface RawValue {
+  readonly name: string;
+  readonly value: string;
+}
+
+/** The first non-blank value among `names`, with its name; `undefined` when all are unset or blank. */
+export function readVariable(env: NodeJS.ProcessEnv, names: readonly string[]): RawValue | undefined {
+  for (const name of names) {
+    const value = env[name];
+    if (typeof value === 'string' && value.trim() !== '') return { name, value };
+  }
+  return undefined;
+}
+
+/** The result of reading one variable of the grammar. */
+export type ReadResult<T> =
+  | { readonly ok: true; readonly value: T; readonly from: RawValue | undefined }
+  | { readonly ok: false; readonly from: RawValue; readonly message: string };
+
+/**
+ * Reads and parses one variable: its default when unset or blank, its value when well formed,
+ * else `ok: false` with one message naming the variable, the value and what is allowed.
+ */
+export function readGymVariable<T>(env: NodeJS.ProcessEnv, variable: GymVariable<T>): ReadResult<T> {
+  const from = readVariable(env, variable.names);
+  if (from === undefined) return { ok: true, value: variable.defaultValue, from };
+  const value = variable.parse(from.value);
+  if (value !== undefined) return { ok: true, value, from };
+  return { ok: false, from, message: malformedMessage(from, variable.allowed) };
+}
+
+/** `NAME="value" is not valid (allowed: …)`, with the value capped. */
+export function malformedMessage(from: RawValue, allowed: string): string {
+  const shown =
+    from.value.length > 80
+      ? `${JSON.stringify(from.value.slice(0, 79))}… (${from.value.length} chars)`
+      : JSON.stringify(from.value);
+  return `${from.name}=${shown} is not valid (allowed: ${allowed})`;
+}

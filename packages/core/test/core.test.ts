@@ -1,0 +1,205 @@
+import {
+  createReporter,
+  describeValue,
+  GYM_VARIABLES,
+  invalidChoice,
+  isTruthy,
+  readGymVariable,
+  resolveMeter,
+  sharedSlot,
+  wouldRecordMetrics,
+} from '@gym/core';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { type DiagLogger, DiagLogLevel, diag, type Meter, type MeterProvider } from '@opentelemetry/api';
+import { MeterProvider as SdkMeterProvider } from '@opentelemetry/sdk-metrics';
+
+function captureDiag(logger: Partial<DiagLogger> = {}): string[] {
+  const lines: string[] = [];
+  const noop = () => {};
+  diag.setLogger(
+    {
+      error: noop,
+      info: noop,
+      debug: noop,
+      verbose: noop,
+      warn: (message: string) => lines.push(message),
+      ...logger,
+    },
+    { logLevel: DiagLogLevel.ALL, suppressOverrideMessage: true },
+  );
+  return lines;
+}
+
+afterEach(() => diag.disable());
+
+describe('describeValue', () => {
+  it('names the type and a short rendering', () => {
+    expect(describeValue('verfy')).toBe('string "verfy"');
+    expect(describeValue(Number.NaN)).toBe('number NaN');
+    expect(describeValue(['verify'])).toBe('object (Array) ["verify"]');
+    expect(describeValue(null)).toBe('null');
+    expect(describeValue(undefined)).toBe('undefined');
+    expect(describeValue(new String('verify'))).toBe('object (String) "verify"');
+  });
+
+  it('caps huge values', () => {
+    const text = describeValue('a'.repeat(100_000));
+    expect(text.length).toBeLessThan(120);
+    expect(text).toContain('(100000 chars)');
+  });
+
+  it('never throws on hostile values', () => {
+    const hostile = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('boom');
+        },
+        ownKeys() {
+          throw new Error('boom');
+        },
+        getPrototypeOf() {
+          throw new Error('boom');
+        },
+      },
+    );
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const toStringThrows = {
+      toString() {
+        throw new Error('no');
+      },
+      toJSON() {
+        throw new Error('no');
+      },
+    };
+    for (const value of [hostile, cyclic, toStringThrows, Symbol('s'), 10n, () => 1]) {
+      expect(typeof describeValue(value)).toBe('string');
+    }
+  });
+
+  it('invalidChoice is a RangeError naming the value and what is allowed', () => {
+    const error = invalidChoice('operation', ['verify'], ['verify', 'tool']);
+    expect(error).toBeInstanceOf(RangeError);
+    expect(error.message).toBe('operation must be one of "verify", "tool"; got object (Array) ["verify"]');
+  });
+});
+
+describe('createReporter', () => {
+  it('reports once per kind, at warn level, with the package prefix', () => {
+    const lines = captureDiag();
+    const reporter = createReporter('@gym/test-once');
+    reporter.warnOnce('a', 'first', new Error('why'));
+    reporter.warnOnce('a', 'again');
+    reporter.warnOnce('b', () => 'other');
+    expect(lines).toEqual(['@gym/test-once: first: Error: why', '@gym/test-once: other']);
+    expect(reporter.hasReported('a')).toBe(true);
+  });
+
+  it('survives a throwing logger and a throwing message builder', () => {
+    captureDiag({
+      warn: () => {
+        throw new Error('logger down');
+      },
+    });
+    const reporter = createReporter('@gym/test-throwing');
+    expect(() => reporter.warnOnce('x', 'message')).not.toThrow();
+    expect(() =>
+      reporter.warnOnce('y', () => {
+        throw new Error('builder');
+      }),
+    ).not.toThrow();
+  });
+});
+
+describe('sharedSlot', () => {
+  it('gives every caller (every copy of a package) the same object, on a non-enumerable global', () => {
+    const a = sharedSlot('@gym/test/slot@1', () => ({ n: 0 }));
+    const b = sharedSlot('@gym/test/slot@1', () => ({ n: 99 }));
+    expect(a).toBe(b);
+    expect(Object.keys(globalThis)).not.toContain(String(Symbol.for('@gym/core.shared.v1')));
+    const holder = (globalThis as Record<symbol, Map<string, unknown>>)[Symbol.for('@gym/core.shared.v1')];
+    expect(holder?.get('@gym/test/slot@1')).toBe(a);
+  });
+});
+
+describe('the environment grammar', () => {
+  const interval = GYM_VARIABLES.sandboxResourceSampleIntervalSeconds;
+  it.each([
+    ['5', 5],
+    [' 0.5 ', 0.5],
+    ['.25', 0.25],
+    ['0', 0],
+    ['0.1', 0.1],
+  ])('interval %j is %d', (raw, value) => {
+    expect(readGymVariable({ NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS: raw }, interval)).toMatchObject({
+      ok: true,
+      value,
+    });
+  });
+
+  it.each(['1e1', '-1', '0x10', '5s', '0.05', '99999999', 'Infinity', '1_000'])('interval %j is malformed', (raw) => {
+    const result = readGymVariable({ NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS: raw }, interval);
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.message).toContain('NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS=');
+      expect(result.message).toContain(JSON.stringify(raw));
+      expect(result.message).toContain('allowed:');
+    }
+  });
+
+  it('falls back to NEMO_LENS_ when the first name is unset or blank', () => {
+    expect(
+      readGymVariable({ NEMO_GYM_OTEL_ENABLED: '  ', NEMO_LENS_ENABLED: 'On ' }, GYM_VARIABLES.enabled),
+    ).toMatchObject({ ok: true, value: true, from: { name: 'NEMO_LENS_ENABLED' } });
+    expect(readGymVariable({}, GYM_VARIABLES.enabled)).toMatchObject({ ok: true, value: false, from: undefined });
+  });
+
+  it('truthiness is exactly 1 true yes on', () => {
+    for (const word of ['1', 'TRUE', ' yes', 'On']) expect(isTruthy(word)).toBe(true);
+    for (const word of ['0', 'y', 'enabled', '', undefined, 1, ['1']]) expect(isTruthy(word)).toBe(false);
+  });
+});
+
+describe('resolveMeter', () => {
+  const scope = { name: '@gym/test' };
+
+  it('treats null as not injected, like undefined', () => {
+    expect(wouldRecordMetrics({ meter: null, meterProvider: null })).toBe(false);
+    expect(resolveMeter({ meter: null }, scope, createReporter('@gym/test-null'))).toBeUndefined();
+  });
+
+  it('uses an injected meter, then an injected provider', () => {
+    const provider = new SdkMeterProvider();
+    const meter = provider.getMeter('x');
+    expect(resolveMeter({ meter }, scope, createReporter('@gym/t1'))).toBe(meter);
+    expect(resolveMeter({ meterProvider: provider }, scope, createReporter('@gym/t1'))).toBeDefined();
+  });
+
+  it('reports a failing provider once and retries it on the next call (never cached as dead)', () => {
+    const lines = captureDiag();
+    let fail = true;
+    const real = new SdkMeterProvider();
+    const provider: MeterProvider = {
+      getMeter(name: string): Meter {
+        if (fail) throw new Error('not yet');
+        return real.getMeter(name);
+      },
+    };
+    const reporter = createReporter('@gym/test-retry');
+    expect(resolveMeter({ meterProvider: provider }, scope, reporter)).toBeUndefined();
+    expect(resolveMeter({ meterProvider: provider }, scope, reporter)).toBeUndefined();
+    expect(lines).toHaveLength(1);
+    fail = false;
+    expect(resolveMeter({ meterProvider: provider }, scope, reporter)).toBeDefined();
+  });
+
+  it('survives options whose getters throw', () => {
+    const options = Object.defineProperty({}, 'meter', {
+      get() {
+        throw new Error('getter');
+      },
+    });
+    expect(resolveMeter(options, scope, createReporter('@gym/test-getter'))).toBeUndefined();
+  });
+});
