@@ -4,59 +4,31 @@
 // plain node, as ESM and as CommonJS require (Node >= 20.19). A package that leans on a
 // sibling or on a root devDependency cannot resolve it from /tmp and fails here.
 
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import {
+  closure,
+  emptyProject,
+  install,
+  installedCopies,
+  installedVersions,
+  type Manifest,
+  type Packed,
+  packAll,
+  publishablePackages,
+  run,
+} from './support/pack.js';
 
-const run = promisify(execFile);
-const repo = new URL('..', import.meta.url).pathname;
-
-interface Manifest {
-  name: string;
-  private?: boolean;
-  dependencies?: Record<string, string>;
-  peerDependencies?: Record<string, string>;
-}
-
-const publishable = readdirSync(join(repo, 'packages'), { withFileTypes: true })
-  .filter((entry) => entry.isDirectory())
-  .map((entry) => {
-    const dir = join(repo, 'packages', entry.name);
-    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
-    return { dir, manifest };
-  })
-  .filter(({ manifest }) => manifest.private !== true);
+const publishable = publishablePackages();
 const byName = new Map(publishable.map((pkg) => [pkg.manifest.name, pkg]));
 
-/** The package's @gym/* dependencies, transitively, itself included. */
-function closure(name: string, seen = new Set<string>()): Set<string> {
-  if (seen.has(name)) return seen;
-  seen.add(name);
-  for (const dep of Object.keys(byName.get(name)?.manifest.dependencies ?? {})) {
-    if (byName.has(dep)) closure(dep, seen);
-  }
-  return seen;
-}
-
 const work = mkdtempSync(join(tmpdir(), 'gym-pack-'));
-const tarballs = new Map<string, string>();
-const packedFiles = new Map<string, string[]>();
+let packed = new Map<string, Packed>();
 
 beforeAll(async () => {
-  for (const { dir, manifest } of publishable) {
-    const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], {
-      cwd: dir,
-    });
-    const [info] = JSON.parse(stdout) as [{ filename: string; files: { path: string }[] }];
-    tarballs.set(manifest.name, join(work, info.filename));
-    packedFiles.set(
-      manifest.name,
-      info.files.map((file) => file.path),
-    );
-  }
+  packed = await packAll(publishable, work);
 }, 120_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -64,11 +36,13 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 it('finds the publishable packages (the scan is not vacuous)', () => {
   expect(publishable.map((pkg) => pkg.manifest.name)).toContain('@gym/constants');
   expect(publishable.length).toBeGreaterThanOrEqual(1);
+  // The private test kit is a workspace, never a published package.
+  expect(publishable.map((pkg) => pkg.manifest.name)).not.toContain('@gym/test-kit');
 });
 
 describe.each(publishable.map((pkg) => pkg.manifest.name))('%s', (name) => {
   it('ships dist/, package.json, README.md, LICENSE and nothing else', () => {
-    const files = packedFiles.get(name) ?? [];
+    const files = packed.get(name)?.files ?? [];
     const outside = files.filter(
       (file) => !file.startsWith('dist/') && !['package.json', 'README.md', 'LICENSE'].includes(file),
     );
@@ -80,18 +54,11 @@ describe.each(publishable.map((pkg) => pkg.manifest.name))('%s', (name) => {
   });
 
   it('installs alone and imports with plain node as ESM and as CommonJS', async () => {
-    const project = mkdtempSync(join(work, 'project-'));
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'probe', private: true, version: '0.0.0' }));
+    const project = emptyProject(work);
     const manifest = byName.get(name)?.manifest as Manifest;
-    const specs = [...closure(name)].map((dep) => tarballs.get(dep) as string);
+    const specs = [...closure(name, byName)].map((dep) => packed.get(dep)?.tarball as string);
     for (const [peer, range] of Object.entries(manifest.peerDependencies ?? {})) specs.push(`${peer}@${range}`);
-    await run(
-      'npm',
-      ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--no-package-lock', ...specs],
-      {
-        cwd: project,
-      },
-    );
+    await install(project, specs);
 
     const esm = await run(
       process.execPath,
@@ -119,4 +86,72 @@ describe.each(publishable.map((pkg) => pkg.manifest.name))('%s', (name) => {
     );
     expect(JSON.parse(cjs.stdout)).toEqual(esmExports);
   }, 180_000);
+});
+
+describe("@gym/otel-bootstrap next to a user's own 2.x SDK packages", () => {
+  const name = '@gym/otel-bootstrap';
+  const SDK = ['sdk-metrics', 'sdk-trace-base', 'resources', 'core'].map((pkg) => `@opentelemetry/${pkg}`);
+  const bootstrapSpecs = () => [...closure(name, byName)].map((dep) => packed.get(dep)?.tarball as string);
+
+  /** The version of `dependency` that the newest release of `pkg` within `range` asks for. */
+  async function pinnedBy(pkg: string, range: string, dependency: string): Promise<string> {
+    const { stdout } = await run('npm', ['view', `${pkg}@${range}`, 'dependencies', '--json']);
+    const parsed = JSON.parse(stdout) as Record<string, string> | Record<string, string>[];
+    const newest = Array.isArray(parsed) ? parsed[parsed.length - 1] : parsed;
+    return newest?.[dependency] as string;
+  }
+
+  it('with the newest 2.x SDK release its exporters support: one copy of each OpenTelemetry package', async () => {
+    // The exporters of a 2.x line (exporter-prometheus, exporter-*-otlp-proto 0.2xx) pin the
+    // SDK version they were released with; the newest SDK release they support is the newest a
+    // user can install next to them without two copies. The exporters are pinned exactly: a
+    // later 0.2xx patch of one exporter pins a later SDK than the others, so a caret on a 0.x
+    // exporter would split the bootstrap's own tree.
+    const range = byName.get(name)?.manifest.dependencies?.['@opentelemetry/exporter-prometheus'] as string;
+    expect(range).toMatch(/^0\.\d+\.\d+$/);
+    const version = await pinnedBy('@opentelemetry/exporter-prometheus', range, '@opentelemetry/sdk-metrics');
+    expect(version).toMatch(/^2\.\d+\.\d+$/);
+
+    const project = emptyProject(work);
+    await install(project, [
+      ...bootstrapSpecs(),
+      '@opentelemetry/api@^1.9.0',
+      ...SDK.map((pkg) => `${pkg}@${version}`),
+    ]);
+    const versions = installedVersions(project);
+    const otel = [...versions].filter(([pkg]) => pkg.startsWith('@opentelemetry/'));
+    // Non-vacuous: the user's SDK packages and the bootstrap's exporters are really there.
+    expect(otel.map(([pkg]) => pkg)).toEqual(
+      expect.arrayContaining(['@opentelemetry/api', ...SDK, '@opentelemetry/exporter-prometheus']),
+    );
+    const duplicated = otel
+      .filter(([, found]) => found.size > 1)
+      .map(([pkg, found]) => `${pkg}: ${[...found].join(', ')}`);
+    expect(duplicated).toEqual([]);
+    for (const pkg of SDK) expect([...(versions.get(pkg) ?? [])]).toEqual([version]);
+  }, 300_000);
+
+  it("with the newest 2.x SDK: the bootstrap uses the user's copies and one API; only upstream pins nest older ones", async () => {
+    const project = emptyProject(work);
+    await install(project, [...bootstrapSpecs(), '@opentelemetry/api@^1.9.0', ...SDK.map((pkg) => `${pkg}@^2`)]);
+    const copies = installedCopies(project);
+    expect(copies.get(name)?.length).toBe(1);
+    expect(copies.get('@opentelemetry/api')?.map((copy) => copy.path)).toEqual(['node_modules/@opentelemetry/api']);
+    for (const pkg of SDK) {
+      // The user's copy is the top-level one, and the bootstrap resolves to it (nothing nested under it).
+      const top = copies.get(pkg)?.find((copy) => copy.path === `node_modules/${pkg}`);
+      expect(`${pkg}@${top?.version}`).toMatch(/@2\./);
+    }
+    const nestedUnderBootstrap = [...copies.values()]
+      .flat()
+      .filter((copy) => copy.path.startsWith(`node_modules/${name}/node_modules/@opentelemetry/`));
+    expect(nestedUnderBootstrap).toEqual([]);
+    // Any second copy sits under an upstream OpenTelemetry package that pins its SDK exactly
+    // (the exporters and what they bring), never under a @gym package or at the top level.
+    const strays = [...copies]
+      .filter(([pkg, found]) => pkg.startsWith('@opentelemetry/') && found.length > 1)
+      .flatMap(([, found]) => found.filter((copy) => copy.path.split('/node_modules/').length > 1))
+      .filter((copy) => !/^node_modules\/@opentelemetry\/[^/]+\/node_modules\//.test(copy.path));
+    expect(strays).toEqual([]);
+  }, 300_000);
 });

@@ -1,107 +1,75 @@
-// Rules of the repository that no single package can check for itself.
+// Rules of the repository that no single package can check for itself. Import rules (no SDK
+// in a library, declared dependencies only, no import cycles, no `export *`, one writer of
+// gym.servers.active, no console output from a library) are the linter's: biome.json and
+// lint/*.grit, proven by test/lint-rules.test.ts. What stays here is about manifests, files
+// and the lockfile, which a linter does not read.
 
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { builtinModules } from 'node:module';
-import { join, relative } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 
 const repo = new URL('..', import.meta.url).pathname;
-const LIBRARIES = ['constants', 'operations', 'metrics', 'sandbox-telemetry'];
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return /\.(ts|mts|js|mjs)$/.test(name) ? [path] : [];
-  });
+interface Manifest {
+  name: string;
+  private?: boolean;
+  type?: string;
+  sideEffects?: boolean;
+  files?: string[];
+  exports?: Record<string, unknown>;
+  engines?: { node?: string };
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
 }
 
-/** Bare specifiers imported (statically or dynamically) or required by a source text. */
-function importedPackages(source: string): string[] {
-  const found = new Set<string>();
-  const patterns = [
-    /\bfrom\s+['"]([^'"]+)['"]/g,
-    /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
-    /\bimport\s+['"]([^'"]+)['"]/g,
-    /\brequire\s*\(\s*['"]([^'"]+)['"]\s*\)/g,
-  ];
-  for (const pattern of patterns) {
-    for (const match of source.matchAll(pattern)) {
-      const spec = match[1] as string;
-      if (spec.startsWith('.') || spec.startsWith('node:') || builtinModules.includes(spec)) continue;
-      found.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] as string));
-    }
-  }
-  return [...found];
-}
+const packages = readdirSync(join(repo, 'packages'), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && existsSync(join(repo, 'packages', entry.name, 'package.json')))
+  .map((entry) => {
+    const dir = join(repo, 'packages', entry.name);
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
+    return { name: entry.name, dir, manifest };
+  });
+const publishable = packages.filter((pkg) => pkg.manifest.private !== true);
 
-const packages = readdirSync(join(repo, 'packages')).map((name) => {
-  const dir = join(repo, 'packages', name);
-  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-  return { name, dir, manifest, files: sourceFiles(join(dir, 'src')) };
+it('finds the packages (the checks below are not vacuous)', () => {
+  expect(publishable.map((pkg) => pkg.name)).toEqual(
+    expect.arrayContaining(['constants', 'core', 'operations', 'metrics', 'sandbox-telemetry', 'otel-bootstrap']),
+  );
 });
 
-it('the scanner finds imports of every kind (so the rules below can fail)', () => {
-  const sample = `import { x } from '@opentelemetry/sdk-metrics/build/x';\nimport type { Y } from "zod";\nconst m = await import('@opentelemetry/sdk-node');\nrequire('p-limit');\nimport './local.js';\nimport { readFileSync } from 'node:fs';\nimport 'fs';`;
-  expect(importedPackages(sample).sort()).toEqual([
-    '@opentelemetry/sdk-metrics',
-    '@opentelemetry/sdk-node',
-    'p-limit',
-    'zod',
-  ]);
-});
-
-describe.each(packages.map((pkg) => [pkg.name, pkg] as const))('packages/%s/src', (name, pkg) => {
-  it('has sources', () => {
-    expect(pkg.files.length).toBeGreaterThan(0);
-  });
-
-  it('imports only what its package.json declares (dependencies or peers)', () => {
-    const declared = new Set([
-      ...Object.keys(pkg.manifest.dependencies ?? {}),
-      ...Object.keys(pkg.manifest.peerDependencies ?? {}),
-    ]);
-    const undeclared = pkg.files.flatMap((file) =>
-      importedPackages(readFileSync(file, 'utf8'))
-        .filter((spec) => !declared.has(spec))
-        .map((spec) => `${relative(repo, file)} imports ${spec}`),
-    );
-    expect(undeclared).toEqual([]);
-  });
-
-  if (LIBRARIES.includes(name)) {
-    it('is a library: imports no OpenTelemetry SDK package, only the API as a peer', () => {
-      const sdk = pkg.files.flatMap((file) =>
-        importedPackages(readFileSync(file, 'utf8'))
-          .filter((spec) => spec.startsWith('@opentelemetry/') && spec !== '@opentelemetry/api')
-          .map((spec) => `${relative(repo, file)} imports ${spec}`),
-      );
-      expect(sdk).toEqual([]);
-      expect(pkg.manifest.dependencies?.['@opentelemetry/api']).toBeUndefined();
-      if (name !== 'constants') expect(pkg.manifest.peerDependencies?.['@opentelemetry/api']).toBe('^1.9.0');
-    });
-
-    it('is a library: never writes to the console', () => {
-      const writers = pkg.files.filter((file) =>
-        /\bconsole\.(log|info|warn|error|debug)\s*\(|process\.(stdout|stderr)\.write\s*\(/.test(
-          readFileSync(file, 'utf8'),
-        ),
-      );
-      expect(writers.map((file) => relative(repo, file))).toEqual([]);
-    });
-  }
-
+describe.each(publishable.map((pkg) => [pkg.name, pkg] as const))('packages/%s (published)', (_name, pkg) => {
   it('is packaged as the monorepo expects (ESM, exports with types first, dist only, no side effects)', () => {
     const { manifest } = pkg;
     expect(manifest.type).toBe('module');
     expect(manifest.sideEffects).toBe(false);
     expect(manifest.files).toEqual(['dist', '!dist/.tsbuildinfo']);
-    expect(Object.keys(manifest.exports['.'])[0]).toBe('types');
-    expect(manifest.exports['./package.json']).toBe('./package.json');
-    expect(manifest.engines.node).toBe('>=20.19');
-    for (const [dep, range] of Object.entries<string>(manifest.dependencies ?? {})) {
-      if (dep.startsWith('@gym/')) expect(range).toMatch(/^\^\d+\.\d+\.\d+$/);
+    expect(Object.keys(manifest.exports?.['.'] as object)[0]).toBe('types');
+    expect(manifest.exports?.['./package.json']).toBe('./package.json');
+    expect(manifest.engines?.node).toBe('>=20.19');
+    for (const [dep, range] of Object.entries(manifest.dependencies ?? {})) {
+      if (dep.startsWith('@gym/')) expect(`${dep}@${range}`).toMatch(/@\^\d+\.\d+\.\d+$/);
     }
+  });
+
+  it('takes @opentelemetry/api as a peer (^1.9.0), never as a dependency of its own', () => {
+    const { manifest } = pkg;
+    expect(manifest.dependencies?.['@opentelemetry/api']).toBeUndefined();
+    const peer = manifest.peerDependencies?.['@opentelemetry/api'];
+    if (peer !== undefined) expect(peer).toBe('^1.9.0');
+  });
+
+  it('depends on OpenTelemetry SDK packages by caret range within one major line (stable ones never pinned)', () => {
+    // 1.x/2.x packages (sdk-*, core, resources, …) take a caret range, so they dedupe with a
+    // user's own SDK. 0.x packages (the exporters) are a caret range or an exact version: for
+    // 0.x a caret already means "this minor only", and the exporters of one minor pin their SDK
+    // exactly, so a package may need to pin the one exporter release that matches the others.
+    const bad = Object.entries(pkg.manifest.dependencies ?? {})
+      .filter(([dep]) => dep.startsWith('@opentelemetry/'))
+      .filter(([, range]) => !/^\^[1-9]\d*\.\d+\.\d+$/.test(range) && !/^\^?0\.\d+\.\d+$/.test(range))
+      .map(([dep, range]) => `${dep}@${range}`);
+    expect(bad).toEqual([]);
   });
 
   it('ships the repository LICENSE unchanged', () => {
@@ -109,7 +77,18 @@ describe.each(packages.map((pkg) => [pkg.name, pkg] as const))('packages/%s/src'
   });
 });
 
-it('SDK packages are pinned exactly, in lockstep with @opentelemetry/sdk-node', () => {
+it('the private test kit is private, and only tests and benchmarks use it', () => {
+  const kit = packages.find((pkg) => pkg.manifest.name === '@gym/test-kit');
+  expect(kit?.manifest.private).toBe(true);
+  const users = publishable.filter(
+    (pkg) =>
+      pkg.manifest.dependencies?.['@gym/test-kit'] !== undefined ||
+      pkg.manifest.peerDependencies?.['@gym/test-kit'] !== undefined,
+  );
+  expect(users.map((pkg) => pkg.name)).toEqual([]);
+});
+
+it('one copy of each OpenTelemetry package in the lockfile, and the API the libraries are developed against', () => {
   const lock = JSON.parse(readFileSync(join(repo, 'package-lock.json'), 'utf8'));
   const copies = new Map<string, Set<string>>();
   for (const [path, entry] of Object.entries<{ version?: string }>(lock.packages)) {
@@ -117,10 +96,76 @@ it('SDK packages are pinned exactly, in lockstep with @opentelemetry/sdk-node', 
     if (match && entry.version)
       copies.set(match[1] as string, (copies.get(match[1] as string) ?? new Set()).add(entry.version));
   }
-  // One copy of each OpenTelemetry package: duplicates would split the API globals or double the SDK.
+  expect(copies.size).toBeGreaterThan(3);
+  // Duplicates would split the API globals or double the SDK.
   const duplicated = [...copies]
     .filter(([, versions]) => versions.size > 1)
     .map(([name, versions]) => `${name}: ${[...versions].join(', ')}`);
   expect(duplicated).toEqual([]);
   expect([...(copies.get('@opentelemetry/api') ?? [])]).toEqual(['1.9.1']);
+});
+
+it('turbo.json runs only tasks some workspace implements, and every workspace builds and typechecks', () => {
+  const turbo = JSON.parse(readFileSync(join(repo, 'turbo.json'), 'utf8')) as { tasks: Record<string, unknown> };
+  const workspaces = [
+    ...packages.map((pkg) => pkg.dir),
+    ...readdirSync(join(repo, 'apps')).map((name) => join(repo, 'apps', name)),
+  ].filter((dir) => existsSync(join(dir, 'package.json')));
+  const scripts = workspaces.map(
+    (dir) =>
+      [dir.slice(repo.length), JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).scripts ?? {}] as const,
+  );
+  const unimplemented = Object.keys(turbo.tasks).filter((task) => !scripts.some(([, s]) => task in s));
+  expect(unimplemented).toEqual([]);
+  const missing = scripts.flatMap(([dir, s]) =>
+    ['build', 'typecheck'].filter((task) => !(task in s)).map((task) => `${dir}: ${task}`),
+  );
+  expect(missing).toEqual([]);
+  // The tests are one root jest run, not a turbo task.
+  expect(Object.keys(turbo.tasks)).not.toContain('test');
+});
+
+it('every changeset has frontmatter changesets can read, naming real packages', () => {
+  const names = new Set(packages.map((pkg) => pkg.manifest.name));
+  const dir = join(repo, '.changeset');
+  const files = readdirSync(dir).filter((file) => file.endsWith('.md') && file !== 'README.md');
+  expect(files.length).toBeGreaterThan(0);
+  const bad = files.flatMap((file) => {
+    const match = /^---\n([\s\S]*?)^---$/m.exec(readFileSync(join(dir, file), 'utf8'));
+    if (match === null || match.index !== 0) return [`${file}: no frontmatter`];
+    return (match[1] as string)
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .filter((line) => {
+        const release = /^"(@gym\/[a-z-]+)": (major|minor|patch)$/.exec(line);
+        return release === null || !names.has(release[1] as string);
+      })
+      .map((line) => `${file}: ${line}`);
+  });
+  expect(bad).toEqual([]);
+});
+
+describe('nothing in the repository cites a document outside it', () => {
+  // Built from pieces so that this file does not cite them itself.
+  const citations = [['SPEC', '§'].join(' '), ['SPEC', 'md'].join('.'), ['REFERENCE', 'TESTS'].join('-')];
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: repo,
+    encoding: 'utf8',
+  })
+    .split('\0')
+    .filter((file) => file !== '' && existsSync(join(repo, file)));
+
+  it('reads the whole tree (tracked and new files)', () => {
+    expect(files).toEqual(expect.arrayContaining(['README.md', 'package.json', 'test/repo-rules.test.ts']));
+    expect(files.length).toBeGreaterThan(100);
+  });
+
+  it('no file says the forbidden words', () => {
+    const offenders: string[] = [];
+    for (const file of files) {
+      const text = readFileSync(join(repo, file), 'utf8');
+      for (const citation of citations) if (text.includes(citation)) offenders.push(`${file}: ${citation}`);
+    }
+    expect(offenders).toEqual([]);
+  });
 });

@@ -21,10 +21,22 @@ export interface DemoOptions {
   readonly requests?: number | undefined;
   /** A verifier running longer than this is killed (`timeout`). */
   readonly verifyTimeoutMs: number;
+  /** Calls allowed to wait for a verify slot, per server; beyond it a 503 at once. */
+  readonly maxQueued: number;
+  /** A verify call waiting longer than this for its slot gets a 503. */
+  readonly queueTimeoutMs: number;
+  readonly toolMaxQueued: number;
+  readonly toolQueueTimeoutMs: number;
+  readonly judgeMaxQueued: number;
+  readonly judgeQueueTimeoutMs: number;
+  /** Restarts allowed per server when one dies. */
+  readonly restarts: number;
   /** Write a Prometheus file_sd JSON list of every metrics endpoint here, once the fleet is up. */
   readonly targetsFile?: string | undefined;
   /** Keep the fleet up this many seconds after the summary (for a Prometheus to scrape); a signal ends it early. */
   readonly linger: number;
+  /** Start the installed Prometheus with the @gym/dashboards rules, scraping the fleet. */
+  readonly prometheus: boolean;
 }
 
 /** The result of parsing: run, print help, or refuse. */
@@ -50,14 +62,29 @@ Options:
   --duration <seconds>     length of the load (1-300, default 10)
   --requests <n>           stop the load after n requests in total (default: no cap)
   --verify-timeout-ms <ms> kill a verifier after this long: outcome "timeout" (50-60000, default 400)
+  --max-queued <n>         verify calls allowed to wait for a slot, per server; one more gets
+                           503 with Retry-After at once (0-10000, default 16)
+  --queue-timeout-ms <ms>  a verify call waiting longer than this gets 503 (1-600000, default 750)
+  --tool-max-queued <n>    the same for tool calls (default 32)
+  --tool-queue-timeout-ms <ms>  (default 500)
+  --judge-max-queued <n>   the same for judge calls (default 16)
+  --judge-queue-timeout-ms <ms> (default 500)
+  --restarts <n>           restarts allowed per server when one dies, with backoff
+                           (0-10, default 3); a death makes the exit status 3 either way
   --targets-file <path>    write the fleet's metrics endpoints there as Prometheus file_sd JSON
   --linger <seconds>       keep the fleet up after the summary so a Prometheus can scrape it;
                            Ctrl-C or SIGTERM ends it early (0-600, default 0)
+  --prometheus             start the Prometheus installed here (on PATH) on 127.0.0.1 with the
+                           @gym/dashboards recording and alert rules, scraping the fleet
+                           through its file_sd targets; prints its URL (add --linger to look)
   -h, --help               show this help
 
 Telemetry: on by default with a Prometheus endpoint per process on 127.0.0.1 (the
 orchestrator's carries gym_servers_active). With OTEL_EXPORTER_OTLP_ENDPOINT set, metrics
 and traces go there over OTLP instead. NEMO_GYM_OTEL_* variables you set are kept.
+
+Exit status: 0 done; 1 the demo failed; 2 bad options; 3 a server died unexpectedly
+(even if it was restarted; the summary says which, when and what was lost); 130 interrupted.
 `;
 
 const integer = (flag: string, min: number, max: number) =>
@@ -75,8 +102,16 @@ const schema = z.object({
   duration: integer('--duration', 1, 300).default(10),
   requests: integer('--requests', 1, 10_000_000).optional(),
   verifyTimeoutMs: integer('--verify-timeout-ms', 50, 60_000).default(400),
+  maxQueued: integer('--max-queued', 0, 10_000).default(16),
+  queueTimeoutMs: integer('--queue-timeout-ms', 1, 600_000).default(750),
+  toolMaxQueued: integer('--tool-max-queued', 0, 10_000).default(32),
+  toolQueueTimeoutMs: integer('--tool-queue-timeout-ms', 1, 600_000).default(500),
+  judgeMaxQueued: integer('--judge-max-queued', 0, 10_000).default(16),
+  judgeQueueTimeoutMs: integer('--judge-queue-timeout-ms', 1, 600_000).default(500),
+  restarts: integer('--restarts', 0, 10).default(3),
   targetsFile: z.string().min(1, '--targets-file must not be empty').optional(),
   linger: integer('--linger', 0, 600).default(0),
+  prometheus: z.boolean().default(false),
 });
 
 /** Parses the orchestrator's arguments (without `node` and the script). */
@@ -93,8 +128,16 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
         duration: { type: 'string' },
         requests: { type: 'string' },
         'verify-timeout-ms': { type: 'string' },
+        'max-queued': { type: 'string' },
+        'queue-timeout-ms': { type: 'string' },
+        'tool-max-queued': { type: 'string' },
+        'tool-queue-timeout-ms': { type: 'string' },
+        'judge-max-queued': { type: 'string' },
+        'judge-queue-timeout-ms': { type: 'string' },
+        restarts: { type: 'string' },
         'targets-file': { type: 'string' },
         linger: { type: 'string' },
+        prometheus: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -112,8 +155,16 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     duration: values.duration,
     requests: values.requests,
     verifyTimeoutMs: values['verify-timeout-ms'],
+    maxQueued: values['max-queued'],
+    queueTimeoutMs: values['queue-timeout-ms'],
+    toolMaxQueued: values['tool-max-queued'],
+    toolQueueTimeoutMs: values['tool-queue-timeout-ms'],
+    judgeMaxQueued: values['judge-max-queued'],
+    judgeQueueTimeoutMs: values['judge-queue-timeout-ms'],
+    restarts: values.restarts,
     targetsFile: values['targets-file'],
     linger: values.linger,
+    prometheus: values.prometheus,
   });
   if (!result.success) {
     const issue = result.error.issues[0];

@@ -1,17 +1,49 @@
-// Spawns and stops the resources server processes. Each server gets its own Prometheus
-// port (port 0, bound by the server itself; a shared one would make every server after the first fail to bind), its own
-// process group (so a Ctrl-C reaches the orchestrator alone, which then stops the fleet in
-// order), and an IPC channel whose loss makes a server stop itself: no orphans, even when
-// the orchestrator is killed outright.
+// Spawns, supervises and stops the resources server processes. Each server gets its own
+// Prometheus port (port 0, bound by the server itself), its own process group (so a Ctrl-C
+// reaches the orchestrator alone, which then stops the fleet in order), and an IPC channel
+// whose loss makes a server stop itself: no orphans, even when the orchestrator is killed
+// outright. A server that dies while the fleet runs is restarted after a backoff, within a
+// restart budget; the fleet reports every death and restart to its owner, who decides what
+// they mean (the orchestrator is the one that records how many servers are up).
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { ReadyMessage } from './server.js';
 
-/** One running server of the fleet. */
+/** One running server process of the fleet. */
 export interface FleetMember extends ReadyMessage {
   readonly child: ChildProcess;
+  /** Position in the fleet (0-based); the same across restarts. */
+  readonly index: number;
+  /** 0 for the first process of this server, then 1, 2, … per restart. */
+  readonly restart: number;
 }
+
+/** A server that died while nobody asked it to stop. */
+export interface ServerDeath {
+  readonly name: string;
+  readonly index: number;
+  readonly pid: number;
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  /** Wall-clock time of the death. */
+  readonly at: Date;
+  /** The member that died. */
+  readonly member: FleetMember;
+}
+
+/** When and how often a dead server is started again. */
+export interface RestartPolicy {
+  /** Restarts allowed per server over the whole run; beyond it the server stays down. */
+  readonly budget: number;
+  /** Wait before the first restart; doubled for each further one. */
+  readonly initialBackoffMs: number;
+  /** Longest wait before a restart. */
+  readonly maxBackoffMs: number;
+}
+
+/** The default: three restarts per server, 250 ms, 500 ms, 1 s apart. */
+export const DEFAULT_RESTART_POLICY: RestartPolicy = { budget: 3, initialBackoffMs: 250, maxBackoffMs: 4_000 };
 
 /** How to start the fleet. */
 export interface FleetOptions {
@@ -23,7 +55,12 @@ export interface FleetOptions {
   /** Called with each line a server writes to stderr. */
   readonly onLog: (name: string, line: string) => void;
   /** Called when a server exits before `stop()` asked it to. */
-  readonly onUnexpectedExit: (member: FleetMember, code: number | null, signal: NodeJS.Signals | null) => void;
+  readonly onDeath: (death: ServerDeath, restartInMs: number | null) => void;
+  /** Called when a restarted server is ready again. */
+  readonly onRestarted: (member: FleetMember) => void;
+  /** Called when a restart failed (the server stays down when the budget is spent). */
+  readonly onRestartFailed: (name: string, reason: string, retryInMs: number | null) => void;
+  readonly restartPolicy?: RestartPolicy;
 }
 
 /** A server must report ready within this long. */
@@ -33,63 +70,152 @@ const STOP_GRACE_MS = 5_000;
 
 const SERVER_SCRIPT = fileURLToPath(new URL('./server.js', import.meta.url));
 
+interface Slot {
+  readonly index: number;
+  readonly name: string;
+  current: FleetMember | undefined;
+  restarts: number;
+  timer: NodeJS.Timeout | undefined;
+}
+
 /** The running servers; `stop()` ends them all. */
 export class Fleet {
-  readonly members: readonly FleetMember[];
+  readonly #options: FleetOptions;
+  readonly #policy: RestartPolicy;
+  readonly #slots: Slot[];
+  readonly #children = new Set<ChildProcess>();
+  readonly #deaths: ServerDeath[] = [];
   #stopping = false;
 
-  private constructor(members: FleetMember[]) {
-    this.members = members;
+  private constructor(options: FleetOptions) {
+    this.#options = options;
+    this.#policy = options.restartPolicy ?? DEFAULT_RESTART_POLICY;
+    this.#slots = Array.from({ length: options.count }, (_, index) => ({
+      index,
+      name: `server-${index + 1}`,
+      current: undefined,
+      restarts: 0,
+      timer: undefined,
+    }));
   }
 
   /** Starts `count` servers at once and resolves when all listen; on any failure stops the ones that started. */
   static async start(options: FleetOptions): Promise<Fleet> {
-    const children: ChildProcess[] = [];
-    let fleet: Fleet | undefined;
-    const starting = Array.from({ length: options.count }, async (_, index) => {
-      const name = `server-${index + 1}`;
-      const env: NodeJS.ProcessEnv = { ...process.env };
-      // Port 0: the server binds a free port itself and reports its endpoint when ready.
-      if (options.prometheus) env.OTEL_EXPORTER_PROMETHEUS_PORT = '0';
-      const child = spawn(process.execPath, [SERVER_SCRIPT, '--name', name, ...options.serverArgs], {
-        env,
-        detached: true,
-        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      });
-      children.push(child);
-      pipeLines(child, (line) => options.onLog(name, line));
-      const ready = await waitForReady(child, name);
-      const member: FleetMember = { ...ready, child };
-      child.once('exit', (code, signal) => {
-        if (fleet === undefined || !fleet.#stopping) options.onUnexpectedExit(member, code, signal);
-      });
-      return member;
-    });
-    const settled = await Promise.allSettled(starting);
+    const fleet = new Fleet(options);
+    const settled = await Promise.allSettled(fleet.#slots.map((slot) => fleet.#launch(slot)));
     const failed = settled.find((result) => result.status === 'rejected');
     if (failed !== undefined) {
-      await Promise.all(children.map((child) => stopChild(child)));
+      await fleet.stop();
       throw failed.reason;
     }
-    fleet = new Fleet(settled.map((result) => (result as PromiseFulfilledResult<FleetMember>).value));
     return fleet;
   }
 
-  /** Servers still running. */
+  /** The servers running now, in fleet order (a server being restarted is missing). */
+  get members(): readonly FleetMember[] {
+    return this.#slots.flatMap((slot) => (slot.current === undefined ? [] : [slot.current]));
+  }
+
+  /** Servers of the fleet, up or not. */
+  get size(): number {
+    return this.#slots.length;
+  }
+
+  /** Servers running now. */
   get live(): number {
-    return this.members.filter((member) => isRunning(member.child)).length;
+    return this.members.length;
+  }
+
+  /** Every unexpected death so far. */
+  get deaths(): readonly ServerDeath[] {
+    return this.#deaths;
+  }
+
+  /** Restarts so far, over the fleet. */
+  get restarts(): number {
+    return this.#slots.reduce((sum, slot) => sum + slot.restarts, 0);
+  }
+
+  /** Name of the server at `index`. */
+  nameOf(index: number): string {
+    return this.#slots[index]?.name ?? `server-${index + 1}`;
+  }
+
+  /** The base URL of the server at `index` while it runs; undefined while it is down. */
+  urlOf(index: number): string | undefined {
+    return this.#slots[index]?.current?.url;
   }
 
   /** SIGTERM to every server, SIGKILL to any still running after the grace period; resolves when all exited. */
   async stop(): Promise<void> {
     this.#stopping = true;
-    await Promise.all(this.members.map((member) => stopChild(member.child)));
+    for (const slot of this.#slots) clearTimeout(slot.timer);
+    await Promise.all([...this.#children].map((child) => stopChild(child)));
   }
 
   /** SIGKILL to every server at once, for a second Ctrl-C. */
   kill(): void {
     this.#stopping = true;
-    for (const member of this.members) if (isRunning(member.child)) member.child.kill('SIGKILL');
+    for (const slot of this.#slots) clearTimeout(slot.timer);
+    for (const child of this.#children) if (isRunning(child)) child.kill('SIGKILL');
+  }
+
+  async #launch(slot: Slot): Promise<FleetMember> {
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    // Port 0: the server binds a free port itself and reports its endpoint when ready.
+    if (this.#options.prometheus) env.OTEL_EXPORTER_PROMETHEUS_PORT = '0';
+    const child = spawn(process.execPath, [SERVER_SCRIPT, '--name', slot.name, ...this.#options.serverArgs], {
+      env,
+      detached: true,
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    this.#children.add(child);
+    child.once('exit', () => this.#children.delete(child));
+    // An IPC write to a server that just died fails asynchronously; that death is reported by `exit`.
+    child.on('error', () => {});
+    pipeLines(child, (line) => this.#options.onLog(slot.name, line));
+    const ready = await waitForReady(child, slot.name);
+    const member: FleetMember = { ...ready, child, index: slot.index, restart: slot.restarts };
+    if (this.#stopping) return member;
+    slot.current = member;
+    child.once('exit', (code, signal) => {
+      if (slot.current === member) slot.current = undefined;
+      if (this.#stopping) return;
+      const death: ServerDeath = {
+        name: slot.name,
+        index: slot.index,
+        pid: member.pid,
+        code,
+        signal,
+        at: new Date(),
+        member,
+      };
+      this.#deaths.push(death);
+      this.#options.onDeath(death, this.#scheduleRestart(slot));
+    });
+    return member;
+  }
+
+  /** Schedules the next restart of `slot`; returns its delay, or null when the budget is spent. */
+  #scheduleRestart(slot: Slot): number | null {
+    if (this.#stopping || slot.restarts >= this.#policy.budget) return null;
+    const delay = Math.min(this.#policy.maxBackoffMs, this.#policy.initialBackoffMs * 2 ** slot.restarts);
+    slot.restarts++;
+    slot.timer = setTimeout(() => {
+      slot.timer = undefined;
+      if (this.#stopping) return;
+      this.#launch(slot).then(
+        (member) => {
+          if (!this.#stopping) this.#options.onRestarted(member);
+        },
+        (error: unknown) => {
+          if (this.#stopping) return;
+          const retry = this.#scheduleRestart(slot);
+          this.#options.onRestartFailed(slot.name, error instanceof Error ? error.message : String(error), retry);
+        },
+      );
+    }, delay);
+    return delay;
   }
 }
 
@@ -117,6 +243,7 @@ function waitForReady(child: ChildProcess, name: string): Promise<ReadyMessage> 
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       cleanup();
+      child.kill('SIGKILL');
       reject(new Error(`${name} did not report ready within ${READY_TIMEOUT_MS} ms`));
     }, READY_TIMEOUT_MS);
     const onMessage = (message: unknown): void => {

@@ -68,11 +68,14 @@ export function createRequestListener(routes: readonly Route[], logError: ErrorL
   };
 
   async function dispatch(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
-    let path: string;
-    try {
-      path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    } catch {
-      send(res, 400, { error: `the request target ${JSON.stringify(req.url)} is not a valid path` });
+    // The path is the request target up to its query, compared byte for byte: never resolved
+    // as a URL, so `//host/verify` or `/a/../verify` is no route rather than /verify.
+    const target = req.url ?? '';
+    const query = target.indexOf('?');
+    const path = query < 0 ? target : target.slice(0, query);
+    if (!path.startsWith('/')) {
+      req.resume();
+      send(res, 400, { error: `the request target ${JSON.stringify(target.slice(0, 200))} is not a path` });
       return;
     }
     const candidates = table.filter((entry) => entry.match(path) !== undefined).map((entry) => entry.route);
@@ -83,7 +86,9 @@ export function createRequestListener(routes: readonly Route[], logError: ErrorL
         const allow = candidates.map((candidate) => candidate.method).join(', ');
         send(res, 405, { error: `${req.method} is not allowed on ${path}; use ${allow}` }, { allow });
       } else {
-        send(res, 404, { error: `no route for ${req.method} ${path}; the routes are: ${index}` });
+        send(res, 404, {
+          error: `no route for ${req.method} ${JSON.stringify(path.slice(0, 200))}; the routes are: ${index}`,
+        });
       }
       return;
     }

@@ -2,7 +2,10 @@
 // request when the previous one answered. More verify workers than verify slots is the
 // point: with a small limit the extra workers wait in the queue, so queue time grows while
 // run time stays what the verifier needs. A few verifies hang or crash on purpose, early
-// enough that a short run shows both outcomes.
+// enough that a short run shows both outcomes. A server that does not answer is backed off
+// from (one probe at a time, exponentially spaced), a server that is down (being restarted)
+// gets no request at all, and a 503 is honoured for its `Retry-After`: a dead or overloaded
+// server never meets a retry storm.
 
 import { setMaxListeners } from 'node:events';
 import { Agent, request } from 'node:http';
@@ -19,10 +22,17 @@ export interface WorkerCounts {
 /** Default workers per server: verify well above any small limit, the others moderate. */
 export const DEFAULT_WORKERS: WorkerCounts = { verify: 8, tool: 2, judge: 4, sandbox: 1 };
 
+/** One server the load is sent to. */
+export interface LoadTarget {
+  readonly name: string;
+  /** Its base URL while it runs; undefined while it is down (no request is sent then). */
+  url(): string | undefined;
+}
+
 /** What the load generator was asked to do. */
 export interface LoadOptions {
-  /** Base URLs of the servers. */
-  readonly targets: readonly string[];
+  /** The servers. */
+  readonly targets: readonly LoadTarget[];
   readonly durationMs: number;
   /** Total request cap across every worker; undefined = none. */
   readonly maxRequests: number | undefined;
@@ -47,6 +57,15 @@ export interface RouteStats {
   failures: number;
 }
 
+/** Client-side counts per server. */
+export interface ServerLoadStats {
+  sent: number;
+  /** Requests that got no response. */
+  noAnswer: number;
+  /** 503 answers (the server shed the call). */
+  shed: number;
+}
+
 /** Running totals. */
 export interface LoadStats {
   readonly startedAt: number;
@@ -54,7 +73,11 @@ export interface LoadStats {
   sent: number;
   completed: number;
   inFlight: number;
+  /** Requests that got no response, over every route and server. */
+  noAnswer: number;
   readonly routes: Record<LoadRoute, RouteStats>;
+  /** By server name. */
+  readonly servers: Record<string, ServerLoadStats>;
 }
 
 /** How long the load waits for in-flight requests after the deadline before abandoning them. */
@@ -67,6 +90,58 @@ const SANDBOX_HOLD_MS = 1_000;
 interface Response {
   readonly status: number;
   readonly body: string;
+  /** Seconds of a `Retry-After` header, when there was a valid one. */
+  readonly retryAfterSeconds: number | undefined;
+}
+
+/** First pause after a server did not answer; doubled per further failure, up to the cap. */
+const BACKOFF_INITIAL_MS = 100;
+const BACKOFF_MAX_MS = 2_000;
+/** How often a worker looks again at a server that is down. */
+const DOWN_POLL_MS = 100;
+/** A request unanswered for this long counts as no answer (a server that accepts but never answers). */
+const REQUEST_TIMEOUT_MS = 15_000;
+/** Longest `Retry-After` honoured; a server cannot park a worker for longer. */
+const MAX_RETRY_AFTER_MS = 5_000;
+
+/**
+ * Whether a server may be sent a request now. Healthy: always. After a request that got no
+ * answer: nothing until the backoff has passed, then a single probe; its answer closes the
+ * breaker, its failure doubles the backoff. Failures of requests already in flight when the
+ * breaker opened do not count again.
+ */
+class ServerHealth {
+  #failures = 0;
+  #blockedUntil = 0;
+  #probing = false;
+
+  /** Resolves when a request may be sent: `'go'`, `'probe'` (the one request allowed through), or `'stop'` once `over()`. */
+  async admit(signal: AbortSignal, over: () => boolean): Promise<'go' | 'probe' | 'stop'> {
+    for (;;) {
+      if (signal.aborted || over()) return 'stop';
+      if (this.#failures === 0) return 'go';
+      const now = performance.now();
+      if (now >= this.#blockedUntil && !this.#probing) {
+        this.#probing = true;
+        return 'probe';
+      }
+      await waitOrAbort(Math.min(DOWN_POLL_MS, Math.max(DOWN_POLL_MS / 2, this.#blockedUntil - now)), signal);
+    }
+  }
+
+  answered(probe: boolean): void {
+    this.#failures = 0;
+    if (probe) this.#probing = false;
+  }
+
+  failed(probe: boolean): void {
+    if (probe) this.#probing = false;
+    const now = performance.now();
+    if (!probe && now < this.#blockedUntil) return; // already known to be failing
+    this.#failures++;
+    const backoff = Math.min(BACKOFF_MAX_MS, BACKOFF_INITIAL_MS * 2 ** (this.#failures - 1));
+    this.#blockedUntil = now + backoff * (0.75 + Math.random() / 2);
+  }
 }
 
 class Budget {
@@ -78,9 +153,13 @@ class Budget {
     this.#deadline = deadline;
     this.#signal = signal;
   }
+  /** True once time, count or the signal ran out. */
+  get over(): boolean {
+    return this.#signal.aborted || this.#left <= 0 || performance.now() >= this.#deadline;
+  }
   /** Takes one request from the budget; false once time, count or the signal ran out. */
   take(): boolean {
-    if (this.#signal.aborted || this.#left <= 0 || performance.now() >= this.#deadline) return false;
+    if (this.over) return false;
     this.#left--;
     return true;
   }
@@ -92,7 +171,19 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
   const routes = Object.fromEntries(
     LOAD_ROUTES.map((route) => [route, { requests: 0, statuses: { '2xx': 0, '4xx': 0, '5xx': 0 }, failures: 0 }]),
   ) as Record<LoadRoute, RouteStats>;
-  const stats: LoadStats = { startedAt, elapsedMs: 0, sent: 0, completed: 0, inFlight: 0, routes };
+  const servers = Object.fromEntries(
+    options.targets.map((target) => [target.name, { sent: 0, noAnswer: 0, shed: 0 }]),
+  ) as Record<string, ServerLoadStats>;
+  const stats: LoadStats = {
+    startedAt,
+    elapsedMs: 0,
+    sent: 0,
+    completed: 0,
+    inFlight: 0,
+    noAnswer: 0,
+    routes,
+    servers,
+  };
   // Our own signals, chained to the caller's: every worker and request listens to them, far more than Node's default of 10 listeners.
   const stop = new AbortController();
   // In-flight requests are abandoned on abort, or DRAIN_MS after the deadline.
@@ -108,18 +199,59 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
   const drainTimer = setTimeout(() => abandon.abort(), options.durationMs + DRAIN_MS);
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
-  const send = async (route: LoadRoute, method: string, url: string, body?: unknown): Promise<Response | undefined> => {
+  /**
+   * Sends one request to `target` when it may be sent one and the budget allows (false when the
+   * load is over). Waits while the server is down or backed off; honours a 503's Retry-After.
+   */
+  const send = async (
+    target: LoadTarget,
+    health: ServerHealth,
+    route: LoadRoute,
+    method: string,
+    path: string,
+    body?: unknown,
+    cleanup = false,
+  ): Promise<Response | false | undefined> => {
+    let admission: 'go' | 'probe' | 'stop';
+    let base: string | undefined;
+    for (;;) {
+      // A server that is down or backed off is waited for only while the load lasts.
+      if (!cleanup && budget.over) return false;
+      admission = cleanup ? 'go' : await health.admit(stop.signal, () => budget.over);
+      if (admission === 'stop') return false;
+      base = target.url();
+      if (base !== undefined) break;
+      if (admission === 'probe') health.answered(true); // nothing was sent; a new process gets a fresh start
+      if (cleanup) return undefined;
+      await waitOrAbort(DOWN_POLL_MS, stop.signal);
+    }
+    if (!cleanup && !budget.take()) {
+      if (admission === 'probe') health.failed(true);
+      return false;
+    }
+    const probe = admission === 'probe';
     const counts = routes[route];
+    const server = servers[target.name] as ServerLoadStats;
     counts.requests++;
+    server.sent++;
     stats.sent++;
     stats.inFlight++;
     try {
-      const response = await call(agent, method, url, body, abandon.signal);
+      const response = await call(agent, method, `${base}${path}`, body, abandon.signal);
       const status = response.status;
       counts.statuses[status >= 500 ? '5xx' : status >= 400 ? '4xx' : '2xx']++;
+      health.answered(probe);
+      if (status === 503) {
+        server.shed++;
+        const pause = Math.min(MAX_RETRY_AFTER_MS, (response.retryAfterSeconds ?? 1) * 1000);
+        if (!cleanup) await waitOrAbort(pause, stop.signal);
+      }
       return response;
     } catch {
       counts.failures++;
+      server.noAnswer++;
+      stats.noAnswer++;
+      if (!abandon.signal.aborted) health.failed(probe);
       return undefined;
     } finally {
       stats.inFlight--;
@@ -128,54 +260,67 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
   };
 
   const workers: Promise<void>[] = [];
-  options.targets.forEach((base, serverIndex) => {
+  for (const target of options.targets) {
+    const health = new ServerHealth();
     const verifyCounter = { next: 0 };
-    for (let i = 0; i < options.workers.verify; i++) workers.push(verifyWorker(base, verifyCounter));
-    for (let i = 0; i < options.workers.tool; i++) workers.push(toolWorker(base, serverIndex * 1000 + i));
-    for (let i = 0; i < options.workers.judge; i++) workers.push(judgeWorker(base));
-    for (let i = 0; i < options.workers.sandbox; i++) workers.push(sandboxWorker(base));
-  });
+    const serverIndex = workers.length;
+    for (let i = 0; i < options.workers.verify; i++) workers.push(verifyWorker(target, health, verifyCounter));
+    for (let i = 0; i < options.workers.tool; i++) workers.push(toolWorker(target, health, serverIndex * 1000 + i));
+    for (let i = 0; i < options.workers.judge; i++) workers.push(judgeWorker(target, health));
+    for (let i = 0; i < options.workers.sandbox; i++) workers.push(sandboxWorker(target, health));
+  }
 
-  async function verifyWorker(base: string, counter: { next: number }): Promise<void> {
-    while (budget.take()) {
+  async function verifyWorker(target: LoadTarget, health: ServerHealth, counter: { next: number }): Promise<void> {
+    for (;;) {
       const n = counter.next++;
-      await send('verify', 'POST', `${base}/verify`, verifyBody(n));
+      if ((await send(target, health, 'verify', 'POST', '/verify', verifyBody(n))) === false) return;
     }
   }
 
-  async function toolWorker(base: string, seed: number): Promise<void> {
-    for (let n = 0; budget.take(); n++) {
+  async function toolWorker(target: LoadTarget, health: ServerHealth, seed: number): Promise<void> {
+    for (let n = 0; ; n++) {
       const body =
         n % 4 === 3
           ? { tool: 'word_count', input: 'the quick brown fox jumps over the lazy dog '.repeat(1 + (n % 8)) }
           : { tool: 'sha256', input: `input-${seed}-${n}`, rounds: 200 + (n % 5) * 100 };
-      await send('tool', 'POST', `${base}/tool`, body);
+      if ((await send(target, health, 'tool', 'POST', '/tool', body)) === false) return;
       await waitOrAbort(TOOL_PAUSE_MS, stop.signal);
     }
   }
 
-  async function judgeWorker(base: string): Promise<void> {
-    while (budget.take()) {
-      await send('judge', 'POST', `${base}/judge`, {
+  async function judgeWorker(target: LoadTarget, health: ServerHealth): Promise<void> {
+    for (;;) {
+      const sent = await send(target, health, 'judge', 'POST', '/judge', {
         prompt: 'Explain why the sky is blue in one sentence.',
         response: 'Sunlight scatters off air molecules, and blue light scatters most, so the sky looks blue.',
       });
+      if (sent === false) return;
     }
   }
 
-  async function sandboxWorker(base: string): Promise<void> {
-    while (budget.take()) {
-      const created = await send('sandbox', 'POST', `${base}/sandboxes`, { cpu: 0.1, memoryMib: 24, lifetimeMs: 5000 });
+  async function sandboxWorker(target: LoadTarget, health: ServerHealth): Promise<void> {
+    for (;;) {
+      const base = target.url();
+      const created = await send(target, health, 'sandbox', 'POST', '/sandboxes', {
+        cpu: 0.1,
+        memoryMib: 24,
+        lifetimeMs: 5000,
+      });
+      if (created === false) return;
       if (created?.status !== 201) {
         await waitOrAbort(250, stop.signal);
         continue;
       }
       const { id } = JSON.parse(created.body) as { id: string };
       await waitOrAbort(SANDBOX_HOLD_MS / 2, stop.signal);
-      if (budget.take()) await send('sandbox', 'GET', `${base}/sandboxes/${id}`);
+      if ((await send(target, health, 'sandbox', 'GET', `/sandboxes/${id}`)) === false) {
+        await send(target, health, 'sandbox', 'DELETE', `/sandboxes/${id}`, undefined, true);
+        return;
+      }
       await waitOrAbort(SANDBOX_HOLD_MS / 2, stop.signal);
-      // The delete is cleanup, not load: it is sent even when the budget ran out.
-      await send('sandbox', 'DELETE', `${base}/sandboxes/${id}`);
+      // The delete is cleanup, not load: it is sent even when the budget ran out, and only to
+      // the process that made the sandbox (a restarted server does not know it).
+      if (target.url() === base) await send(target, health, 'sandbox', 'DELETE', `/sandboxes/${id}`, undefined, true);
     }
   }
 
@@ -213,7 +358,7 @@ function call(agent: Agent, method: string, url: string, body: unknown, signal: 
       {
         method,
         agent,
-        signal,
+        signal: AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]),
         headers:
           payload === undefined
             ? {}
@@ -225,7 +370,14 @@ function call(agent: Agent, method: string, url: string, body: unknown, signal: 
         res.on('data', (chunk: string) => {
           text += chunk;
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        res.on('end', () => {
+          const retryAfter = Number(res.headers['retry-after']);
+          resolve({
+            status: res.statusCode ?? 0,
+            body: text,
+            retryAfterSeconds: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
+          });
+        });
         res.on('error', reject);
       },
     );

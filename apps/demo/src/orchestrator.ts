@@ -1,7 +1,8 @@
-// The demo's command: set up telemetry for the fleet, spawn the resources servers, drive
-// them, print what their metrics say, and stop everything. This module is the only place
-// in the repository that calls `recordActiveServers`: `gym.servers.active` has exactly one
-// writer, the process that knows how many servers it started and how many still run.
+// The demo's command: set up telemetry for the fleet, spawn the resources servers, supervise
+// them, drive them, print what their metrics say, and stop everything. This module is the
+// only place in the repository that calls `recordActiveServers`: `gym.servers.active` has
+// exactly one writer, the process that knows how many servers it started and how many still
+// run (it follows every death and restart).
 
 import { rename, writeFile } from 'node:fs/promises';
 import type { Operation } from '@gym/constants';
@@ -9,20 +10,47 @@ import { recordActiveServers } from '@gym/metrics';
 import { configureTelemetryEnv, initTelemetry, shutdownTelemetry } from '@gym/otel-bootstrap';
 import { type DemoOptions, HELP, parseCommandLine } from './cli-options.js';
 import { settleWithin, waitOrAbort } from './deadline.js';
-import { Fleet } from './fleet.js';
-import { DEFAULT_WORKERS, type LoadStats, runLoad } from './load-generator.js';
-import { type PromSample, parsePrometheusText } from './prometheus-text.js';
-import { formatSummary, successRates, summariseOperations } from './summary.js';
+import { Fleet, type FleetMember, type ServerDeath } from './fleet.js';
+import { DEFAULT_WORKERS, type LoadStats, type LoadTarget, runLoad } from './load-generator.js';
+import { type LocalPrometheus, startDemoPrometheus } from './local-prometheus.js';
+import type { PromSample } from './prometheus-text.js';
+import { FleetReadings } from './readings.js';
+import { type DeathReport, formatSummary, type LimitsReading, successRates, summariseOperations } from './summary.js';
 
+/** Exit status when a server died unexpectedly during the run, even if it was restarted. */
+export const EXIT_SERVER_DIED = 3;
+/** How often the orchestrator reads every server's metrics and limits while the load runs. */
+const READ_EVERY_MS = 1_000;
+
+// Output that survives a closed pipe (`node orchestrator.js | head -1`): once a stream fails
+// (EPIPE), further writes to it are dropped and the run goes on, so the fleet still stops.
+const open = { stdout: true, stderr: true };
+process.stdout.on('error', () => {
+  open.stdout = false;
+});
+process.stderr.on('error', () => {
+  open.stderr = false;
+});
 const out = (line: string): void => {
-  process.stdout.write(`${line}\n`);
+  if (open.stdout && !process.stdout.destroyed) process.stdout.write(`${line}\n`);
 };
 const err = (line: string): void => {
-  process.stderr.write(`${line}\n`);
+  if (open.stderr && !process.stderr.destroyed) process.stderr.write(`${line}\n`);
 };
 
+/** The fleet's state for the progress line. */
+interface FleetStatus {
+  readonly live: number;
+  readonly size: number;
+  readonly deaths: number;
+  readonly restarts: number;
+}
+
 /** One progress line: rewritten in place on a terminal, printed every 2 s (and once at the end) otherwise. */
-function progressReporter(durationMs: number): { update: (stats: LoadStats) => void; end: (stats: LoadStats) => void } {
+function progressReporter(
+  durationMs: number,
+  fleet: () => FleetStatus,
+): { update: (stats: LoadStats) => void; end: (stats: LoadStats) => void; note: (line: string) => void } {
   const tty = process.stderr.isTTY === true;
   let lastPrinted = 0;
   const format = (stats: LoadStats): string => {
@@ -34,31 +62,35 @@ function progressReporter(durationMs: number): { update: (stats: LoadStats) => v
       totals['4xx'] += route.statuses['4xx'];
       totals['5xx'] += route.statuses['5xx'];
     }
+    const status = fleet();
+    const servers =
+      `servers ${status.live}/${status.size}` +
+      (status.deaths > 0 ? ` (${status.deaths} died, ${status.restarts} restarted)` : '');
     return (
       `load ${seconds.toFixed(1).padStart(5)} / ${(durationMs / 1000).toFixed(0)} s · ${stats.completed} done (${rate}/s) · ` +
-      `2xx ${totals['2xx']} · 4xx ${totals['4xx']} · 5xx ${totals['5xx']} · in flight ${stats.inFlight}`
+      `2xx ${totals['2xx']} · 4xx ${totals['4xx']} · 5xx ${totals['5xx']} · no answer ${stats.noAnswer} · ` +
+      `in flight ${stats.inFlight} · ${servers}`
     );
   };
   return {
     update(stats) {
       if (tty) {
-        process.stderr.write(`\r\x1b[2K${format(stats)}`);
+        if (open.stderr) process.stderr.write(`\r\x1b[2K${format(stats)}`);
       } else if (stats.elapsedMs - lastPrinted >= 2000) {
         lastPrinted = stats.elapsedMs;
         err(format(stats));
       }
     },
     end(stats) {
-      if (tty) process.stderr.write(`\r\x1b[2K${format(stats)}\n`);
+      if (tty && open.stderr) process.stderr.write(`\r\x1b[2K${format(stats)}\n`);
       else err(format(stats));
     },
+    // A line of its own, without breaking the progress line on a terminal.
+    note(line) {
+      if (tty && open.stderr) process.stderr.write(`\r\x1b[2K${line}\n`);
+      else err(line);
+    },
   };
-}
-
-async function scrape(url: string): Promise<PromSample[]> {
-  const response = await fetch(url, { signal: AbortSignal.timeout(5_000) });
-  if (!response.ok) throw new Error(`HTTP ${response.status}`);
-  return parsePrometheusText(await response.text());
 }
 
 async function writeTargets(file: string, endpoints: readonly string[]): Promise<void> {
@@ -66,6 +98,10 @@ async function writeTargets(file: string, endpoints: readonly string[]): Promise
   const temporary = `${file}.${process.pid}.tmp`;
   await writeFile(temporary, `${JSON.stringify([{ targets, labels: { fleet: 'gym-demo' } }], null, 2)}\n`);
   await rename(temporary, file); // atomic, so a watching Prometheus never reads half a file
+}
+
+function causeOf(death: ServerDeath): string {
+  return death.signal !== null ? `by ${death.signal}` : `with exit code ${death.code}`;
 }
 
 /** Runs the demo; resolves with the process exit code. */
@@ -94,7 +130,8 @@ async function run(options: DemoOptions): Promise<number> {
   const runId = configureTelemetryEnv(
     otlp
       ? { enabled: true, exporter: 'otlp', spanGroups: 'default,sandbox', sandboxResourceSampleIntervalSeconds: 1 }
-      : { enabled: true, exporter: 'prometheus' },
+      : // The `sandbox` group also gates the sandbox lifecycle metrics, so it is on here too.
+        { enabled: true, exporter: 'prometheus', spanGroups: 'default,sandbox' },
   );
   const prometheus = runId !== null && process.env.NEMO_GYM_OTEL_EXPORTER?.trim().toLowerCase() === 'prometheus';
   if (prometheus) {
@@ -118,41 +155,88 @@ async function run(options: DemoOptions): Promise<number> {
     tool: `p-limit(${options.toolLimit})`,
     judge: `async-mutex Semaphore(${options.judgeLimit})`,
   };
+  const readings = new FleetReadings();
+  const deaths: DeathReport[] = [];
+  let loadStartedAt: number | undefined;
   let exitCode = 0;
   let completed = false;
+  let progress: ReturnType<typeof progressReporter> | undefined;
+  const note = (line: string): void => (progress === undefined ? err(line) : progress.note(line));
+  const showMember = (member: FleetMember): string =>
+    `  ${member.name.padEnd(12)}  pid ${member.pid}  ${member.url}${member.metrics ? `  metrics ${member.metrics}` : ''}`;
+  let localPrometheus: LocalPrometheus | undefined;
   try {
+    if (options.prometheus) {
+      const { targetsFile, linger } = options;
+      localPrometheus = await startDemoPrometheus({ scrapeable: prometheus, targetsFile, linger, out, err });
+    }
     fleet = await Fleet.start({
       count: options.servers,
       serverArgs: [
-        '--verify-limit',
-        String(options.limit),
-        '--tool-limit',
-        String(options.toolLimit),
-        '--judge-limit',
-        String(options.judgeLimit),
-        '--verify-timeout-ms',
-        String(options.verifyTimeoutMs),
-      ],
+        ['--verify-limit', options.limit],
+        ['--tool-limit', options.toolLimit],
+        ['--judge-limit', options.judgeLimit],
+        ['--verify-timeout-ms', options.verifyTimeoutMs],
+        ['--verify-max-queued', options.maxQueued],
+        ['--verify-queue-timeout-ms', options.queueTimeoutMs],
+        ['--tool-max-queued', options.toolMaxQueued],
+        ['--tool-queue-timeout-ms', options.toolQueueTimeoutMs],
+        ['--judge-max-queued', options.judgeMaxQueued],
+        ['--judge-queue-timeout-ms', options.judgeQueueTimeoutMs],
+      ].flatMap(([flag, value]) => [String(flag), String(value)]),
       prometheus,
-      onLog: (name, line) => err(`[${name}] ${line}`),
-      onUnexpectedExit: (member, code, signal) => {
-        err(`${member.name} (pid ${member.pid}) exited unexpectedly (${signal ?? `code ${code}`})`);
+      restartPolicy: { budget: options.restarts, initialBackoffMs: 250, maxBackoffMs: 4_000 },
+      onLog: (name, line) => note(`[${name}] ${line}`),
+      onDeath: (death, restartInMs) => {
         recordActiveServers(fleet?.live ?? 0);
+        const reading = readings.of(death.pid);
+        const loadSeconds = loadStartedAt === undefined ? 0 : (performance.now() - loadStartedAt) / 1000;
+        deaths.push({
+          name: death.name,
+          pid: death.pid,
+          cause: causeOf(death),
+          at: death.at,
+          loadSeconds,
+          lastReadSecondsBefore: reading?.at === undefined ? undefined : (performance.now() - reading.at) / 1000,
+        });
+        note(
+          `${death.name} (pid ${death.pid}) died ${causeOf(death)} ${loadSeconds.toFixed(1)} s into the load; ` +
+            (restartInMs === null
+              ? `restart budget (${options.restarts}) spent: it stays down`
+              : `restarting it in ${restartInMs} ms`),
+        );
+      },
+      onRestarted: (member) => {
+        recordActiveServers(fleet?.live ?? 0);
+        const index = deaths.findLastIndex((death) => death.name === member.name && death.restartedAs === undefined);
+        const death = deaths[index];
+        if (death !== undefined) {
+          deaths[index] = {
+            ...death,
+            restartedAs: { pid: member.pid, afterMs: Date.now() - death.at.getTime() },
+          };
+        }
+        note(
+          `${member.name} restarted (restart ${member.restart} of ${options.restarts}): pid ${member.pid} ${member.url}` +
+            (member.metrics ? ` metrics ${member.metrics}` : ''),
+        );
+      },
+      onRestartFailed: (name, reason, retryInMs) => {
+        note(
+          `${name} could not be restarted: ${reason}; ${retryInMs === null ? 'budget spent, it stays down' : `trying again in ${retryInMs} ms`}`,
+        );
       },
     });
-    const members = fleet.members;
-    recordActiveServers(members.length);
-    for (const member of members) {
-      out(
-        `  ${member.name.padEnd(12)}  pid ${member.pid}  ${member.url}${member.metrics ? `  metrics ${member.metrics}` : ''}`,
-      );
-    }
-    const endpoints = [telemetry?.prometheusEndpoint, ...members.map((member) => member.metrics)].filter(
+    const supervised = fleet;
+    recordActiveServers(supervised.live);
+    for (const member of supervised.members) out(showMember(member));
+    const endpoints = [telemetry?.prometheusEndpoint, ...supervised.members.map((member) => member.metrics)].filter(
       (endpoint): endpoint is string => typeof endpoint === 'string',
     );
-    if (options.targetsFile !== undefined) {
-      await writeTargets(options.targetsFile, endpoints);
-      out(`  Prometheus file_sd targets written to ${options.targetsFile}`);
+    const targetsFile = options.targetsFile ?? localPrometheus?.targetsFile;
+    if (targetsFile !== undefined) {
+      await writeTargets(targetsFile, endpoints);
+      out(`  Prometheus file_sd targets written to ${targetsFile}`);
     }
     const workers = DEFAULT_WORKERS;
     out(
@@ -161,39 +245,76 @@ async function run(options: DemoOptions): Promise<number> {
         `${workers.judge} judge on ${limits.judge}, ${workers.sandbox} sandbox.`,
     );
 
-    const progress = progressReporter(options.duration * 1000);
-    const load = await runLoad({
-      targets: members.map((member) => member.url),
-      durationMs: options.duration * 1000,
-      maxRequests: options.requests,
-      workers,
-      signal: stop.signal,
-      onProgress: progress.update,
-    });
-    progress.end(load);
-
-    const samples: PromSample[] = [];
-    const unreadable: string[] = [];
-    for (const member of members) {
-      if (member.metrics === null) {
-        unreadable.push(`${member.name} has no Prometheus endpoint (exporter ${exporter})`);
-        continue;
+    progress = progressReporter(options.duration * 1000, () => ({
+      live: supervised.live,
+      size: supervised.size,
+      deaths: deaths.length,
+      restarts: supervised.restarts,
+    }));
+    const targets: LoadTarget[] = Array.from({ length: supervised.size }, (_, index) => ({
+      name: supervised.nameOf(index),
+      url: () => supervised.urlOf(index),
+    }));
+    // Read every server about once a second, so a server that dies keeps its figures.
+    const reading = new AbortController();
+    const reader = (async () => {
+      while (!reading.signal.aborted) {
+        await readings.read(supervised.members);
+        await waitOrAbort(READ_EVERY_MS, reading.signal);
       }
-      try {
-        samples.push(...(await scrape(member.metrics)));
-      } catch (error) {
-        unreadable.push(`${member.name} at ${member.metrics}: ${(error as Error).message}`);
-      }
+    })();
+    loadStartedAt = performance.now();
+    let load: LoadStats;
+    try {
+      load = await runLoad({
+        targets,
+        durationMs: options.duration * 1000,
+        maxRequests: options.requests,
+        workers,
+        signal: stop.signal,
+        onProgress: progress.update,
+      });
+    } finally {
+      reading.abort();
+      await reader;
     }
+    progress.end(load);
+    progress = undefined;
+
+    // The last reading of the servers still running; the dead keep theirs.
+    const running = supervised.members;
+    await readings.read(running);
+    const all = readings.all;
+    const samples: PromSample[] = all.flatMap((entry) => entry.samples ?? []);
+    const limitReadings = all.flatMap((entry) => (entry.limits === undefined ? [] : [entry.limits]));
+    const unreadable = all.flatMap((entry) =>
+      !entry.hasMetrics
+        ? [`${entry.name} (pid ${entry.pid}) has no Prometheus endpoint (exporter ${exporter})`]
+        : entry.samples === undefined
+          ? [`${entry.name} (pid ${entry.pid}): ${entry.metricsError ?? 'never read'}`]
+          : [],
+    );
+    const endStates = running.flatMap((member) => {
+      const state = readings.of(member.pid)?.limits;
+      return state === undefined ? [] : [state];
+    });
+    const sumEnd = (key: 'active' | 'queued'): number =>
+      endStates.reduce(
+        (total, state: LimitsReading) => total + state.verify[key] + state.tool[key] + state.judge[key],
+        0,
+      );
     out('');
     out(
       formatSummary({
-        servers: members.length,
+        servers: supervised.size,
         limits,
         operations: summariseOperations(samples),
         successRates: successRates(samples),
         load,
-        unreadable,
+        unreadable: [...new Set(unreadable)],
+        limitReadings,
+        deaths,
+        atEnd: endStates.length > 0 ? { active: sumEnd('active'), queued: sumEnd('queued') } : undefined,
       }),
     );
 
@@ -208,13 +329,22 @@ async function run(options: DemoOptions): Promise<number> {
   } finally {
     recordActiveServers(0);
     await fleet?.stop();
+    await localPrometheus?.stop();
     if ((await settleWithin(shutdownTelemetry(), 2_000)) === 'timed out') {
       err('telemetry did not finish flushing within 2 s (is the collector running?); not waiting longer');
     }
   }
   // A signal during the linger is the expected way to end it; one during the load is an interruption.
   if (!completed && exitCode === 0) exitCode = 130;
-  out(exitCode === 130 ? 'Interrupted; every server stopped.' : 'Done; every server stopped.');
+  if (exitCode === 0 && deaths.length > 0) exitCode = EXIT_SERVER_DIED;
+  if (exitCode === 130) out('Interrupted; every server stopped.');
+  else if (exitCode === EXIT_SERVER_DIED) {
+    const names = [...new Set(deaths.map((death) => death.name))].join(', ');
+    out(
+      `Done, but ${deaths.length === 1 ? 'a server' : `${deaths.length} servers`} died unexpectedly (${names}; see above); every server stopped. Exit status ${EXIT_SERVER_DIED}.`,
+    );
+    err(`exit status ${EXIT_SERVER_DIED}: ${names} died unexpectedly during the run`);
+  } else out(exitCode === 0 ? 'Done; every server stopped.' : 'Failed; every server stopped.');
   return exitCode;
 }
 

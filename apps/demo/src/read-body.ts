@@ -51,19 +51,35 @@ export function readRawBody(req: IncomingMessage, maxBytes = MAX_BODY_BYTES): Pr
   });
 }
 
+/** Refuses malformed UTF-8 rather than replacing it with U+FFFD. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** True for `application/json`, with or without parameters (`; charset=utf-8`), in any case; not `application/json-patch+json`. */
+export function isJsonMediaType(contentType: string): boolean {
+  const semicolon = contentType.indexOf(';');
+  const mediaType = (semicolon < 0 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
+  return mediaType === 'application/json';
+}
+
 /** Reads, parses and validates a JSON body against `schema`; every failure is a 4xx naming the problem. */
 export async function readJsonBody<S extends z.ZodType>(req: IncomingMessage, schema: S): Promise<z.output<S>> {
   const type = req.headers['content-type'] ?? '';
-  if (!/^application\/json\b/i.test(type)) {
+  if (!isJsonMediaType(type)) {
     throw new HttpError(
       415,
       `content-type must be application/json (got ${type === '' ? 'none' : JSON.stringify(type)})`,
     );
   }
   const raw = await readRawBody(req);
+  let text: string;
+  try {
+    text = strictUtf8.decode(raw);
+  } catch {
+    throw new HttpError(400, 'body is not valid UTF-8');
+  }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(raw.toString('utf8'));
+    parsed = JSON.parse(text);
   } catch (error) {
     throw new HttpError(400, `body is not valid JSON: ${(error as Error).message}`);
   }

@@ -1,11 +1,14 @@
 // A fake resources server that is real where it counts: each route does bounded work
-// through `resourcesOperation`, so its queue time, run time and outcomes are measured by
-// the library under test, not by this app. Everything listens on loopback only.
+// through `resourcesOperation`, behind admission control, so its queue time, run time and
+// outcomes are measured by the library under test, not by this app. Everything listens on
+// loopback only, with bounded deadlines and connections (`http-limits.ts`).
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { trackInFlight } from '@gym/observer';
 import type { Route } from './http-app.js';
 import { createRequestListener, type ErrorLog } from './http-app.js';
+import { connectionCount, hardenServer, httpServerOptions } from './http-limits.js';
 import { createJudgeRoute } from './routes/judge.js';
 import { createSandboxRoutes } from './routes/sandboxes.js';
 import { createToolRoute } from './routes/tool.js';
@@ -27,9 +30,21 @@ export async function startResourcesServer(
   port: number,
   logError: ErrorLog,
 ): Promise<ResourcesServer> {
-  const verify = createVerifyRoute(config.verifyLimit, config.verifyTimeoutMs);
-  const tool = createToolRoute(config.toolLimit);
-  const judge = createJudgeRoute(config.judgeLimit, config.judgeLatencyMs);
+  const verify = createVerifyRoute(config.verifyLimit, config.verifyTimeoutMs, {
+    maxQueued: config.verifyMaxQueued,
+    queueTimeoutMs: config.verifyQueueTimeoutMs,
+    serverName: config.name,
+  });
+  const tool = createToolRoute(config.toolLimit, {
+    maxQueued: config.toolMaxQueued,
+    queueTimeoutMs: config.toolQueueTimeoutMs,
+    serverName: config.name,
+  });
+  const judge = createJudgeRoute(config.judgeLimit, config.judgeLatencyMs, {
+    maxQueued: config.judgeMaxQueued,
+    queueTimeoutMs: config.judgeQueueTimeoutMs,
+    serverName: config.name,
+  });
   const sandboxes = new SandboxPool(config.maxSandboxes);
   const routes: Route[] = [
     verify.route,
@@ -42,34 +57,24 @@ export async function startResourcesServer(
       handle: async () => ({ status: 200, body: { status: 'ok', name: config.name } }),
     },
     {
-      // The limits and how full they are right now, read from the limit objects themselves.
+      // The limits and how full they are right now, read from their gates.
       method: 'GET',
       path: '/limits',
       handle: async () => ({
         status: 200,
         body: {
-          verify: { kind: 'async-mutex Semaphore', limit: config.verifyLimit, free: verify.semaphore.getValue() },
-          tool: {
-            kind: 'p-limit',
-            limit: config.toolLimit,
-            active: tool.limiter.activeCount,
-            pending: tool.limiter.pendingCount,
-          },
-          judge: { kind: 'async-mutex Semaphore', limit: config.judgeLimit, free: judge.semaphore.getValue() },
+          verify: verify.gate.state(),
+          tool: tool.gate.state(),
+          judge: judge.gate.state(),
           sandboxes: sandboxes.usage,
+          connections: await connectionCount(server),
         },
       }),
     },
   ];
-  const server: Server = createServer(createRequestListener(routes, logError));
-  // Bounds on slow clients: headers within 5 s, the whole request within 10 s.
-  server.headersTimeout = 5_000;
-  server.requestTimeout = 10_000;
-  server.keepAliveTimeout = 5_000;
-  server.on('clientError', (_error, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
-    else socket.destroy();
-  });
+  const server: Server = createServer(httpServerOptions(config), createRequestListener(routes, logError));
+  hardenServer(server, config);
+  trackInFlight(server, { serverName: config.name });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => {

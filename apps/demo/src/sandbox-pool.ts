@@ -12,6 +12,7 @@ import {
   ResourceSampler,
   recordAllocation,
   recordRequest,
+  SandboxLifecycle,
   samplingInterval,
 } from '@gym/sandbox-telemetry';
 import { HttpError } from './http-error.js';
@@ -80,18 +81,23 @@ export class SandboxPool {
       { resources: { cpu: request.cpu, memoryMib: request.memoryMib } },
       { 'nemo.gym.sandbox.provider': 'local-process' },
     );
-    const child = spawn(
-      process.execPath,
-      ['-e', SANDBOX_SCRIPT, String(request.memoryMib), String(request.cpu), String(request.lifetimeMs)],
-      { stdio: 'ignore' },
-    );
-    if (child.pid === undefined) {
-      throw new HttpError(503, 'the sandbox process could not be started');
-    }
+    // gym.sandbox.active +1 and the startup time once the process runs; a spawn that fails counts nothing.
+    const lifecycle = new SandboxLifecycle({ provider: 'local-process' });
+    const child = lifecycle.create(() => {
+      const spawned = spawn(
+        process.execPath,
+        ['-e', SANDBOX_SCRIPT, String(request.memoryMib), String(request.cpu), String(request.lifetimeMs)],
+        { stdio: 'ignore' },
+      );
+      if (spawned.pid === undefined) {
+        throw new HttpError(503, 'the sandbox process could not be started');
+      }
+      return spawned;
+    });
     const handle: ProcessSandboxHandle = {
       id: randomUUID(),
       owned: true,
-      pid: child.pid,
+      pid: child.pid!,
       requests: { cpu: request.cpu, memoryMib: request.memoryMib },
     };
     const exited = new Promise<SandboxExit>((resolve) => {
@@ -106,6 +112,7 @@ export class SandboxPool {
     // A sandbox that reached its lifetime is gone before the sampler's final record: that
     // record then has no reading, and the sampler counts one error (the truth: nothing to read).
     void exited.then(() => {
+      lifecycle.release(); // -1 exactly once, whether it reached its lifetime or was deleted
       this.#live.delete(handle.id);
       return sampler?.stop();
     });

@@ -13,26 +13,60 @@ export interface ServerConfig {
   readonly toolLimit: number;
   /** Judge calls waiting on the upstream at once (async-mutex Semaphore). */
   readonly judgeLimit: number;
+  /** Calls allowed to wait for a verify slot; one more is a 503 at once. */
+  readonly verifyMaxQueued: number;
+  /** A verify call waiting longer than this for its slot is a 503. */
+  readonly verifyQueueTimeoutMs: number;
+  readonly toolMaxQueued: number;
+  readonly toolQueueTimeoutMs: number;
+  readonly judgeMaxQueued: number;
+  readonly judgeQueueTimeoutMs: number;
   /** A verifier running longer than this is killed and recorded as `timeout`. */
   readonly verifyTimeoutMs: number;
   /** Mean latency of the simulated judge upstream. */
   readonly judgeLatencyMs: number;
   /** Live sandbox processes allowed at once; more is a 429, not a queue. */
   readonly maxSandboxes: number;
+  /** A client must send its request headers within this long (408 otherwise). */
+  readonly headersTimeoutMs: number;
+  /** A client must send its whole request within this long (408 otherwise). */
+  readonly requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this long. */
+  readonly keepAliveTimeoutMs: number;
+  /** Open connections at most; beyond it new connections are dropped (and idle ones closed to make room). */
+  readonly maxConnections: number;
 }
 
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+/** Most verify milliseconds a server accepts; the verifier's own hang outlasts it. */
+export const MAX_VERIFY_TIMEOUT_MS = 60_000;
+
 /** Schema of {@link ServerConfig}, with the defaults a lone `node dist/server.js` gets. */
-export const serverConfigSchema = z.strictObject({
-  name: z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, 'must be 1-32 characters of a-z, 0-9, _ or -')
-    .default('resources'),
-  verifyLimit: integer(1, 256).default(2),
-  toolLimit: integer(1, 256).default(4),
-  judgeLimit: integer(1, 256).default(2),
-  verifyTimeoutMs: integer(10, 60_000).default(400),
-  judgeLatencyMs: integer(0, 10_000).default(40),
-  maxSandboxes: integer(0, 64).default(4),
-});
+export const serverConfigSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, 'must be 1-32 characters of a-z, 0-9, _ or -')
+      .default('resources'),
+    verifyLimit: integer(1, 256).default(2),
+    toolLimit: integer(1, 256).default(4),
+    judgeLimit: integer(1, 256).default(2),
+    verifyMaxQueued: integer(0, 10_000).default(16),
+    verifyQueueTimeoutMs: integer(1, 600_000).default(750),
+    toolMaxQueued: integer(0, 10_000).default(32),
+    toolQueueTimeoutMs: integer(1, 600_000).default(500),
+    judgeMaxQueued: integer(0, 10_000).default(16),
+    judgeQueueTimeoutMs: integer(1, 600_000).default(500),
+    verifyTimeoutMs: integer(10, MAX_VERIFY_TIMEOUT_MS).default(400),
+    judgeLatencyMs: integer(0, 10_000).default(40),
+    maxSandboxes: integer(0, 64).default(4),
+    headersTimeoutMs: integer(50, 60_000).default(5_000),
+    requestTimeoutMs: integer(50, 300_000).default(10_000),
+    keepAliveTimeoutMs: integer(50, 60_000).default(5_000),
+    maxConnections: integer(1, 65_536).default(4_096),
+  })
+  .refine((config) => config.requestTimeoutMs >= config.headersTimeoutMs, {
+    message: 'must be at least the headers timeout',
+    path: ['requestTimeoutMs'],
+  });

@@ -19,6 +19,29 @@ export interface ReadyMessage {
   readonly metrics: string | null;
 }
 
+/** The settings flags, one per field of the server's config (`--verify-limit` → `verifyLimit`). */
+const SETTING_FLAGS = [
+  'verify-limit',
+  'tool-limit',
+  'judge-limit',
+  'verify-max-queued',
+  'verify-queue-timeout-ms',
+  'tool-max-queued',
+  'tool-queue-timeout-ms',
+  'judge-max-queued',
+  'judge-queue-timeout-ms',
+  'verify-timeout-ms',
+  'judge-latency-ms',
+  'max-sandboxes',
+  'headers-timeout-ms',
+  'request-timeout-ms',
+  'keep-alive-timeout-ms',
+  'max-connections',
+] as const;
+
+const camelCase = (flag: string): string => flag.replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+const kebabCase = (key: string): string => key.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
+
 const log = (message: string): void => {
   process.stderr.write(`${message}\n`);
 };
@@ -28,27 +51,16 @@ async function main(): Promise<void> {
     options: {
       name: { type: 'string' },
       port: { type: 'string', default: '0' },
-      'verify-limit': { type: 'string' },
-      'tool-limit': { type: 'string' },
-      'judge-limit': { type: 'string' },
-      'verify-timeout-ms': { type: 'string' },
-      'judge-latency-ms': { type: 'string' },
-      'max-sandboxes': { type: 'string' },
+      ...Object.fromEntries(SETTING_FLAGS.map((flag) => [flag, { type: 'string' as const }])),
     },
     strict: true,
   });
-  const parsed = serverConfigSchema.safeParse({
-    name: values.name,
-    verifyLimit: values['verify-limit'],
-    toolLimit: values['tool-limit'],
-    judgeLimit: values['judge-limit'],
-    verifyTimeoutMs: values['verify-timeout-ms'],
-    judgeLatencyMs: values['judge-latency-ms'],
-    maxSandboxes: values['max-sandboxes'],
-  });
+  const flags = values as Readonly<Record<string, string | undefined>>;
+  const given = Object.fromEntries(SETTING_FLAGS.map((flag) => [camelCase(flag), flags[flag]]));
+  const parsed = serverConfigSchema.safeParse({ name: values.name, ...given });
   if (!parsed.success) {
     log(
-      `server: bad settings: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`,
+      `server: bad settings: ${parsed.error.issues.map((issue) => `--${kebabCase(issue.path.join('.'))}: ${issue.message}`).join('; ')}`,
     );
     process.exit(2);
   }
@@ -79,6 +91,15 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void stop());
   process.once('SIGINT', () => void stop());
   process.once('disconnect', () => void stop());
+  // The soak benchmark starts servers with --expose-gc and asks for the memory after a full GC.
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (typeof gc === 'function') {
+    process.on('message', (message: unknown) => {
+      if ((message as { type?: unknown } | null)?.type !== 'gc') return;
+      gc();
+      process.send?.({ type: 'memory', ...process.memoryUsage() });
+    });
+  }
 
   const ready: ReadyMessage = {
     type: 'ready',

@@ -1,8 +1,12 @@
 // The end-of-run summary, computed from each server's Prometheus endpoint: histogram
-// buckets summed across servers, quantiles interpolated the way PromQL's
-// histogram_quantile does, outcome counts read from the run-time histogram's count (there
-// is no separate counter). It shows what a dashboard over the same metrics would show,
-// bucket resolution included, and says which limit the queue time came from.
+// buckets summed across servers (and across the processes of a restarted server), quantiles
+// interpolated the way PromQL's histogram_quantile does, outcome counts read from the
+// run-time histogram's count (there is no separate counter). Every call is accounted: a call
+// that asked a limit has a queue wait; one that never ran (refused at admission, or its client
+// left while it waited) has no run time, so it shows as `left queue`. It shows what a dashboard
+// over the same metrics would show, bucket resolution included, and says which limit the
+// queue time came from; then each limit's admission counts, the servers that died and what
+// was lost with them.
 
 import {
   ATTR_EXECUTOR,
@@ -15,6 +19,7 @@ import {
   type Operation,
   OUTCOMES,
 } from '@gym/constants';
+import type { GateState } from './admission.js';
 import { LOAD_ROUTES, type LoadStats } from './load-generator.js';
 import { histogramQuantile, type PromSample, sumBuckets } from './prometheus-text.js';
 
@@ -34,7 +39,10 @@ const OUTCOME_LABEL = prometheusName(ATTR_OUTCOME);
 export interface OperationSummary {
   readonly operation: Operation;
   readonly executor: string;
+  /** Calls that asked the limit (the queue histogram's count). */
   readonly calls: number;
+  /** Calls that asked the limit and never ran: refused at admission, or their client left. */
+  readonly leftQueue: number;
   readonly queueP50: number;
   readonly queueP99: number;
   readonly runP50: number;
@@ -57,12 +65,18 @@ export function summariseOperations(samples: readonly PromSample[]): OperationSu
       outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + sample.value);
       executor ||= sample.labels[EXECUTOR_LABEL] ?? '';
     }
-    const calls = [...outcomes.values()].reduce((sum, count) => sum + count, 0);
-    if (calls === 0 && (queue.counts.at(-1) ?? 0) === 0) continue;
+    const ran = [...outcomes.values()].reduce((sum, count) => sum + count, 0);
+    const asked = queue.counts.at(-1) ?? 0;
+    if (ran === 0 && asked === 0) continue;
+    if (executor === '') {
+      executor =
+        samples.find((sample) => sample.name === `${QUEUE}_count` && mine(sample.labels))?.labels[EXECUTOR_LABEL] ?? '';
+    }
     rows.push({
       operation,
       executor,
-      calls,
+      calls: Math.max(asked, ran),
+      leftQueue: Math.max(0, asked - ran),
       queueP50: histogramQuantile(0.5, queue),
       queueP99: histogramQuantile(0.99, queue),
       runP50: histogramQuantile(0.5, run),
@@ -100,9 +114,31 @@ function table(
   return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n');
 }
 
+/** The admission counts of one server process, as its `GET /limits` reported them. */
+export type LimitsReading = Readonly<Record<'verify' | 'tool' | 'judge', GateState>>;
+
+/** A server death, as the summary tells it. */
+export interface DeathReport {
+  readonly name: string;
+  readonly pid: number;
+  readonly cause: string;
+  readonly at: Date;
+  /** Seconds into the load (negative: before it started). */
+  readonly loadSeconds: number;
+  /** The process that replaced it and how long that took, if it was restarted. */
+  readonly restartedAs?: { readonly pid: number; readonly afterMs: number } | undefined;
+  /** Seconds between its last reading (metrics and limits) and its death; undefined: never read. */
+  readonly lastReadSecondsBefore: number | undefined;
+}
+
 /** What the summary needs besides the samples. */
 export interface SummaryInput {
   readonly servers: number;
+  /** The admission counts of every server process that was read (a restarted server has several). */
+  readonly limitReadings: readonly LimitsReading[];
+  readonly deaths: readonly DeathReport[];
+  /** Calls holding or waiting for a slot on the running servers once the load ended. */
+  readonly atEnd?: { readonly active: number; readonly queued: number } | undefined;
   /** Human description of each operation's limit, per server (e.g. `Semaphore(2)`). */
   readonly limits: Readonly<Partial<Record<Operation, string>>>;
   readonly operations: readonly OperationSummary[];
@@ -122,7 +158,7 @@ export function formatSummary(input: SummaryInput): string {
   if (input.operations.length === 0) {
     out.push(
       "No operation metrics were read: this table is computed from the servers' Prometheus endpoints, and they have none " +
-        'when telemetry is off or exported over OTLP (look in your collector instead). Client-side counts follow.',
+        'when telemetry is off or exported over OTLP (look in your collector instead). The admission and client-side counts follow.',
     );
   } else {
     out.push(
@@ -138,9 +174,12 @@ export function formatSummary(input: SummaryInput): string {
       formatMs(row.queueP99),
       formatMs(row.runP50),
       formatMs(row.runP99),
-      OUTCOMES.filter((outcome) => (row.outcomes.get(outcome) ?? 0) > 0)
-        .map((outcome) => `${outcome} ${row.outcomes.get(outcome)}`)
-        .join(', '),
+      [
+        ...OUTCOMES.filter((outcome) => (row.outcomes.get(outcome) ?? 0) > 0).map(
+          (outcome) => `${outcome} ${row.outcomes.get(outcome)}`,
+        ),
+        ...(row.leftQueue > 0 ? [`left queue ${row.leftQueue}`] : []),
+      ].join(', '),
     ]);
     out.push(
       table(
@@ -173,9 +212,19 @@ export function formatSummary(input: SummaryInput): string {
       out.push('Queueing: no operation waited longer for its limit than it ran; the limits are not the bottleneck.');
     }
   }
+  const limitsTable = formatLimits(input.limitReadings);
+  if (limitsTable !== undefined) out.push('', limitsTable);
+  if (input.atEnd !== undefined) {
+    out.push(
+      `After the load: ${input.atEnd.active} call${input.atEnd.active === 1 ? '' : 's'} holding a slot, ${input.atEnd.queued} waiting, over the running servers.`,
+    );
+  }
   if (input.successRates.length > 0) {
     const rates = input.successRates.map((rate) => rate.toFixed(3)).join(', ');
-    out.push(`gym.verify.success_rate per server (verify calls that completed): ${rates}`);
+    out.push(
+      '',
+      `gym.verify.success_rate per server process (of the verifications that ran to a result, the share that completed): ${rates}`,
+    );
   }
   const client = LOAD_ROUTES.map((route) => {
     const stats = input.load.routes[route];
@@ -185,5 +234,73 @@ export function formatSummary(input: SummaryInput): string {
   });
   out.push(`Client side: ${client.join('; ')}.`);
   for (const problem of input.unreadable) out.push(`Not read: ${problem}`);
+  if (input.deaths.length > 0) {
+    out.push('', `Servers that died unexpectedly (${input.deaths.length}):`);
+    for (const death of input.deaths) out.push(...describeDeath(death, input.load));
+  }
   return out.join('\n');
+}
+
+function describeDeath(death: DeathReport, load: LoadStats): string[] {
+  const when = `${death.at.toISOString()} (${death.loadSeconds.toFixed(1)} s into the load)`;
+  const restarted =
+    death.restartedAs === undefined
+      ? 'not restarted'
+      : `restarted as pid ${death.restartedAs.pid} ${(death.restartedAs.afterMs / 1000).toFixed(1)} s later`;
+  const noAnswer = load.servers[death.name]?.noAnswer ?? 0;
+  const metrics =
+    death.lastReadSecondsBefore === undefined
+      ? 'every figure it recorded (it died before its first reading)'
+      : `what it recorded in the ${death.lastReadSecondsBefore.toFixed(1)} s after its last reading (its earlier figures are in the tables above)`;
+  return [
+    `  ${death.name} (pid ${death.pid}) died ${death.cause} at ${when}; ${restarted}.`,
+    `    Lost: the calls it was serving; ${noAnswer} request${noAnswer === 1 ? '' : 's'} to ${death.name} got no answer over the run; ${metrics}.`,
+  ];
+}
+
+/** Per limit, over every server process read: capacity, bounds, peaks and what admission did. */
+export function formatLimits(readings: readonly LimitsReading[]): string | undefined {
+  if (readings.length === 0) return undefined;
+  const rows: string[][] = [];
+  for (const route of ['verify', 'tool', 'judge'] as const) {
+    const states = readings.map((reading) => reading[route]).filter((state) => state !== undefined);
+    const first = states[0];
+    if (first === undefined) continue;
+    const sum = (key: 'admitted' | 'rejected' | 'timedOut' | 'cancelled'): number =>
+      states.reduce((total, state) => total + state[key], 0);
+    const peak = (key: 'peakActive' | 'peakQueued'): number => Math.max(...states.map((state) => state[key]));
+    rows.push([
+      first.limitName,
+      String(first.limit),
+      String(first.maxQueued),
+      formatMs(first.queueTimeoutMs),
+      String(peak('peakActive')),
+      String(peak('peakQueued')),
+      String(sum('admitted')),
+      String(sum('rejected')),
+      String(sum('timedOut')),
+      String(sum('cancelled')),
+    ]);
+  }
+  if (rows.length === 0) return undefined;
+  return [
+    'Admission per limit, over every server process (peaks are the highest of any one server; a refusal is a 503 with Retry-After):',
+    '',
+    table(
+      [
+        'limit',
+        'slots',
+        'max queued',
+        'queue deadline',
+        'peak active',
+        'peak queued',
+        'admitted',
+        'refused: full',
+        'refused: deadline',
+        'client left',
+      ],
+      rows,
+      new Set([1, 2, 3, 4, 5, 6, 7, 8, 9]),
+    ),
+  ].join('\n');
 }

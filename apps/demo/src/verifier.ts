@@ -25,18 +25,22 @@ export type VerifierResult =
   | { readonly kind: 'timeout'; readonly timeoutMs: number }
   | { readonly kind: 'crashed'; readonly signal: NodeJS.Signals };
 
-// $1 mode, $2 work in seconds, $3 answer, $4 expected. Arguments are positional
-// parameters, never interpolated into the script, so no answer can inject shell code.
-// `hang` sleeps 30 s at most, so even an orphaned verifier ends by itself. `crash` dies by
-// SIGKILL, as an out-of-memory kill would.
+// $1 mode, $2 work in seconds, $3 answer, $4 expected, $5 how long a hang lasts in seconds.
+// Arguments are positional parameters, never interpolated into the script, so no answer can
+// inject shell code. `hang` sleeps HANG_MARGIN_MS past the timeout, so a hang always ends as
+// `timeout` whatever timeout is configured, and even an orphaned verifier ends by itself
+// soon after. `crash` dies by SIGKILL, as an out-of-memory kill would.
 const SCRIPT = [
   'case "$1" in',
   '  crash) kill -KILL $$ ;;',
-  '  hang) exec sleep 30 ;;',
+  '  hang) exec sleep "$5" ;;',
   'esac',
   'if [ "$3" = "$4" ]; then echo pass; else echo fail; fi',
   'exec sleep "$2"',
 ].join('\n');
+
+/** A hanging verifier outlives its timeout by this much (then it ends by itself). */
+export const HANG_MARGIN_MS = 10_000;
 
 /** Stdout beyond this is ignored; the verifier prints one word. */
 const MAX_OUTPUT_BYTES = 256;
@@ -52,7 +56,16 @@ export function runVerifier(job: VerifierJob, timeoutMs: number, signal?: AbortS
   return new Promise((resolve, reject) => {
     const child = spawn(
       '/bin/sh',
-      ['-c', SCRIPT, 'verifier', job.mode, (job.workMs / 1000).toFixed(3), job.answer, job.expected],
+      [
+        '-c',
+        SCRIPT,
+        'verifier',
+        job.mode,
+        (job.workMs / 1000).toFixed(3),
+        job.answer,
+        job.expected,
+        ((timeoutMs + HANG_MARGIN_MS) / 1000).toFixed(3),
+      ],
       {
         stdio: ['ignore', 'pipe', 'ignore'],
       },
@@ -86,7 +99,9 @@ export function runVerifier(job: VerifierJob, timeoutMs: number, signal?: AbortS
       else if (ending === 'cancelled') reject(clientGoneError());
       else if (killedBy !== null) resolve({ kind: 'crashed', signal: killedBy });
       else if (code !== 0) reject(new Error(`verifier exited with code ${code}`));
-      else resolve({ kind: 'completed', passed: output.trim() === 'pass' });
+      else if (output.trim() === 'pass' || output.trim() === 'fail') {
+        resolve({ kind: 'completed', passed: output.trim() === 'pass' });
+      } else reject(new Error('verifier exited without a verdict'));
     });
   });
 }

@@ -166,6 +166,22 @@ describe('the demo fleet as Prometheus sees it', () => {
     }
   });
 
+  it('exports the sandbox lifecycle series by provider, and the metered limits', async () => {
+    const startups = await query('sum by (nemo_gym_sandbox_provider) (gym_sandbox_startup_duration_ms_count)');
+    expect(startups.length).toBeGreaterThanOrEqual(1);
+    expect(startups.every((entry) => /^[a-z0-9][a-z0-9_.-]*$/.test(entry.metric.nemo_gym_sandbox_provider ?? ''))).toBe(
+      true,
+    );
+    expect(Number(startups[0]?.value[1])).toBeGreaterThanOrEqual(1);
+    const active = await query('gym_sandbox_active');
+    expect(active.length).toBeGreaterThanOrEqual(1);
+    for (const entry of active) expect(Number(entry.value[1])).toBeGreaterThanOrEqual(0);
+    const limits = await query('gym_concurrency_limit');
+    expect(new Set(limits.map((entry) => entry.metric.nemo_gym_concurrency_limit_name))).toEqual(
+      new Set(['verify_slots', 'tool_slots', 'judge_slots']),
+    );
+  });
+
   it('stops every server when the orchestrator gets SIGTERM', async () => {
     expect(serverPids).toHaveLength(SERVERS);
     const child = orchestrator!.child;

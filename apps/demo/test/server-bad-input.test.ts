@@ -59,10 +59,17 @@ function rawExchange(payload: string): Promise<string> {
   });
 }
 
+interface Gate {
+  limit: number;
+  active: number;
+  queued: number;
+  cancelled: number;
+}
+
 async function limits(): Promise<{
-  verify: { free: number; limit: number };
-  tool: { active: number; pending: number };
-  judge: { free: number; limit: number };
+  verify: Gate;
+  tool: Gate;
+  judge: Gate;
   sandboxes: { live: number; limit: number };
 }> {
   const response = await fetch(`${server.url}/limits`);
@@ -85,7 +92,7 @@ describe('routes and methods', () => {
   it('answers an unknown route with 404 and the list of routes', async () => {
     const answer = await post('/nope', {});
     expect(answer.status).toBe(404);
-    expect(answer.body.error).toContain('no route for POST /nope');
+    expect(answer.body.error).toContain('no route for POST "/nope"');
     expect(answer.body.error).toContain('POST /verify');
   });
 
@@ -205,7 +212,7 @@ describe('limits and leaks', () => {
     const running = openRequest('/verify', { answer: 'a', expected: 'a', mode: 'hang' });
     await waitFor(
       'the hung verifier to hold the only slot',
-      async () => ((await limits()).verify.free === 0 ? true : undefined),
+      async () => ((await limits()).verify.active === 1 ? true : undefined),
       5_000,
     );
     const queued = openRequest('/verify', { answer: 'a', expected: 'a', workMs: 0 });
@@ -218,10 +225,10 @@ describe('limits and leaks', () => {
 
     running.destroy();
     queued.destroy();
-    // The verifier would hang for 20 s; only the cancellation can free the slot this soon.
+    // The verifier would hang past its 20 s timeout; only the cancellation can free the slot this soon.
     await waitFor(
       'the slot to be free again',
-      async () => ((await limits()).verify.free === 1 ? true : undefined),
+      async () => ((await limits()).verify.active === 0 ? true : undefined),
       5_000,
     );
     expect(await gauge('gym_resources_operation_queued')).toBe(0);
@@ -250,7 +257,7 @@ describe('limits and leaks', () => {
     socket.destroy();
     const answer = await post('/tool', { tool: 'word_count', input: 'one two three' });
     expect(answer).toMatchObject({ status: 200, body: { words: 3 } });
-    expect((await limits()).tool).toMatchObject({ active: 0, pending: 0 });
+    expect((await limits()).tool).toMatchObject({ active: 0, queued: 0 });
   });
 
   it('keeps every metric label inside its bounded set after all of the above', async () => {

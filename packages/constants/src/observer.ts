@@ -7,6 +7,8 @@ export const METRIC_EVENT_LOOP_LAG = 'gym.event_loop.lag_ms' as const;
 export const METRIC_REQUESTS_IN_FLIGHT = 'gym.server.requests.in_flight' as const;
 /** Unit of {@link METRIC_REQUESTS_IN_FLIGHT}. */
 export const UNIT_REQUEST = '{request}' as const;
+/** What a server name must look like to be the `nemo.gym.server.name` attribute of {@link METRIC_REQUESTS_IN_FLIGHT} (bounded, never an id). */
+export const SERVER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 /** Buckets of `gym.event_loop.lag_ms`: 1 ms (a healthy loop) to 10 s (a stalled one). */
 export const LAG_BOUNDARIES_MS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000] as const;

@@ -58,7 +58,7 @@ export function isSpanGroupPreset(value: unknown): value is SpanGroupPreset {
  */
 export function resolveSpanGroups(spec: string): ResolvedSpanGroups {
   const groups = new Set<SpanGroup>();
-  const unknown: string[] = [];
+  const unknown = new Set<string>();
   for (const raw of spec.split(',')) {
     const name = raw.trim().toLowerCase();
     if (name === '') continue;
@@ -66,9 +66,9 @@ export function resolveSpanGroups(spec: string): ResolvedSpanGroups {
       for (const group of SPAN_GROUP_PRESETS[name]) groups.add(group);
     } else if (isSpanGroup(name)) {
       groups.add(name);
-    } else if (!unknown.includes(name)) {
-      unknown.push(name);
+    } else {
+      unknown.add(name);
     }
   }
-  return { groups, unknown };
+  return { groups, unknown: [...unknown] };
 }

@@ -27,7 +27,7 @@ import {
 } from '@gym/constants';
 import { describe, expect, it } from '@jest/globals';
 
-describe('bounded sets equal SPEC §1 exactly', () => {
+describe('bounded sets equal the contract exactly', () => {
   it.each([
     ['OPERATIONS', OPERATIONS, ['verify', 'tool', 'judge', 'other']],
     ['EXECUTORS', EXECUTORS, ['inline', 'thread', 'process', 'subprocess', 'other']],

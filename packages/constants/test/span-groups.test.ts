@@ -65,3 +65,14 @@ describe('resolveSpanGroups', () => {
     expect(a).not.toBe(b);
   });
 });
+
+describe('resolveSpanGroups on a huge spec', () => {
+  it('keeps each unknown name once and stays linear (100,000 distinct unknown names)', () => {
+    const names = Array.from({ length: 100_000 }, (_, i) => `n${i}`);
+    const spec = [...names, 'sandbox', 'n1', 'N2'].join(',');
+    const { groups, unknown } = resolveSpanGroups(spec);
+    expect([...groups]).toEqual(['sandbox']);
+    expect(unknown).toHaveLength(100_000);
+    expect(unknown[0]).toBe('n0');
+  });
+});

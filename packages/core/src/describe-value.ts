@@ -66,10 +66,46 @@ function kind(value: object): string {
   return tag === 'Object' ? 'Object' : tag;
 }
 
+/** Entries of an array or plain object rendered before `…`; with the visit budget, bounds the work. */
+const RENDER_ENTRIES = 8;
+/** Values visited while rendering; past it the rest is left out. */
+const RENDER_VISITS = 64;
+
+/** A `String`, `Number`, `Boolean` or `BigInt` object, which JSON writes as its primitive. */
+function isBoxed(value: object): boolean {
+  return value instanceof String || value instanceof Number || value instanceof Boolean || value instanceof BigInt;
+}
+
 function render(value: object): string {
+  // JSON of a bounded preview: a 1e6-element array or a 1e5-key object costs a few entries,
+  // not a multi-megabyte string that is then cut to 80 characters.
+  let visits = 0;
+  const preview = (_key: string, entry: unknown): unknown => {
+    visits += 1;
+    if (visits > RENDER_VISITS) return undefined;
+    if (typeof entry === 'string')
+      return entry.length > DESCRIBE_MAX_CHARS ? entry.slice(0, DESCRIBE_MAX_CHARS) : entry;
+    if (Array.isArray(entry)) return entry.length > RENDER_ENTRIES ? [...entry.slice(0, RENDER_ENTRIES), '…'] : entry;
+    if (typeof entry === 'object' && entry !== null && !isBoxed(entry)) {
+      // Any other object (a plain one, a class instance, a typed array) by its first own keys.
+      const shown: Record<string, unknown> = {};
+      let count = 0;
+      for (const key in entry) {
+        if (!Object.hasOwn(entry, key)) continue;
+        if (count === RENDER_ENTRIES) {
+          shown['…'] = '…';
+          break;
+        }
+        shown[key] = (entry as Record<string, unknown>)[key];
+        count += 1;
+      }
+      return shown;
+    }
+    return entry;
+  };
   let text: string | undefined;
   try {
-    text = JSON.stringify(value);
+    text = JSON.stringify(value, preview);
   } catch {
     text = undefined;
   }

@@ -155,9 +155,13 @@ export interface RawValue {
   readonly value: string;
 }
 
-/** The first non-blank value among `names`, with its name; `undefined` when all are unset or blank. */
+/**
+ * The first non-blank value among `names`, with its name; `undefined` when all are unset or
+ * blank. Own properties only: a polluted `Object.prototype` never switches anything on.
+ */
 export function readVariable(env: NodeJS.ProcessEnv, names: readonly string[]): RawValue | undefined {
   for (const name of names) {
+    if (!Object.hasOwn(env, name)) continue;
     const value = env[name];
     if (typeof value === 'string' && value.trim() !== '') return { name, value };
   }

@@ -4,6 +4,7 @@
 // is one global read, so a process with telemetry off never asks the OpenTelemetry API for
 // anything.
 //
+// Only own properties of the options count (a polluted `Object.prototype` injects nothing).
 // Resolution never throws. A getter, provider or `getMeter` that throws is reported once and
 // the call gets `undefined` (it records nothing); the next call tries again, so a provider
 // that recovers, or the next provider, is used. Nothing is cached as dead.
@@ -41,10 +42,18 @@ function isObject(value: unknown): value is object {
   return (typeof value === 'object' || typeof value === 'function') && value !== null;
 }
 
-function injected(options: unknown, own: string, provider: string): boolean {
+/**
+ * Own property `key` of `options`, else `undefined`: a polluted `Object.prototype` (say
+ * `Object.prototype.meter = …`) must not inject anything. May throw through a throwing getter
+ * or Proxy trap.
+ */
+function own(options: object, key: string): unknown {
+  return Object.hasOwn(options, key) ? (options as Record<string, unknown>)[key] : undefined;
+}
+
+function injected(options: unknown, ownKey: string, provider: string): boolean {
   if (!isObject(options)) return false;
-  const o = options as Record<string, unknown>;
-  return isObject(o[own]) || isObject(o[provider]);
+  return isObject(own(options, ownKey)) || isObject(own(options, provider));
 }
 
 /**
@@ -72,10 +81,10 @@ export function resolveMeter(
 ): Meter | undefined {
   try {
     if (isObject(options)) {
-      const meter = options.meter;
-      if (isObject(meter)) return meter;
-      const provider = options.meterProvider;
-      if (isObject(provider)) return meterOf(provider, scope);
+      const meter = own(options, 'meter');
+      if (isObject(meter)) return meter as Meter;
+      const provider = own(options, 'meterProvider');
+      if (isObject(provider)) return meterOf(provider as MeterProvider, scope);
     }
     if (!isMetricsExporting()) return undefined;
     return meterOf(metrics.getMeterProvider(), scope);
@@ -100,10 +109,10 @@ export function resolveTracer(
 ): Tracer | undefined {
   try {
     if (isObject(options)) {
-      const tracer = options.tracer;
-      if (isObject(tracer)) return tracer;
-      const provider = options.tracerProvider;
-      if (isObject(provider)) return tracerOf(provider, scope);
+      const tracer = own(options, 'tracer');
+      if (isObject(tracer)) return tracer as Tracer;
+      const provider = own(options, 'tracerProvider');
+      if (isObject(provider)) return tracerOf(provider as TracerProvider, scope);
     }
     if (!isTracesExporting()) return undefined;
     return tracerOf(trace.getTracerProvider(), scope);

@@ -15,14 +15,27 @@ const GLOBAL_KEY: unique symbol = Symbol.for('@gym/core.shared.v1') as never;
 type Slots = Map<string, unknown>;
 type Holder = { [GLOBAL_KEY]?: Slots };
 
+/** Used only when the global holds something else or cannot be written: this copy's own slots. */
+let ownSlots: Slots | undefined;
+
 function slots(): Slots {
   const holder = globalThis as Holder;
-  let map = holder[GLOBAL_KEY];
-  if (map === undefined) {
-    map = new Map();
-    Object.defineProperty(holder, GLOBAL_KEY, { value: map, enumerable: false, configurable: true, writable: false });
+  try {
+    let map: unknown = holder[GLOBAL_KEY];
+    if (map === undefined) {
+      map = new Map();
+      Object.defineProperty(holder, GLOBAL_KEY, { value: map, enumerable: false, configurable: true, writable: false });
+    }
+    // A real Map (not a Proxy of one, not a look-alike): its own methods work on it.
+    Map.prototype.has.call(map, '');
+    return map as Slots;
+  } catch {
+    // Something else sits at the key (a number, a frozen object, a Proxy whose traps throw) or
+    // globalThis is frozen. Loading must not fail for it: this copy keeps its own slots, so
+    // its state is right for itself, just not shared with another copy.
+    ownSlots ??= new Map();
+    return ownSlots;
   }
-  return map;
 }
 
 /**

@@ -203,3 +203,35 @@ describe('resolveMeter', () => {
     expect(resolveMeter(options, scope, createReporter('@gym/test-getter'))).toBeUndefined();
   });
 });
+
+describe('hostile environments', () => {
+  it('never reads a variable from a polluted Object.prototype', () => {
+    const proto = Object.prototype as Record<string, unknown>;
+    proto.NEMO_GYM_OTEL_ENABLED = '1';
+    proto.NEMO_GYM_OTEL_SPAN_GROUPS = 'all';
+    try {
+      expect(readGymVariable({}, GYM_VARIABLES.enabled)).toMatchObject({ ok: true, value: false });
+      expect(readGymVariable(process.env, GYM_VARIABLES.enabled)).toMatchObject({
+        ok: true,
+        value: process.env.NEMO_GYM_OTEL_ENABLED === undefined ? false : expect.anything(),
+      });
+      expect(readGymVariable(Object.create(null), GYM_VARIABLES.spanGroups)).toMatchObject({ value: 'default' });
+    } finally {
+      delete proto.NEMO_GYM_OTEL_ENABLED;
+      delete proto.NEMO_GYM_OTEL_SPAN_GROUPS;
+    }
+  });
+});
+
+describe('the hot-path slots', () => {
+  it('are own properties of globalThis holding undefined when nothing is published (no prototype walk on the off path)', async () => {
+    const { setTelemetryState, isMetricsExporting } = await import('@gym/core');
+    const stateKey = Symbol.for('@gym/telemetry-state.v1');
+    setTelemetryState(undefined);
+    expect(Object.hasOwn(globalThis, stateKey)).toBe(true);
+    expect((globalThis as Record<symbol, unknown>)[stateKey]).toBeUndefined();
+    expect(Object.hasOwn(globalThis, Symbol.for('opentelemetry.js.api.1'))).toBe(true);
+    expect(Object.keys(globalThis)).not.toContain(stateKey);
+    expect(isMetricsExporting()).toBe(false);
+  });
+});

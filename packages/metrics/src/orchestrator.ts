@@ -1,12 +1,20 @@
 // Who may write `gym.servers.active`: one process per fleet, the orchestrator. A second
 // writer would make the gauge flap between two truths, so every other process is refused.
 // The answer is an explicit declaration if one was made, else the published telemetry state
-// (which @gym/otel-bootstrap writes for serverType 'orchestrator'); this package reads the
-// state through @gym/constants and never imports the bootstrap.
+// (which @gym/otel-bootstrap writes for serverType 'orchestrator'). The declaration lives in a
+// @gym/core shared slot, so it holds for every copy of this package in the process.
 
-import { getTelemetryState } from '@gym/core';
+import { getTelemetryState, sharedSlot } from '@gym/core';
 
-let declared: boolean | undefined;
+/** Name of the shared slot holding the explicit declaration. */
+export const ORCHESTRATOR_SLOT = '@gym/metrics/orchestrator@1';
+
+/** The explicit declaration, if one was made. */
+export interface OrchestratorDeclaration {
+  declared: boolean | undefined;
+}
+
+const declaration = sharedSlot<OrchestratorDeclaration>(ORCHESTRATOR_SLOT, () => ({ declared: undefined }));
 
 /**
  * Declares whether this process is the fleet's orchestrator, the one writer of
@@ -16,7 +24,7 @@ let declared: boolean | undefined;
  * @param isOrchestrator - `true` (the default) to declare, `false` to withdraw.
  */
 export function declareOrchestrator(isOrchestrator = true): void {
-  declared = isOrchestrator === true;
+  declaration.declared = isOrchestrator === true;
 }
 
 /**
@@ -24,6 +32,7 @@ export function declareOrchestrator(isOrchestrator = true): void {
  * `getTelemetryState()?.orchestrator`, else `false`.
  */
 export function isOrchestrator(): boolean {
+  const declared = declaration.declared;
   if (declared !== undefined) return declared;
   return getTelemetryState()?.orchestrator === true;
 }

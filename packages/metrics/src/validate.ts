@@ -1,40 +1,44 @@
-// Input checks for the recorders. A bad number is a bug in the caller, but telemetry never
-// throws into the program it observes: the value is dropped (never clamped, a clamped
-// duration would be a lie in a dashboard) and the mistake is reported once per kind.
+// Input checks for the recorders. Every argument here is a measurement, and a bad
+// measurement is dropped (never clamped: a clamped duration would be a lie in a dashboard),
+// never thrown: the recorders sit in a server's hot path. Each kind of mistake is reported
+// once per recorder and field, naming the value and what is allowed.
 
-import { warnOnce } from './report-once.js';
+import { describeValue } from '@gym/core';
+import { reporter } from './report.js';
 
-/** What was wrong with a value, one diag warning each. */
+/** What was wrong with a value, one warning each. */
 type Mistake = 'not a number' | 'NaN' | 'infinite' | 'negative' | 'not an integer';
 
 /** True for a finite number >= 0. NaN fails the comparison; one branch on the hot path. */
-export function isValidDuration(ms: number): boolean {
+export function isValidDuration(ms: unknown): ms is number {
   return typeof ms === 'number' && ms >= 0 && ms !== Number.POSITIVE_INFINITY;
 }
 
 /** True for an integer >= 0 (a finite one: `Number.isInteger` rejects NaN and infinities). */
-export function isValidCount(count: number): boolean {
-  return Number.isInteger(count) && count >= 0;
+export function isValidCount(count: unknown): count is number {
+  return Number.isInteger(count) && (count as number) >= 0;
 }
 
 /** Warns (once per recorder, field and kind of mistake) that a duration was dropped. */
-export function reportInvalidDuration(recorder: string, field: string, value: unknown): void {
+export function reportInvalidDuration(recorder: string, field: string, value: unknown, dropped: string): void {
   const mistake = classify(value, false);
-  warnOnce(`${recorder}.${field}:${mistake}`, () =>
-    dropped(recorder, field, value, mistake, 'a finite number of milliseconds >= 0'),
+  reporter.warnOnce(`${recorder}.${field}:${mistake}`, () =>
+    message(recorder, field, value, mistake, 'a finite number of milliseconds >= 0', dropped),
   );
 }
 
 /** Warns (once per recorder, field and kind of mistake) that a count was dropped. */
 export function reportInvalidCount(recorder: string, field: string, value: unknown): void {
   const mistake = classify(value, true);
-  warnOnce(`${recorder}.${field}:${mistake}`, () => dropped(recorder, field, value, mistake, 'an integer >= 0'));
+  reporter.warnOnce(`${recorder}.${field}:${mistake}`, () =>
+    message(recorder, field, value, mistake, 'an integer >= 0', 'the call was dropped (nothing recorded)'),
+  );
 }
 
 /** Warns (once per recorder and field) that a flag was not a boolean. */
 export function reportInvalidFlag(recorder: string, field: string, value: unknown): void {
-  warnOnce(`${recorder}.${field}:not a boolean`, () =>
-    dropped(recorder, field, value, 'not a boolean', 'true or false'),
+  reporter.warnOnce(`${recorder}.${field}:not a boolean`, () =>
+    message(recorder, field, value, 'not a boolean', 'true or false', 'the call was dropped (nothing recorded)'),
   );
 }
 
@@ -48,19 +52,16 @@ function classify(value: unknown, integer: boolean): Mistake {
   return 'not a number';
 }
 
-function dropped(recorder: string, field: string, value: unknown, mistake: string, allowed: string): string {
+function message(
+  recorder: string,
+  field: string,
+  value: unknown,
+  mistake: string,
+  allowed: string,
+  dropped: string,
+): string {
   return (
-    `${recorder}: ${field} = ${describe(value)} is ${mistake}; allowed: ${allowed}. ` +
-    `The call was dropped (nothing recorded); later ${mistake} values of ${field} are dropped silently.`
+    `${recorder}: ${field} = ${describeValue(value)} is ${mistake}; allowed: ${allowed}. ` +
+    `${dropped[0]!.toUpperCase()}${dropped.slice(1)}; later ${mistake} values of ${field} are dropped silently.`
   );
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'bigint') return `${value}n`;
-  try {
-    return String(value);
-  } catch {
-    return typeof value;
-  }
 }

@@ -10,25 +10,24 @@ import {
   METRIC_VERIFY_SUCCESS_RATE,
 } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
+import { captureDiag, createMetricHarness, gaugeValue, histogramPoint, type MetricHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { diag, type Meter, metrics } from '@opentelemetry/api';
 import { DataPointType } from '@opentelemetry/sdk-metrics';
-import { collectDiag } from './support/collecting-diag-logger.js';
 import { freshMetrics, type MetricsModule } from './support/fresh-metrics.js';
-import { createHarness, gaugeValue, histogramPoint, type MetricHarness } from './support/metric-harness.js';
 
 let gym: MetricsModule;
 const harnesses: MetricHarness[] = [];
 
 function harness(): MetricHarness {
-  const created = createHarness();
+  const created = createMetricHarness();
   harnesses.push(created);
   return created;
 }
 
 beforeEach(async () => {
   gym = await freshMetrics();
-  collectDiag();
+  captureDiag();
 });
 
 afterEach(async () => {
@@ -160,28 +159,35 @@ describe('instrument cache', () => {
     });
   }
 
-  it('creates each instrument once per meter, lazily, and a second meter gets its own', async () => {
+  it('creates the four instruments once per meter, and a second meter gets its own', async () => {
     const h = harness();
     const created: string[] = [];
     const meter = notingMeter(h.meterProvider.getMeter('first'), created);
-    gym.recordRolloutDuration(1, { meter });
-    // Lazy: only the rollout histogram exists so far.
-    expect(created).toEqual([`createHistogram:${METRIC_ROLLOUT_DURATION}`]);
+    gym.declareOrchestrator();
     for (let i = 0; i < 5; i += 1) {
       gym.recordRolloutDuration(1, { meter });
       gym.recordVerify(1, true, { meter });
+      gym.recordActiveServers(1, { meter });
     }
-    expect(created).toEqual([
+    const four = [
       `createHistogram:${METRIC_ROLLOUT_DURATION}`,
       `createHistogram:${METRIC_VERIFY_DURATION}`,
       `createGauge:${METRIC_VERIFY_SUCCESS_RATE}`,
-    ]);
+      `createGauge:${METRIC_SERVERS_ACTIVE}`,
+    ];
+    expect(created).toEqual(four);
 
     const createdOnSecond: string[] = [];
     const second = notingMeter(h.meterProvider.getMeter('second'), createdOnSecond);
     gym.recordRolloutDuration(2, { meter: second });
-    expect(createdOnSecond).toEqual([`createHistogram:${METRIC_ROLLOUT_DURATION}`]);
+    expect(createdOnSecond).toEqual(four);
     expect(histogramPoint(await h.collect(), METRIC_ROLLOUT_DURATION).count).toBeGreaterThan(0);
+  });
+
+  it('an instrument that is declared but never written exports nothing', async () => {
+    const h = harness();
+    gym.recordRolloutDuration(5, { meterProvider: h.meterProvider });
+    expect([...(await h.collect()).keys()]).toEqual([METRIC_ROLLOUT_DURATION]);
   });
 
   it('takes the meter from an injected provider once', () => {

@@ -1,22 +1,33 @@
 // A bad number is dropped, never recorded and never thrown, with one diag warning per kind
 // of mistake (per recorder and field), naming the recorder, the field, the value and what
-// is allowed.
+// is allowed. recordVerify drops only the duration point: the outcome still counts.
 
-import { METRIC_ROLLOUT_DURATION, METRIC_SERVERS_ACTIVE, METRIC_VERIFY_SUCCESS_RATE } from '@gym/constants';
+import {
+  METRIC_ROLLOUT_DURATION,
+  METRIC_SERVERS_ACTIVE,
+  METRIC_VERIFY_DURATION,
+  METRIC_VERIFY_SUCCESS_RATE,
+} from '@gym/constants';
+import {
+  captureDiag,
+  createMetricHarness,
+  type DiagCapture,
+  gaugeValue,
+  histogramPoint,
+  type MetricHarness,
+} from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { diag } from '@opentelemetry/api';
-import { type CollectingDiagLogger, collectDiag } from './support/collecting-diag-logger.js';
 import { freshMetrics, type MetricsModule } from './support/fresh-metrics.js';
-import { createHarness, gaugeValue, histogramPoint, type MetricHarness } from './support/metric-harness.js';
 
 let gym: MetricsModule;
 let harness: MetricHarness;
-let logger: CollectingDiagLogger;
+let logger: DiagCapture;
 
 beforeEach(async () => {
   gym = await freshMetrics();
-  harness = createHarness();
-  logger = collectDiag();
+  harness = createMetricHarness();
+  logger = captureDiag();
   gym.declareOrchestrator();
 });
 
@@ -35,41 +46,55 @@ const badDurations: ReadonlyArray<readonly [string, unknown]> = [
 ];
 
 describe('invalid durations', () => {
-  it.each([
-    [
-      'recordRolloutDuration',
-      (m: MetricsModule, v: number) => m.recordRolloutDuration(v, { meterProvider: harness.meterProvider }),
-    ],
-    [
-      'recordVerify',
-      (m: MetricsModule, v: number) => m.recordVerify(v, true, { meterProvider: harness.meterProvider }),
-    ],
-  ] as const)('%s drops each kind and warns once per kind', async (recorder, call) => {
+  it('recordRolloutDuration drops each kind and warns once per kind', async () => {
+    const call = (value: unknown) =>
+      gym.recordRolloutDuration(value as number, { meterProvider: harness.meterProvider });
     for (const [, value] of badDurations) {
-      expect(() => call(gym, value as number)).not.toThrow();
-      call(gym, value as number); // the same mistake again: no second warning
+      expect(() => call(value)).not.toThrow();
+      call(value); // the same mistake again: no second warning
     }
     expect((await harness.collect()).size).toBe(0);
-    const warnings = logger.ours();
-    // -Infinity and +Infinity are one kind; '125' and undefined are one kind.
+    expectOneWarningPerKind('recordRolloutDuration', 'The call was dropped (nothing recorded)');
+  });
+
+  it('recordVerify drops each bad duration point, warns once per kind, and still counts every outcome', async () => {
+    for (const [, value] of badDurations) {
+      expect(() => gym.recordVerify(value as number, false, { meterProvider: harness.meterProvider })).not.toThrow();
+      gym.recordVerify(value as number, false, { meterProvider: harness.meterProvider });
+    }
+    const collected = await harness.collect();
+    expect(collected.has(METRIC_VERIFY_DURATION)).toBe(false);
+    // Twelve failed calls, every one counted: the rate is exported, and it is 0.
+    expect(gaugeValue(collected, METRIC_VERIFY_SUCCESS_RATE)).toBe(0);
+    expectOneWarningPerKind(
+      'recordVerify',
+      'The duration point was dropped; the outcome still counts in the success rate',
+    );
+  });
+
+  /** -Infinity and +Infinity are one kind; '125' and undefined are one kind. */
+  function expectOneWarningPerKind(recorder: string, consequence: string): void {
+    const warnings = logger.from('@gym/metrics:');
     expect(warnings.map((w) => w.level)).toEqual(['warn', 'warn', 'warn', 'warn']);
     const kinds = ['negative', 'NaN', 'infinite', 'not a number'];
     warnings.forEach((warning, i) => {
       expect(warning.message).toContain(`${recorder}: ms = `);
       expect(warning.message).toContain(`is ${kinds[i]}`);
       expect(warning.message).toContain('allowed: a finite number of milliseconds >= 0');
+      expect(warning.message).toContain(consequence);
     });
-    expect(warnings[0]?.message).toContain('ms = -1 ');
-    expect(warnings[3]?.message).toContain('ms = "125" ');
-  });
+    expect(warnings[0]?.message).toContain('ms = number -1 ');
+    expect(warnings[3]?.message).toContain('ms = string "125" ');
+  }
 
-  it('a dropped verify call is not tallied: the rate and the histogram count stay the same calls', async () => {
+  it('an invalid duration does not hide a failure: the outcome counts, only the duration point is dropped', async () => {
     const options = { meterProvider: harness.meterProvider };
     gym.recordVerify(Number.NaN, false, options);
     gym.recordVerify(-5, false, options);
     gym.recordVerify(10, true, options);
     const collected = await harness.collect();
-    expect(gaugeValue(collected, METRIC_VERIFY_SUCCESS_RATE)).toBe(1);
+    expect(gaugeValue(collected, METRIC_VERIFY_SUCCESS_RATE)).toBeCloseTo(1 / 3, 12);
+    expect(histogramPoint(collected, METRIC_VERIFY_DURATION)).toMatchObject({ count: 1, sum: 10 });
   });
 
   it('a non-boolean succeeded drops the call with one warning', async () => {
@@ -77,14 +102,16 @@ describe('invalid durations', () => {
     gym.recordVerify(10, 'yes' as unknown as boolean, options);
     gym.recordVerify(10, 1 as unknown as boolean, options);
     expect((await harness.collect()).size).toBe(0);
-    const warnings = logger.ours();
+    const warnings = logger.from('@gym/metrics:');
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]?.message).toContain('recordVerify: succeeded = "yes" is not a boolean; allowed: true or false');
+    expect(warnings[0]?.message).toContain(
+      'recordVerify: succeeded = string "yes" is not a boolean; allowed: true or false',
+    );
   });
 
   it('warns even while metrics are off (a bug is a bug), and records nothing', () => {
     gym.recordRolloutDuration(-1);
-    expect(logger.ours()).toHaveLength(1);
+    expect(logger.from('@gym/metrics:')).toHaveLength(1);
   });
 
   it('valid values still record after invalid ones', async () => {
@@ -102,11 +129,11 @@ describe('invalid server counts', () => {
       expect(() => gym.recordActiveServers(value, options)).not.toThrow();
     }
     expect(gaugeValue(await harness.collect(), METRIC_SERVERS_ACTIVE)).toBe(4);
-    const warnings = logger.ours().map((w) => w.message);
+    const warnings = logger.from('@gym/metrics:').map((w) => w.message);
     expect(warnings).toHaveLength(4);
-    expect(warnings[0]).toContain('recordActiveServers: count = -1 is negative; allowed: an integer >= 0');
-    expect(warnings[1]).toContain('count = 2.5 is not an integer');
-    expect(warnings[2]).toContain('count = NaN is NaN');
-    expect(warnings[3]).toContain('count = Infinity is infinite');
+    expect(warnings[0]).toContain('recordActiveServers: count = number -1 is negative; allowed: an integer >= 0');
+    expect(warnings[1]).toContain('count = number 2.5 is not an integer');
+    expect(warnings[2]).toContain('count = number NaN is NaN');
+    expect(warnings[3]).toContain('count = number Infinity is infinite');
   });
 });

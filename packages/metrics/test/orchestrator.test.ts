@@ -3,15 +3,14 @@
 
 import { METRIC_SERVERS_ACTIVE } from '@gym/constants';
 import { setTelemetryState, type TelemetryStateInit } from '@gym/core';
+import { captureDiag, createMetricHarness, type DiagCapture, gaugeValue, type MetricHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { diag, metrics } from '@opentelemetry/api';
-import { type CollectingDiagLogger, collectDiag } from './support/collecting-diag-logger.js';
 import { freshMetrics, type MetricsModule } from './support/fresh-metrics.js';
-import { createHarness, gaugeValue, type MetricHarness } from './support/metric-harness.js';
 
 let gym: MetricsModule;
 let harness: MetricHarness;
-let logger: CollectingDiagLogger;
+let logger: DiagCapture;
 
 const state = (orchestrator: boolean): TelemetryStateInit => ({
   metricsExporting: true,
@@ -22,8 +21,8 @@ const state = (orchestrator: boolean): TelemetryStateInit => ({
 
 beforeEach(async () => {
   gym = await freshMetrics();
-  harness = createHarness();
-  logger = collectDiag();
+  harness = createMetricHarness();
+  logger = captureDiag();
 });
 
 afterEach(async () => {
@@ -38,7 +37,7 @@ describe('refusal outside the orchestrator', () => {
     expect(gym.isOrchestrator()).toBe(false);
     for (const count of [3, 5, 0]) gym.recordActiveServers(count, { meterProvider: harness.meterProvider });
     expect((await harness.collect()).has(METRIC_SERVERS_ACTIVE)).toBe(false);
-    const warnings = logger.ours();
+    const warnings = logger.from('@gym/metrics:');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]?.level).toBe('warn');
     expect(warnings[0]?.message).toContain('recordActiveServers refused');
@@ -51,12 +50,12 @@ describe('refusal outside the orchestrator', () => {
     setTelemetryState(state(false));
     gym.recordActiveServers(3);
     expect((await harness.collect()).size).toBe(0);
-    expect(logger.ours()).toHaveLength(1);
+    expect(logger.from('@gym/metrics:')).toHaveLength(1);
   });
 
   it('is silent when metrics are off: nothing could be overwritten, so nothing to warn about', () => {
     gym.recordActiveServers(3);
-    expect(logger.ours()).toEqual([]);
+    expect(logger.from('@gym/metrics:')).toEqual([]);
   });
 
   it('declareOrchestrator(false) wins over a published orchestrator state', async () => {
@@ -67,7 +66,7 @@ describe('refusal outside the orchestrator', () => {
     expect(gym.isOrchestrator()).toBe(false);
     gym.recordActiveServers(3);
     expect((await harness.collect()).size).toBe(0);
-    expect(logger.ours()).toHaveLength(1);
+    expect(logger.from('@gym/metrics:')).toHaveLength(1);
   });
 });
 
@@ -77,7 +76,7 @@ describe('the orchestrator writes', () => {
     expect(gym.isOrchestrator()).toBe(true);
     gym.recordActiveServers(4, { meterProvider: harness.meterProvider });
     expect(gaugeValue(await harness.collect(), METRIC_SERVERS_ACTIVE)).toBe(4);
-    expect(logger.ours()).toEqual([]);
+    expect(logger.from('@gym/metrics:')).toEqual([]);
   });
 
   it('when the published state (as @gym/otel-bootstrap writes it) says orchestrator', async () => {
@@ -86,7 +85,7 @@ describe('the orchestrator writes', () => {
     gym.recordActiveServers(4);
     gym.recordActiveServers(0); // before shutdown
     expect(gaugeValue(await harness.collect(), METRIC_SERVERS_ACTIVE)).toBe(0);
-    expect(logger.ours()).toEqual([]);
+    expect(logger.from('@gym/metrics:')).toEqual([]);
   });
 
   it('follows the published state when it changes, while nothing was declared', () => {

@@ -1,21 +1,20 @@
-// The success rate is cumulative since the process started and counts verify calls even
-// while metrics are not exporting; the test-only reset starts it over.
+// The success rate is cumulative since the process started, counts verify calls even while
+// metrics are not exporting, and is one tally per process, whatever copy of the package counts.
 
 import { METRIC_VERIFY_DURATION, METRIC_VERIFY_SUCCESS_RATE } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
+import { captureDiag, createMetricHarness, gaugeValue, histogramPoint, type MetricHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { diag, metrics } from '@opentelemetry/api';
-import { collectDiag } from './support/collecting-diag-logger.js';
-import { freshMetrics, type MetricsModule } from './support/fresh-metrics.js';
-import { createHarness, gaugeValue, histogramPoint, type MetricHarness } from './support/metric-harness.js';
+import { freshCopy, freshMetrics, type MetricsModule } from './support/fresh-metrics.js';
 
 let gym: MetricsModule;
 let harness: MetricHarness;
 
 beforeEach(async () => {
   gym = await freshMetrics();
-  harness = createHarness();
-  collectDiag();
+  harness = createMetricHarness();
+  captureDiag();
 });
 
 afterEach(async () => {
@@ -41,7 +40,7 @@ describe('verify tally', () => {
   });
 
   it('is process-wide: every meter sees the same fraction', async () => {
-    const other = createHarness();
+    const other = createMetricHarness();
     gym.recordVerify(1, false, { meterProvider: harness.meterProvider });
     gym.recordVerify(1, true, { meterProvider: other.meterProvider });
     expect(gaugeValue(await harness.collect(), METRIC_VERIFY_SUCCESS_RATE)).toBe(0);
@@ -49,13 +48,15 @@ describe('verify tally', () => {
     await other.shutdown();
   });
 
-  it('resetVerifyTallyForTesting starts the fraction over', async () => {
-    const options = { meterProvider: harness.meterProvider };
-    gym.recordVerify(1, false, options);
-    gym.recordVerify(1, false, options);
-    gym.resetVerifyTallyForTesting();
-    gym.recordVerify(1, true, options);
-    // Without the reset this would be 1/3.
-    expect(gaugeValue(await harness.collect(), METRIC_VERIFY_SUCCESS_RATE)).toBe(1);
+  it('is one tally for two fresh copies of the package loaded in one process', async () => {
+    const second = await freshCopy();
+    gym.recordVerify(1, true, { meterProvider: harness.meterProvider });
+    gym.recordVerify(1, true, { meterProvider: harness.meterProvider });
+    second.recordVerify(1, false, { meterProvider: harness.meterProvider });
+    expect(gaugeValue(await harness.collect(), METRIC_VERIFY_SUCCESS_RATE)).toBeCloseTo(2 / 3, 12);
+  });
+
+  it('has no test-only reset in the public API', () => {
+    expect(Object.keys(gym).filter((name) => /reset|testing/i.test(name))).toEqual([]);
   });
 });

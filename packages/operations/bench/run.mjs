@@ -1,11 +1,13 @@
 // Ratio benchmarks for @gym/operations, measured in one process (never absolute targets):
-//   1. disabled resourcesOperation / the bare limit            (target ≤ 1.05)
-//   2. enabled resourcesOperation / a hand-written floor       (target ≤ 1.10)
+//   1. disabled resourcesOperation / the bare limit                        (target ≤ 1.05)
+//   2. disabled resourcesOperation on a metered limit / on the same limit  (target ≤ 1.05)
+//   3. enabled resourcesOperation / a hand-written floor                   (target ≤ 1.10)
 // The floor is the same limit plus the clock reads and the two histogram.record calls (with
 // prebuilt attributes, on the same SDK) that measuring queue and run time needs at minimum.
 // Bodies are empty async functions: the worst case, where nothing hides the overhead.
 // Each variant runs warm-up rounds, then ROUNDS rounds interleaved with its baseline; the
 // table shows the median ns/op, the ratio of medians, and the min–max of the per-round ratios.
+// See bench/README.md for the method and how to read the table.
 //
 // Run: npm run build && npm run bench --workspace=@gym/operations
 
@@ -17,12 +19,12 @@ import {
   METRIC_OPERATION_QUEUE_DURATION,
   OPERATION_BOUNDARIES_MS,
 } from '@gym/constants';
-import { isMetricsExporting } from '@gym/core';
+import { isMetricsExporting, setTelemetryState } from '@gym/core';
 import { metrics } from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { Mutex, Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
-import { resourcesOperation } from '../dist/index.js';
+import { meteredLimit, resourcesOperation } from '../dist/index.js';
 
 const OPS_PER_ROUND = Number(process.env.BENCH_OPS ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
@@ -135,7 +137,43 @@ const LIMITS = {
     make: () => new Mutex(),
     inside: (mutex, fn) => mutex.runExclusive(fn),
   },
+  'acquire()/release()': {
+    make: (n) => countingLimit(n),
+    inside: async (limit, fn) => {
+      const release = await limit.acquire();
+      try {
+        return await fn();
+      } finally {
+        release();
+      }
+    },
+    capacity: (n) => n,
+  },
 };
+
+/** The smallest honest acquire()/release() limit: acquire() resolves a release function. */
+function countingLimit(size) {
+  let free = size;
+  const waiters = [];
+  const grant = (resolve) => {
+    free--;
+    let released = false;
+    resolve(() => {
+      if (released) return;
+      released = true;
+      free++;
+      const next = waiters.shift();
+      if (next !== undefined) grant(next);
+    });
+  };
+  return {
+    acquire: () =>
+      new Promise((resolve) => {
+        if (free > 0) grant(resolve);
+        else waiters.push(resolve);
+      }),
+  };
+}
 
 function throughOperation(limit) {
   return () => resourcesOperation(limit, OPTIONS, body);
@@ -172,18 +210,49 @@ const fmt = (x, d = 0) => x.toFixed(d).padStart(8);
 const rows = [];
 
 if (isMetricsExporting()) throw new Error('benchmark must start with metrics off');
+// Two ways to be off: nothing published and no SDK (a library used on its own: the exporting
+// check reads two absent globals), and the state @gym/otel-bootstrap publishes when telemetry is
+// disabled (one present global). The second is what a Gym server with telemetry off runs.
+const OFF_STATES = {
+  'disabled / bare': undefined,
+  'off state / bare': { metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator: false },
+};
+for (const [test, state] of Object.entries(OFF_STATES)) {
+  setTelemetryState(state);
+  if (isMetricsExporting()) throw new Error('benchmark must run with metrics off');
+  for (const [shapeName, shape] of Object.entries(SHAPES)) {
+    for (const [kind, { make, inside }] of Object.entries(LIMITS)) {
+      if (!`${test} ${kind} ${shapeName}`.includes(ONLY)) continue;
+      const r = await compare(
+        () => {
+          const limit = make(shape.limit);
+          return () => inside(limit, body);
+        },
+        () => throughOperation(make(shape.limit)),
+        shape.inFlight,
+      );
+      rows.push({ test, kind, shape: shapeName, target: 1.05, ...r });
+    }
+  }
+}
+setTelemetryState(undefined);
+
 for (const [shapeName, shape] of Object.entries(SHAPES)) {
-  for (const [kind, { make, inside }] of Object.entries(LIMITS)) {
-    if (!`disabled ${kind} ${shapeName}`.includes(ONLY)) continue;
+  for (const [kind, { make, capacity }] of Object.entries(LIMITS)) {
+    if (!`metered ${kind} ${shapeName}`.includes(ONLY)) continue;
     const r = await compare(
-      () => {
-        const limit = make(shape.limit);
-        return () => inside(limit, body);
-      },
       () => throughOperation(make(shape.limit)),
+      () =>
+        throughOperation(
+          meteredLimit(make(shape.limit), {
+            component: 'resources',
+            limitName: 'bench',
+            capacity: capacity?.(shape.limit),
+          }),
+        ),
       shape.inFlight,
     );
-    rows.push({ test: 'disabled / bare', kind, shape: shapeName, target: 1.05, ...r });
+    rows.push({ test: 'metered / plain', kind, shape: shapeName, target: 1.05, ...r });
   }
 }
 

@@ -1,14 +1,17 @@
 // Any object with `acquire()` (and `release()`), including async-mutex decorators such as
 // `withTimeout()` and `tryAcquire()`, whose methods are own properties of a plain object: they
 // keep their own semantics (a timeout or "already locked" rejects the operation before its
-// body runs). Such a limit cannot withdraw a waiter, so a caller whose signal aborts while
-// waiting is rejected at once, and the acquisition, when it comes, is released straight away.
+// body runs). Such a limit cannot withdraw a waiter, so a caller whose wait ends from outside
+// (its signal, an admission deadline) is rejected at once, and the acquisition, when it comes,
+// is released straight away.
 
-import type { LimitAdapter } from './limit-adapter.js';
-import type { Measurement } from './measurement.js';
-import { describe } from './operation-context.js';
-import { reportOnce } from './report-once.js';
-import { type Body, type Held, runHeldOff, runHeldOn } from './run-body.js';
+import { describeValue } from '@gym/core';
+import { unwatchAbort, watchAbort } from './abort-watch.js';
+import type { Body, Cancellable, Held, Lifecycle, LimitAdapter, Tally } from './internal-types.js';
+import { Measurement } from './measurement.js';
+import { OperationContextImpl } from './operation-context.js';
+import { reporter } from './report.js';
+import { abortedAfterGrant, runMeasured, runUnmeasured } from './runners.js';
 import type { AcquireReleaseLimit } from './types.js';
 
 /** The token that means "call the limit's own `release()`". */
@@ -18,22 +21,72 @@ const USE_RELEASE_METHOD = Symbol('release()');
 export class AcquireReleaseAdapter implements LimitAdapter, Held {
   constructor(private readonly limit: AcquireReleaseLimit) {}
 
-  async runOff<T>(signal: AbortSignal | undefined, body: Body<T>): Promise<T> {
-    const token = await this.acquire(signal);
-    return runHeldOff(this, token, signal, body);
+  runUnmeasured<T>(signal: AbortSignal | undefined, body: Body<T>, tally?: Tally): Promise<T> {
+    if (signal === undefined) return tally === undefined ? this.runPlain(body) : this.runCounted(body, tally);
+    return this.runWatched(signal, body);
   }
 
-  async runOn<T>(signal: AbortSignal | undefined, body: Body<T>, m: Measurement): Promise<T> {
-    m.asked();
+  /** The unmeasured fast path: what a user would write by hand around `acquire()`, and nothing else. */
+  private async runPlain<T>(body: Body<T>): Promise<T> {
+    const token = this.toToken(await this.limit.acquire());
+    try {
+      return await body(new OperationContextImpl(undefined));
+    } finally {
+      this.leave(token);
+    }
+  }
+
+  /** The same, for a call a Tally counts. */
+  private async runCounted<T>(body: Body<T>, tally: Tally): Promise<T> {
+    tally.asked();
     let token: unknown;
     try {
-      token = await this.acquire(signal);
+      token = this.toToken(await this.limit.acquire());
     } catch (reason) {
-      m.gaveUp();
+      tally.gaveUp();
       throw reason;
     }
-    m.held();
-    return runHeldOn(this, token, signal, body, m);
+    tally.held();
+    try {
+      return await body(new OperationContextImpl(undefined));
+    } finally {
+      try {
+        this.leave(token);
+      } finally {
+        tally.ended();
+      }
+    }
+  }
+
+  private async runWatched<T>(signal: AbortSignal, body: Body<T>): Promise<T> {
+    const token = await this.acquire(signal, undefined);
+    if (abortedAfterGrant(signal)) {
+      this.leave(token);
+      throw signal.reason;
+    }
+    return runUnmeasured(this, token, signal, body);
+  }
+
+  async runMeasured<T>(signal: AbortSignal | undefined, body: Body<T>, life: Lifecycle): Promise<T> {
+    life.asked();
+    let token: unknown;
+    try {
+      // Our own Measurement never ends a wait, so without a signal nothing can: await directly.
+      token =
+        signal === undefined && life instanceof Measurement
+          ? this.toToken(await this.limit.acquire())
+          : await this.acquire(signal, life);
+    } catch (reason) {
+      life.gaveUp(reason);
+      throw reason;
+    }
+    if (abortedAfterGrant(signal)) {
+      this.leave(token);
+      life.gaveUp(signal?.reason);
+      throw signal?.reason;
+    }
+    life.held();
+    return runMeasured(this, token, signal, body, life);
   }
 
   leave(token: unknown): void {
@@ -41,15 +94,14 @@ export class AcquireReleaseAdapter implements LimitAdapter, Held {
     else (token as () => void)();
   }
 
-  /** Resolves the token to release with, or rejects (with `signal.reason` on abort). */
-  private acquire(signal: AbortSignal | undefined): Promise<unknown> {
-    const acquiring = Promise.resolve(this.limit.acquire()).then(this.toToken);
-    if (signal === undefined) return acquiring;
-    return new Promise((resolve, reject) => {
-      const waiter = new AbortableAcquisition(this, signal, resolve, reject);
-      signal.addEventListener('abort', waiter);
-      acquiring.then(waiter.onAcquired, waiter.onRefused);
-    });
+  /** Resolves the token to release with, or rejects (the limit refused, or the wait ended from outside). */
+  private acquire(signal: AbortSignal | undefined, life: Lifecycle | undefined): Promise<unknown> {
+    if (signal === undefined && life === undefined) return Promise.resolve(this.limit.acquire()).then(this.toToken);
+    const acquisition = new Acquisition(this, signal);
+    // Whether a slot is free cannot be known before `acquire()` answers, so every call "may wait".
+    const refusal = life?.mustWait(acquisition, false);
+    if (refusal !== undefined) return Promise.reject(refusal);
+    return acquisition.wait(Promise.resolve(this.limit.acquire()).then(this.toToken));
   }
 
   /** What `acquire()` resolved, turned into a token; throws when there is no way to release. */
@@ -58,49 +110,64 @@ export class AcquireReleaseAdapter implements LimitAdapter, Held {
     if (Array.isArray(value) && typeof value[1] === 'function') return value[1];
     if (typeof this.limit.release === 'function') return USE_RELEASE_METHOD;
     throw new TypeError(
-      `resourcesOperation: limit.acquire() resolved ${describe(value)}, which is not a release function ` +
+      `resourcesOperation: limit.acquire() resolved ${describeValue(value)}, which is not a release function ` +
         'nor [value, release], and the limit has no release() method; the limit cannot be released',
     );
   };
 }
 
-/** One abortable wait on `acquire()`. Listens for the abort as an `EventListenerObject`. */
-class AbortableAcquisition {
+/** One wait on `acquire()` that can end from outside. */
+class Acquisition implements Cancellable {
   private settled = false;
+  private resolve: (token: unknown) => void = noop;
+  private reject: (reason: unknown) => void = noop;
 
   constructor(
     private readonly adapter: AcquireReleaseAdapter,
-    private readonly signal: AbortSignal,
-    private readonly resolve: (token: unknown) => void,
-    private readonly reject: (reason: unknown) => void,
+    private readonly signal: AbortSignal | undefined,
   ) {}
 
-  handleEvent(): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.signal.removeEventListener('abort', this);
-    this.reject(this.signal.reason);
+  wait(acquiring: Promise<unknown>): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+      if (this.signal !== undefined) watchAbort(this.signal, this);
+      acquiring.then(this.onAcquired, this.onRefused);
+    });
   }
 
-  readonly onAcquired = (token: unknown): void => {
+  onAbort(reason: unknown): void {
+    this.cancel(reason);
+  }
+
+  cancel(reason: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (this.signal !== undefined) unwatchAbort(this.signal, this);
+    this.reject(reason);
+  }
+
+  private readonly onAcquired = (token: unknown): void => {
     if (!this.settled) {
       this.settled = true;
-      this.signal.removeEventListener('abort', this);
+      if (this.signal !== undefined) unwatchAbort(this.signal, this);
       this.resolve(token);
       return;
     }
-    // The caller gave up while waiting: give the acquisition straight back.
+    // The caller stopped waiting: give the acquisition straight back.
     try {
       this.adapter.leave(token);
     } catch (error) {
-      reportOnce('late-release', 'releasing a limit acquired after its caller aborted failed', error);
+      reporter.warnOnce('late-release', 'releasing a limit acquired after its caller stopped waiting failed', error);
     }
   };
 
-  readonly onRefused = (reason: unknown): void => {
+  private readonly onRefused = (reason: unknown): void => {
     if (this.settled) return;
     this.settled = true;
-    this.signal.removeEventListener('abort', this);
+    if (this.signal !== undefined) unwatchAbort(this.signal, this);
     this.reject(reason);
   };
 }
+
+function noop(): void {}

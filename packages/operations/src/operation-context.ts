@@ -1,17 +1,19 @@
-// The `op` object a body receives. The outcome setter validates, because an outcome is a
-// metric attribute value: a typo must fail at the line that wrote it, not become a new series
-// on a dashboard. One small object per operation is the only thing the off path allocates
-// besides the limit's own promises: the body's API needs somewhere to write its outcome.
+// The `op` object a body receives. Its outcome is a metric attribute value, so the setter
+// validates (a typo fails at the line that wrote it, instead of becoming a new series on a
+// dashboard) and the value lives in a private field: no public field, no `defineProperty` and
+// no prototype trick can hand the runner an outcome that did not pass the setter.
 
 import { isOutcome, OUTCOMES, type Outcome } from '@gym/constants';
+import { invalidChoice } from '@gym/core';
 import type { OperationContext } from './types.js';
 
-const ALLOWED_OUTCOMES = OUTCOMES.join(', ');
+const ALLOWED = `one of ${OUTCOMES.map((o) => JSON.stringify(o)).join(', ')} (or undefined)`;
+
+let readOutcome: (op: OperationContextImpl) => Outcome | undefined;
 
 /** The body's view of one operation. Internal: users only see {@link OperationContext}. */
 export class OperationContextImpl implements OperationContext {
-  /** Read by the runner after the body ended; `undefined` when the body never chose. */
-  current: Outcome | undefined = undefined;
+  #outcome: Outcome | undefined = undefined;
   readonly signal: AbortSignal | undefined;
 
   constructor(signal: AbortSignal | undefined) {
@@ -19,21 +21,20 @@ export class OperationContextImpl implements OperationContext {
   }
 
   get outcome(): Outcome | undefined {
-    return this.current;
+    return this.#outcome;
   }
 
   set outcome(value: Outcome | undefined) {
-    if (value !== undefined && !isOutcome(value)) {
-      throw new RangeError(`op.outcome cannot be ${describe(value)}; allowed: ${ALLOWED_OUTCOMES} (or undefined)`);
-    }
-    this.current = value;
+    if (value !== undefined && !isOutcome(value)) throw invalidChoice('op.outcome', value, ALLOWED);
+    this.#outcome = value;
+  }
+
+  static {
+    readOutcome = (op) => op.#outcome;
   }
 }
 
-/** A short, safe rendering of a value for an error message. */
-export function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'function') return 'a function';
-  if (value === null || typeof value !== 'object') return String(value);
-  return Array.isArray(value) ? 'an array' : 'an object';
+/** The outcome the body set through the validating setter, if any. */
+export function outcomeSet(op: OperationContextImpl): Outcome | undefined {
+  return readOutcome(op);
 }

@@ -1,8 +1,14 @@
-// The four instruments and the live counts, cached per Meter in a WeakMap. Queued and active
-// are plain integers that the operation runner increments and decrements; the SDK reads them
-// through observable up-down counters at collection time, so the hot path touches no
-// instrument for them and a re-initialised process (a new meter) starts from fresh counts.
-// Attribute objects are built once per (operation, executor) and per outcome, then reused.
+// The four gym.resources.operation.* instruments of one meter, and the live queued/active
+// counts they report. Instruments are made once per Meter (a WeakMap), so a re-initialised
+// process (a new meter) gets fresh instruments and fresh counts.
+//
+// The counts are plain integers that the operations move; the SDK reads them through
+// observable up-down counters at collection, so the hot path touches no instrument for them.
+// They live in @gym/core's versioned global, keyed by meter and (operation, executor), not in
+// this module: an install that did not deduplicate this package loads it twice, and two
+// copies each counting half of the operations would export two wrong halves (the SDK keeps
+// the last observation of an attribute set). Here every copy moves and reports the same
+// integers, so whichever copy's observation the SDK keeps, it is the whole count.
 
 import {
   ATTR_EXECUTOR,
@@ -18,29 +24,28 @@ import {
   OUTCOMES,
   type Outcome,
 } from '@gym/constants';
-import { isMetricsExporting } from '@gym/core';
+import { sharedSlot } from '@gym/core';
 import {
   type Attributes,
   type BatchObservableResult,
   type Histogram,
   type Meter,
-  type MeterProvider,
-  metrics,
   type ObservableUpDownCounter,
   ValueType,
 } from '@opentelemetry/api';
-import { reportOnce } from './report-once.js';
-import type { ResourcesOperationOptions } from './types.js';
-import { SCOPE_NAME, VERSION } from './version.js';
+import { reporter } from './report.js';
 
 /** Unit of the two live counts (UCUM annotation: a count of operations). */
 const COUNT_UNIT = '{operation}';
 
-/** The live state of one (operation, executor) pair on one meter. */
+/**
+ * The live state of one (operation, executor) pair on one meter. Shared by every copy of this
+ * package (version 1 of the shape: only ever extended).
+ */
 export interface Series {
-  /** `{ operation, executor }`, built once. */
+  /** `{ operation, executor }`, frozen. */
   readonly attributes: Attributes;
-  /** `{ operation, executor, outcome }` for each outcome, built once. */
+  /** `{ operation, executor, outcome }` for each outcome, frozen. */
   readonly byOutcome: Readonly<Record<Outcome, Attributes>>;
   /** Operations waiting for their limit now. */
   queued: number;
@@ -48,15 +53,27 @@ export interface Series {
   active: number;
 }
 
-/** Instruments and live counts of one meter. */
+/** Every series of every meter, in first-use order per meter. Process-wide. */
+const liveSeries = sharedSlot('@gym/operations/live-series@1', () => new WeakMap<Meter, Map<string, Series>>());
+
+function seriesOf(meter: Meter): Map<string, Series> {
+  let map = liveSeries.get(meter);
+  if (map === undefined) {
+    map = new Map();
+    liveSeries.set(meter, map);
+  }
+  return map;
+}
+
+/** Instruments of one meter (made by this copy), reporting the meter's shared live counts. */
 export class OperationMetrics {
   private readonly queueDuration: Histogram;
   private readonly runDuration: Histogram;
   private readonly queued: ObservableUpDownCounter;
   private readonly active: ObservableUpDownCounter;
+  private readonly shared: Map<string, Series>;
+  /** This copy's look-up of the shared series, by operation then executor (no string key on the hot path). */
   private readonly rows: Partial<Record<Operation, Partial<Record<Executor, Series>>>> = {};
-  /** Every series used so far, in first-use order: the ones the observable counters report. */
-  private readonly used: Series[] = [];
 
   constructor(meter: Meter) {
     const advice = { explicitBucketBoundaries: [...OPERATION_BOUNDARIES_MS] };
@@ -80,6 +97,7 @@ export class OperationMetrics {
       unit: COUNT_UNIT,
       valueType: ValueType.INT,
     });
+    this.shared = seriesOf(meter);
     meter.addBatchObservableCallback(this.observe, [this.queued, this.active]);
   }
 
@@ -92,9 +110,13 @@ export class OperationMetrics {
     }
     let series = row[executor];
     if (series === undefined) {
-      series = newSeries(operation, executor);
+      const key = `${operation}\u0000${executor}`;
+      series = this.shared.get(key);
+      if (series === undefined) {
+        series = newSeries(operation, executor);
+        this.shared.set(key, series);
+      }
       row[executor] = series;
-      this.used.push(series);
     }
     return series;
   }
@@ -104,31 +126,37 @@ export class OperationMetrics {
     try {
       this.queueDuration.record(nonNegative(ms), series.attributes);
     } catch (error) {
-      reportOnce('record', `recording ${METRIC_OPERATION_QUEUE_DURATION} failed`, error);
+      reporter.warnOnce('record', `recording ${METRIC_OPERATION_QUEUE_DURATION} failed; recording goes on`, error);
     }
   }
 
-  /** Records one run and its outcome. Never throws. */
+  /** Records one run with its outcome. Never throws; never records a point without its attributes. */
   recordRun(series: Series, outcome: Outcome, ms: number): void {
+    const attributes = series.byOutcome[outcome];
+    if (attributes === undefined) return;
     try {
-      this.runDuration.record(nonNegative(ms), series.byOutcome[outcome]);
+      this.runDuration.record(nonNegative(ms), attributes);
     } catch (error) {
-      reportOnce('record', `recording ${METRIC_OPERATION_DURATION} failed`, error);
+      reporter.warnOnce('record', `recording ${METRIC_OPERATION_DURATION} failed; recording goes on`, error);
     }
   }
 
   private readonly observe = (result: BatchObservableResult): void => {
-    for (const series of this.used) {
+    for (const series of this.shared.values()) {
       result.observe(this.queued, series.queued, series.attributes);
       result.observe(this.active, series.active, series.attributes);
     }
   };
 }
 
-/** A clock that went backwards (or an injected one that returned NaN) records 0, never a dropped point. */
+/**
+ * A duration to record: a clock that went backwards, or one that failed (NaN), records 0. The
+ * point is kept, because the duration histogram's count is the only per-outcome count there is:
+ * dropping it would hide the outcome.
+ */
 function nonNegative(ms: number): number {
-  if (ms > 0) return ms;
-  return 0;
+  // biome-ignore lint/complexity/useMathMinMax: NaN must become 0; Math.max(NaN, 0) is NaN
+  return ms > 0 ? ms : 0;
 }
 
 function newSeries(operation: Operation, executor: Executor): Series {
@@ -140,55 +168,25 @@ function newSeries(operation: Operation, executor: Executor): Series {
   return { attributes, byOutcome: Object.freeze(byOutcome), queued: 0, active: 0 };
 }
 
-/** `null` marks a meter or provider that failed once: it is not asked again. */
-const byMeter = new WeakMap<Meter, OperationMetrics | null>();
-const byProvider = new WeakMap<MeterProvider, OperationMetrics | null>();
-
-/** The instruments of `meter`, created on first use; `undefined` if creating them failed. */
-export function metricsForMeter(meter: Meter): OperationMetrics | undefined {
-  let found = byMeter.get(meter);
-  if (found === undefined) {
-    try {
-      found = new OperationMetrics(meter);
-    } catch (error) {
-      reportOnce('create', 'creating the operation instruments failed; this meter records nothing', error);
-      found = null;
-    }
-    byMeter.set(meter, found);
-  }
-  return found ?? undefined;
-}
-
-/** The instruments of this package's meter on `provider`; `undefined` if getting it failed. */
-export function metricsForProvider(provider: MeterProvider): OperationMetrics | undefined {
-  let found = byProvider.get(provider);
-  if (found === undefined) {
-    try {
-      found = metricsForMeter(provider.getMeter(SCOPE_NAME, VERSION)) ?? null;
-    } catch (error) {
-      reportOnce('meter', 'getting a meter from the meter provider failed; it records nothing', error);
-      found = null;
-    }
-    byProvider.set(provider, found);
-  }
-  return found ?? undefined;
-}
+const byMeter = new WeakMap<Meter, OperationMetrics>();
 
 /**
- * Where an operation records, decided once at its entry: the injected meter, else a meter of
- * the injected provider, else — only when metrics are exporting — a meter of the global
- * provider. `undefined` means off: the caller then reads no clock and touches no count.
+ * The instruments of `meter`, made on first use; `undefined` when making them failed (reported
+ * once, and tried again on the next operation: a meter is never written off).
  */
-export function metricsFor(options: ResourcesOperationOptions): OperationMetrics | undefined {
-  const meter = options.meter;
-  if (meter != null) return metricsForMeter(meter);
-  const provider = options.meterProvider;
-  if (provider != null) return metricsForProvider(provider);
-  if (!isMetricsExporting()) return undefined;
+export function operationMetricsFor(meter: Meter): OperationMetrics | undefined {
+  let found = byMeter.get(meter);
+  if (found !== undefined) return found;
   try {
-    return metricsForProvider(metrics.getMeterProvider());
+    found = new OperationMetrics(meter);
   } catch (error) {
-    reportOnce('global', 'reading the global meter provider failed', error);
+    reporter.warnOnce(
+      'instruments',
+      'creating the operation instruments failed; this operation is not measured, the next one tries again',
+      error,
+    );
     return undefined;
   }
+  byMeter.set(meter, found);
+  return found;
 }

@@ -1,25 +1,32 @@
 // resourcesOperation: wait for a limit, run the body inside it, and — only when metrics are
 // exporting — record how long it waited, how long it ran and how it ended. The decision is
-// taken once, at entry, and then the code forks: every adapter's `runOff` enters and leaves the
-// limit and does nothing else (no clock, no counts, no instruments), and its `runOn` does the
-// same plus a Measurement. Two small copies of each runner are the price of an off path that is
-// free by construction rather than by a flag checked at every step.
+// taken once, at entry, and then the code forks: every adapter's `runUnmeasured` enters and
+// leaves the limit and does nothing else (no clock, no counts, no instruments), and its
+// `runMeasured` does the same while telling a Measurement. Two small runners per adapter are the
+// price of an unmeasured path that is free by construction rather than by a flag checked at
+// every step.
+//
+// Arguments that decide the work (limit, operation, executor, signal, body) are programming
+// errors when wrong and reject at once. Options that only decide the telemetry (meter,
+// meterProvider, clock) can never fail the operation: when reading one throws, or a clock is
+// not a function, it is reported once and the operation runs unmeasured or on the default clock.
 
-import { EXECUTORS, OPERATIONS } from '@gym/constants';
-import { adapterFor } from './limit-adapter.js';
+import { EXECUTORS, type Executor, OPERATIONS, type Operation } from '@gym/constants';
+import { describeValue, invalidChoice, isMetricsExporting, resolveMeter } from '@gym/core';
+import { isSignal } from './abort-watch.js';
+import { adapterFor } from './limit-registry.js';
 import { defaultClock, Measurement } from './measurement.js';
-import { describe } from './operation-context.js';
-import { metricsFor } from './operation-metrics.js';
+import { operationMetricsFor } from './operation-metrics.js';
+import { reporter, SCOPE } from './report.js';
 import type { OperationContext, OperationLimit, ResourcesOperationOptions } from './types.js';
 
-const ALLOWED_OPERATIONS = OPERATIONS.join(', ');
-const ALLOWED_EXECUTORS = EXECUTORS.join(', ');
-
-// Membership tables built from the constants: a property read is cheaper than Set#has on the
-// hot path, and `=== true` keeps inherited names such as "toString" out.
-const IS_OPERATION: Record<string, boolean> = {};
+// Membership tables built from the constants: a property read of a small fast-mode object is
+// cheaper than Set#has on the hot path. The `typeof` check in front keeps out anything that
+// merely converts to a member (an array `['verify']`, a `String` object, an object with
+// `toString`), and `=== true` keeps out inherited names (`toString`, `__proto__`).
+const IS_OPERATION: Record<string, unknown> = {};
 for (const operation of OPERATIONS) IS_OPERATION[operation] = true;
-const IS_EXECUTOR: Record<string, boolean> = {};
+const IS_EXECUTOR: Record<string, unknown> = {};
 for (const executor of EXECUTORS) IS_EXECUTOR[executor] = true;
 
 /**
@@ -33,82 +40,113 @@ for (const executor of EXECUTORS) IS_EXECUTOR[executor] = true;
  * Outcome: what the body assigned to `op.outcome`, else `ok` when it returns, `cancelled` when it
  * throws after `signal` aborted or throws an `AbortError`, else `error`.
  *
- * If `signal` aborts while the operation waits for the limit, it stops waiting, never runs the
- * body, never holds a slot (see the README for the one p-limit nuance) and rejects with
- * `signal.reason`. An operation whose signal is already aborted never touches the limit.
+ * If `signal` aborts while the operation waits for the limit (or after a slot was granted but
+ * before the body started), it stops waiting, never runs the body, never keeps a slot and rejects
+ * with `signal.reason`. An operation whose signal is already aborted never touches the limit.
  *
  * Programming errors reject before the limit is touched: `RangeError` for an operation or
  * executor outside its set, `TypeError` for a limit, body or signal of the wrong kind.
- * Telemetry failures (a throwing meter) never reach the caller: they are logged once via `diag`.
+ * Telemetry failures (a throwing meter, clock or telemetry option) never reach the caller: they
+ * are reported once through `diag`.
  *
  * @param limit an async-mutex `Semaphore` or `Mutex`, a p-limit limiter, any `acquire()`/`release()`
- *   object, or `null` for unlimited work.
+ *   object, a metered limit, or `null` for unlimited work.
  */
 export function resourcesOperation<T>(
   limit: OperationLimit | null,
   options: ResourcesOperationOptions,
-  body: (op: OperationContext) => Promise<T> | T,
+  body: (op: OperationContext) => PromiseLike<T> | T,
 ): Promise<T> {
   try {
     if (options === null || typeof options !== 'object') {
-      throw new TypeError(`resourcesOperation: options must be an object; got ${describe(options)}`);
+      throw new TypeError(`resourcesOperation: options must be an object; got ${describeValue(options)}`);
     }
-    const operation = options.operation;
-    const executor = options.executor;
-    const signal = options.signal;
-    if (IS_OPERATION[operation as string] !== true) {
-      throw new RangeError(
-        `resourcesOperation: options.operation cannot be ${describe(operation)}; allowed: ${ALLOWED_OPERATIONS}`,
-      );
+    const operation: unknown = options.operation;
+    const executor: unknown = options.executor;
+    const signal: unknown = options.signal;
+    if (typeof operation !== 'string' || IS_OPERATION[operation] !== true) {
+      throw invalidChoice('resourcesOperation: options.operation', operation, OPERATIONS);
     }
-    if (IS_EXECUTOR[executor as string] !== true) {
-      throw new RangeError(
-        `resourcesOperation: options.executor cannot be ${describe(executor)}; allowed: ${ALLOWED_EXECUTORS}`,
-      );
+    if (typeof executor !== 'string' || IS_EXECUTOR[executor] !== true) {
+      throw invalidChoice('resourcesOperation: options.executor', executor, EXECUTORS);
     }
     if (typeof body !== 'function') {
-      throw new TypeError(`resourcesOperation: body must be a function; got ${describe(body)}`);
+      throw new TypeError(`resourcesOperation: body must be a function; got ${describeValue(body)}`);
     }
     if (signal !== undefined && !isSignal(signal)) {
-      throw new TypeError(`resourcesOperation: options.signal must be an AbortSignal; got ${describe(signal)}`);
+      throw new TypeError(`resourcesOperation: options.signal must be an AbortSignal; got ${describeValue(signal)}`);
     }
     const adapter = adapterFor(limit);
     if (adapter === undefined) throw badLimit(limit);
 
-    const metrics = metricsFor(options);
-    if (metrics === undefined) {
+    const m = wouldMeasure(options) ? measurementFor(options, operation as Operation, executor as Executor) : undefined;
+    if (m === undefined) {
       if (signal?.aborted) return Promise.reject(signal.reason);
-      return adapter.runOff(signal, body);
+      return adapter.runUnmeasured(signal, body);
     }
-
-    const clock = options.clock ?? defaultClock;
-    if (typeof clock !== 'function') {
-      throw new TypeError(`resourcesOperation: options.clock must be a function; got ${describe(clock)}`);
-    }
-    const m = new Measurement(metrics, metrics.series(operation, executor), clock);
     if (signal?.aborted) {
       m.abortedBeforeAsking();
       return Promise.reject(signal.reason);
     }
-    return adapter.runOn(signal, body, m);
+    return adapter.runMeasured(signal, body, m);
   } catch (error) {
     return Promise.reject(error);
   }
 }
 
-function isSignal(value: unknown): value is AbortSignal {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as AbortSignal).aborted === 'boolean' &&
-    typeof (value as AbortSignal).addEventListener === 'function' &&
-    typeof (value as AbortSignal).removeEventListener === 'function'
+/**
+ * Whether this operation is measured: @gym/core's `wouldRecordMetrics` rule (an injected meter or
+ * provider, else `isMetricsExporting()`; `null` is "not injected"), written with named reads
+ * because this runs on every unmeasured operation and the generic helper costs about twice as
+ * much there. A throwing `meter`/`meterProvider` getter means no.
+ */
+function wouldMeasure(options: ResourcesOperationOptions): boolean {
+  try {
+    return isInjected(options.meter) || isInjected(options.meterProvider) || isMetricsExporting();
+  } catch (error) {
+    reporter.warnOnce('options', 'reading options.meter or options.meterProvider threw; not measured', error);
+    return false;
+  }
+}
+
+/** The Measurement of one operation, or `undefined` when no meter or instruments could be had. Never throws. */
+function measurementFor(
+  options: ResourcesOperationOptions,
+  operation: Operation,
+  executor: Executor,
+): Measurement | undefined {
+  const meter = resolveMeter(options, SCOPE, reporter);
+  if (meter === undefined) return undefined;
+  const metrics = operationMetricsFor(meter);
+  if (metrics === undefined) return undefined;
+  return new Measurement(metrics, metrics.series(operation, executor), clockOf(options));
+}
+
+/** `options.clock` when it is a function, else the default clock (a bad one reported once). */
+function clockOf(options: ResourcesOperationOptions): () => number {
+  let clock: unknown;
+  try {
+    clock = options.clock;
+  } catch (error) {
+    reporter.warnOnce('clock-option-read', 'reading options.clock threw; the default clock is used', error);
+    return defaultClock;
+  }
+  if (clock === undefined || clock === null) return defaultClock;
+  if (typeof clock === 'function') return clock as () => number;
+  reporter.warnOnce(
+    'clock-option-type',
+    () => `options.clock must be a function; got ${describeValue(clock)}; the default clock is used`,
   );
+  return defaultClock;
+}
+
+function isInjected(value: unknown): boolean {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null;
 }
 
 function badLimit(limit: unknown): TypeError {
   return new TypeError(
     'resourcesOperation: limit must be an async-mutex Semaphore or Mutex, a p-limit limiter, an object with ' +
-      `acquire() (and release()), or null for unlimited work; got ${describe(limit)}`,
+      `acquire() (and release()), a metered limit, or null for unlimited work; got ${describeValue(limit)}`,
   );
 }

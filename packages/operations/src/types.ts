@@ -2,12 +2,14 @@
 // import: async-mutex and p-limit are not dependencies of this package, so a user brings
 // whichever version they have and the types below only say what this package calls on it.
 
-import type { Executor, Operation, Outcome } from '@gym/constants';
+import type { Component, Executor, Operation, Outcome } from '@gym/constants';
 import type { Meter, MeterProvider } from '@opentelemetry/api';
+
+export type { Component, Executor, Operation, Outcome };
 
 /**
  * An async-mutex `Semaphore` (0.5), or anything with the same public methods. Entered through
- * a FIFO gate that only calls `acquire()` when it is granted at once, so an aborted waiter can
+ * a FIFO line that only calls `acquire()` when it is granted at once, so an aborted waiter can
  * leave without ever holding a slot.
  */
 export interface SemaphoreLike {
@@ -36,8 +38,9 @@ export interface MutexLike {
 }
 
 /**
- * A p-limit limiter (`pLimit(n)`, 7.x). The operation is queued in the limiter itself, so the
- * queue time is the time until the limiter starts the body.
+ * A p-limit limiter (`pLimit(n)`, 6.x or 7.x). Operations wait in a line of this package and are
+ * handed to the limiter only when it can start them, so an aborted wait leaves nothing in
+ * p-limit's queue; the queue time is the time until the limiter starts the body.
  */
 export interface PLimitLike {
   /** Runs `fn(...args)` when a slot is free; resolves or rejects with its result. */
@@ -47,8 +50,10 @@ export interface PLimitLike {
   ): Promise<Result>;
   /** Bodies running now. */
   readonly activeCount: number;
-  /** Bodies waiting now. */
+  /** Bodies waiting in the limiter's own queue now. */
   readonly pendingCount: number;
+  /** How many bodies may run at once; may be changed at run time (p-limit 6+). */
+  concurrency?: number;
 }
 
 /**
@@ -64,33 +69,39 @@ export interface AcquireReleaseLimit {
   release?(): void;
 }
 
+/** A limit that {@link meteredLimit} can wrap. */
+export type MeterableLimit = SemaphoreLike | MutexLike | PLimitLike | AcquireReleaseLimit;
+
 /**
- * What {@link resourcesOperation} can wait on. `null` means unlimited work: it is measured
- * (queue time 0) but never waits.
+ * What {@link resourcesOperation} can wait on: any limit {@link meteredLimit} can wrap, or a
+ * metered limit. `null` (unlimited work) is accepted too: it is measured (queue time 0) but
+ * never waits.
  */
-export type OperationLimit = SemaphoreLike | MutexLike | PLimitLike | AcquireReleaseLimit;
+export type OperationLimit = MeterableLimit | MeteredLimit;
 
 /** Options of {@link resourcesOperation}. */
 export interface ResourcesOperationOptions {
-  /** What kind of work this is; a metric attribute, so one of OPERATIONS. */
+  /** What kind of work this is; a metric attribute, so one of OPERATIONS (a string, nothing that converts to one). */
   operation: Operation;
-  /** Where it runs; a metric attribute, so one of EXECUTORS. */
+  /** Where it runs; a metric attribute, so one of EXECUTORS (a string, nothing that converts to one). */
   executor: Executor;
   /**
-   * Cancels the operation. While waiting for the limit: it leaves the queue at once, never runs
-   * the body, never holds a slot, and rejects with `signal.reason`. While running: the body sees
-   * it as `op.signal` and decides; if the body then throws, the outcome is `cancelled`.
+   * Cancels the operation. While waiting for the limit (or after a slot was granted but before the
+   * body started): it leaves at once, never runs the body, keeps no slot, and rejects with
+   * `signal.reason`. While running: the body sees it as `op.signal` and decides; if the body
+   * then throws, the outcome is `cancelled`.
    */
-  signal?: AbortSignal;
-  /** Record on this meter. Wins over `meterProvider` and over the global provider (tests inject this). */
-  meter?: Meter;
-  /** Record on a meter of this provider. Else the global provider is used, and only when metrics are exporting. */
-  meterProvider?: MeterProvider;
+  signal?: AbortSignal | undefined;
+  /** Record on this meter. Wins over `meterProvider` and over the global provider. `null`: not injected. */
+  meter?: Meter | null | undefined;
+  /** Record on a meter of this provider. Else the global provider is used, and only while metrics are exporting. */
+  meterProvider?: MeterProvider | null | undefined;
   /**
-   * Monotonic clock in milliseconds, read only when metrics are recorded (twice per operation
-   * that waits, three times per one that runs). Default `performance.now()`. Meant for tests.
+   * Monotonic clock in milliseconds, read only when metrics are recorded (three times per operation
+   * that waits and runs). Default `performance.now()`. Meant for tests; a clock that throws or
+   * returns a non-number records durations of 0 (reported once) and never fails the operation.
    */
-  clock?: () => number;
+  clock?: (() => number) | undefined;
 }
 
 /** What the body of {@link resourcesOperation} receives. */
@@ -98,9 +109,78 @@ export interface OperationContext {
   /**
    * How the operation ended, when the body knows better than "returned" (`ok`) or "threw"
    * (`error`/`cancelled`): set `timeout` or `crashed` (or any of OUTCOMES) and then return or
-   * throw. Assigning a value outside OUTCOMES throws a `RangeError` at the assignment.
+   * throw. Assigning a value outside OUTCOMES throws a `RangeError` at the assignment. This
+   * setter is the only way the body reports an outcome.
    */
   outcome: Outcome | undefined;
   /** The signal of the options, for the body to pass on (for example to `fetch` or `spawn`). */
   readonly signal: AbortSignal | undefined;
+}
+
+/** Options of {@link meteredLimit}. */
+export interface MeteredLimitOptions {
+  /** Where the limit sits: one of COMPONENTS. A metric attribute. */
+  component: Component;
+  /** The limit's name, chosen in code: `^[a-z][a-z0-9_]{0,63}$` (e.g. `upstream_requests`). A metric attribute; never an id. */
+  limitName: string;
+  /** The server the limit belongs to (`nemo.gym.server.name`): `^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`. Omitted: no such attribute. */
+  serverName?: string | undefined;
+  /**
+   * Slots of the limit. Required for an acquire()/release() limit. A Semaphore: default its value
+   * when wrapped. A Mutex: always 1. A p-limit limiter: not allowed, its `concurrency` is read live.
+   */
+  capacity?: number | undefined;
+  /** A wait longer than this many milliseconds rejects with {@link AdmissionTimeoutError}. Omitted: no deadline. */
+  admissionTimeoutMs?: number | undefined;
+  /** A call that would wait while this many calls already wait is refused at once with {@link AdmissionRejectedError}. Omitted: unbounded. */
+  maxQueued?: number | undefined;
+  /** Report on this meter. Wins over `meterProvider` and over the global provider. `null`: not injected. */
+  meter?: Meter | null | undefined;
+  /** Report on a meter of this provider. Else the global provider is used, and only while metrics are exporting. */
+  meterProvider?: MeterProvider | null | undefined;
+}
+
+/** Options of {@link MeteredLimit.run}. */
+export interface MeteredRunOptions {
+  /** Aborting it while the call waits ends the wait: it rejects with `signal.reason` and counts as cancelled. */
+  signal?: AbortSignal | undefined;
+}
+
+/** A metered limit's numbers right now. Plain integers, kept whether or not telemetry is on. */
+export interface MeteredLimitState {
+  /** Slots of the limit (p-limit: its `concurrency` now). */
+  readonly limit: number;
+  /** Slots held through this metered limit now. */
+  readonly active: number;
+  /** `limit − active`, never negative. */
+  readonly available: number;
+  /** Calls waiting for a slot through this metered limit now. */
+  readonly queued: number;
+  /** Waits that ran out of admission time, since the limit was made. */
+  readonly admissionTimeouts: number;
+  /** Waits ended by the caller's signal, since the limit was made. */
+  readonly admissionCancelled: number;
+  /** Calls refused at once because `maxQueued` calls were waiting, since the limit was made. */
+  readonly admissionRejected: number;
+}
+
+/**
+ * A limit whose live state is exported as the `gym.concurrency.*` series, with admission control.
+ * Pass it to {@link resourcesOperation} like any limit, or use it directly through `run`.
+ */
+export interface MeteredLimit {
+  /** One of COMPONENTS. */
+  readonly component: Component;
+  /** The limit's name. */
+  readonly limitName: string;
+  /** The server name, when given. */
+  readonly serverName: string | undefined;
+  /**
+   * Runs `fn` inside the limit and returns (or rethrows) what it returns (throws). Rejects without
+   * running `fn` and without holding a slot with {@link AdmissionRejectedError} (queue full),
+   * {@link AdmissionTimeoutError} (waited too long) or `signal.reason` (aborted while waiting).
+   */
+  run<T>(fn: () => PromiseLike<T> | T, options?: MeteredRunOptions): Promise<T>;
+  /** The numbers right now. */
+  state(): MeteredLimitState;
 }

@@ -5,8 +5,8 @@
 
 import { ATTR_EXECUTOR, ATTR_OPERATION, METRIC_OPERATION_ACTIVE, METRIC_OPERATION_QUEUED } from '@gym/constants';
 import { resourcesOperation } from '@gym/operations';
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { type DiagLogger, DiagLogLevel, diag, type Meter, type MeterProvider } from '@opentelemetry/api';
+import { describe, expect, it } from '@jest/globals';
+import type { Meter, MeterProvider } from '@opentelemetry/api';
 import {
   PeriodicExportingMetricReader,
   type PushMetricExporter,
@@ -14,21 +14,12 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
-import { capture, counterValue, deferred, exported, newSdk, settle } from './helpers.js';
+import { capture, collectWarnings, counterValue, deferred, exported, newSdk, settle } from './helpers.js';
 
 const SERIES = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'thread' };
 const OPTIONS = { operation: 'tool', executor: 'thread' } as const;
 
-let warnings: string[] = [];
-beforeEach(() => {
-  warnings = [];
-  const push = (message: string) => warnings.push(message);
-  const logger: DiagLogger = { error: push, warn: push, info: () => {}, debug: () => {}, verbose: () => {} };
-  diag.setLogger(logger, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
-});
-afterEach(() => {
-  diag.disable();
-});
+const captured = collectWarnings();
 
 /** A real SDK meter whose histograms throw on every record (observable counters stay real). */
 function meterWithThrowingHistograms(meter: Meter): Meter {
@@ -78,8 +69,8 @@ describe('a meter or exporter that throws', () => {
     m = await exported(reader);
     expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
     expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
-    expect(warnings.filter((w) => w.includes('recording'))).toHaveLength(1);
-    expect(warnings[0]).toMatch(/@gym\/operations: recording gym\.resources\.operation\.\w+ failed/);
+    expect(captured.messages.filter((w) => w.includes('recording'))).toHaveLength(1);
+    expect(captured.messages[0]).toMatch(/@gym\/operations: recording gym\.resources\.operation\.\w+ failed/);
   });
 
   it('creating instruments throws: operations run unmeasured, limit released, logged once', async () => {
@@ -103,8 +94,10 @@ describe('a meter or exporter that throws', () => {
       ).toEqual({ ok: false, error });
     }
     expect(semaphore.getValue()).toBe(2);
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/creating the operation instruments failed/);
+    expect(captured.messages).toHaveLength(1);
+    expect(captured.messages[0]).toMatch(
+      /^@gym\/operations: creating the operation instruments failed; .*no instruments today/,
+    );
   });
 
   it('the meter provider throws from getMeter(): operations run unmeasured, logged once', async () => {
@@ -117,8 +110,8 @@ describe('a meter or exporter that throws', () => {
     expect(await resourcesOperation(limit, { ...OPTIONS, meterProvider: provider }, () => 'a')).toBe('a');
     expect(await resourcesOperation(limit, { ...OPTIONS, meterProvider: provider }, () => 'b')).toBe('b');
     expect(limit.activeCount + limit.pendingCount).toBe(0);
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/getting a meter from the meter provider failed/);
+    expect(captured.messages).toHaveLength(1);
+    expect(captured.messages[0]).toMatch(/^@gym\/operations: getting a meter failed; .*provider is shut down hard/);
   });
 
   it('an exporter that throws while exporting: operations are unaffected', async () => {

@@ -1,8 +1,10 @@
 // Test helpers: a real SDK MeterProvider with a pull reader, readers for what it exported, a
 // manual clock and a deferred. Assertions go through what the SDK exports, never through mocks.
 
-import type { Attributes } from '@opentelemetry/api';
+import { afterEach, beforeEach } from '@jest/globals';
+import { type Attributes, type DiagLogger, DiagLogLevel, diag } from '@opentelemetry/api';
 import {
+  AggregationTemporality,
   type DataPoint,
   type Histogram,
   MeterProvider,
@@ -12,13 +14,16 @@ import {
 
 /** A pull reader: `collect()` returns what the SDK would export now. */
 export class TestReader extends MetricReader {
+  constructor(temporality: AggregationTemporality = AggregationTemporality.CUMULATIVE) {
+    super({ aggregationTemporalitySelector: () => temporality });
+  }
   protected override async onShutdown(): Promise<void> {}
   protected override async onForceFlush(): Promise<void> {}
 }
 
-/** A fresh MeterProvider with one TestReader. */
-export function newSdk(): { provider: MeterProvider; reader: TestReader } {
-  const reader = new TestReader();
+/** A fresh MeterProvider with one TestReader (cumulative, like Prometheus, unless told otherwise). */
+export function newSdk(temporality?: AggregationTemporality): { provider: MeterProvider; reader: TestReader } {
+  const reader = new TestReader(temporality);
   const provider = new MeterProvider({ readers: [reader] });
   return { provider, reader };
 }
@@ -130,4 +135,43 @@ export function countingLimit(size: number) {
     },
   };
   return limit;
+}
+
+/** mulberry32: a small seeded PRNG, so every run draws the same mix. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Registers a diag logger that keeps every warning and error, and returns them; `stop()`
+ * unregisters it. Call in `beforeEach` and stop in `afterEach`.
+ */
+export function captureWarnings(): { messages: string[]; stop: () => void } {
+  const messages: string[] = [];
+  const push = (message: string) => {
+    messages.push(message);
+  };
+  const logger: DiagLogger = { error: push, warn: push, info: () => {}, debug: () => {}, verbose: () => {} };
+  diag.setLogger(logger, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
+  return { messages, stop: () => diag.disable() };
+}
+
+/** The warnings of the running test, captured by hooks this registers (call at the top of a file). */
+export function collectWarnings(): { messages: string[] } {
+  const box = { messages: [] as string[] };
+  let stop = () => {};
+  beforeEach(() => {
+    const capture = captureWarnings();
+    box.messages = capture.messages;
+    stop = capture.stop;
+  });
+  afterEach(() => stop());
+  return box;
 }

@@ -18,7 +18,7 @@ import { describe, expect, it } from '@jest/globals';
 import { ValueType } from '@opentelemetry/api';
 import { DataPointType, type Histogram } from '@opentelemetry/sdk-metrics';
 import { Semaphore } from 'async-mutex';
-import { metricsForMeter } from '../src/operation-metrics.js';
+import { operationMetricsFor } from '../src/operation-metrics.js';
 import { SCOPE_NAME, VERSION } from '../src/version.js';
 import { counterValue, deferred, exported, histogramPoint, ManualClock, newSdk } from './helpers.js';
 
@@ -92,7 +92,7 @@ describe('instruments', () => {
     );
   });
 
-  it('carries exactly the attribute keys of SPEC §1 (executor not nested under operation; outcome on the duration only)', async () => {
+  it('carries exactly the attribute keys of Gym (executor not nested under operation; outcome on the duration only)', async () => {
     const { reader } = await oneOperation();
     const m = await exported(reader);
     const keys = (name: string) => m.get(name)!.dataPoints.map((p) => Object.keys(p.attributes).sort());
@@ -151,13 +151,13 @@ describe('caching per meter', () => {
   it('instruments and attribute objects are built once per meter and reused', () => {
     const { provider } = newSdk();
     const meter = provider.getMeter('x');
-    const metrics = metricsForMeter(meter)!;
-    expect(metricsForMeter(meter)).toBe(metrics);
+    const metrics = operationMetricsFor(meter)!;
+    expect(operationMetricsFor(meter)).toBe(metrics);
     const series = metrics.series('verify', 'process');
     expect(metrics.series('verify', 'process')).toBe(series);
     expect(series.byOutcome.timeout).toBe(metrics.series('verify', 'process').byOutcome.timeout);
     expect(metrics.series('verify', 'inline')).not.toBe(series);
-    expect(metricsForMeter(newSdk().provider.getMeter('x'))).not.toBe(metrics);
+    expect(operationMetricsFor(newSdk().provider.getMeter('x'))).not.toBe(metrics);
   });
 
   it('a re-initialised process (a new provider) gets fresh instruments and fresh live counts', async () => {

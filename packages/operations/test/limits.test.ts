@@ -1,4 +1,4 @@
-// Each kind of limit of SPEC §2.2, entered through resourcesOperation: the limit is respected,
+// Each kind of limit, entered through resourcesOperation: the limit is respected,
 // the queue time is what the limit made the operation wait, and an operation that aborts while
 // waiting leaves without holding a slot. async-mutex limits are real Semaphore/Mutex instances;
 // the `Counted…` subclasses only log the calls they receive, to prove which ones never happen.
@@ -16,8 +16,9 @@ import { type OperationLimit, resourcesOperation } from '@gym/operations';
 import { describe, expect, it, jest } from '@jest/globals';
 import { E_ALREADY_LOCKED, E_TIMEOUT, Mutex, Semaphore, tryAcquire, withTimeout } from 'async-mutex';
 import pLimit from 'p-limit';
-import { adapterFor } from '../src/limit-adapter.js';
-import { Gate } from '../src/mutex-gate.js';
+import { AsyncMutexAdapter } from '../src/async-mutex-adapter.js';
+import { adapterFor } from '../src/limit-registry.js';
+import { PLimitAdapter } from '../src/p-limit-adapter.js';
 import {
   capture,
   counterValue,
@@ -91,9 +92,15 @@ function setup() {
   return { provider, reader, clock, options, log, job, maxActive: () => maxActive };
 }
 
-function gateOf(limit: object): Gate {
+function gateOf(limit: object): AsyncMutexAdapter {
   const adapter = adapterFor(limit);
-  if (!(adapter instanceof Gate)) throw new Error('not entered through a gate');
+  if (!(adapter instanceof AsyncMutexAdapter)) throw new Error('not entered through the async-mutex adapter');
+  return adapter;
+}
+
+function lineOf(limit: object): PLimitAdapter {
+  const adapter = adapterFor(limit);
+  if (!(adapter instanceof PLimitAdapter)) throw new Error('not entered through the p-limit adapter');
   return adapter;
 }
 
@@ -330,7 +337,7 @@ describe('p-limit', () => {
     expect(queue).toMatchObject({ count: 3, sum: 25, max: 25 });
   });
 
-  it('abort while queued: rejects at once and never runs; p-limit keeps the empty entry until it reaches it, then frees it at once', async () => {
+  it('abort while queued: rejects at once, never runs, leaves nothing in p-limit; the next waiter starts when the holder ends', async () => {
     const { reader, clock, job, log } = setup();
     const limit = pLimit(1);
     const a = job(limit, 'a');
@@ -338,21 +345,23 @@ describe('p-limit', () => {
     const b = job(limit, 'b', controller.signal);
     const c = job(limit, 'c');
     await settle();
-    expect(limit.pendingCount).toBe(2);
+    // b (with a signal) waits in this package's line, and c queues behind it: p-limit holds only a.
+    expect(limit.activeCount).toBe(1);
+    expect(limit.pendingCount).toBe(0);
+    expect(lineOf(limit).waiting).toBe(2);
 
     clock.time = 5;
     const reason = new Error('b gave up');
     controller.abort(reason);
     expect(await b.settled).toEqual({ ok: false, error: reason });
     let m = await exported(reader);
-    expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(1); // only c is still waiting for us
-    // p-limit cannot withdraw one queued function: its pendingCount still includes b's entry.
-    expect(limit.pendingCount).toBe(2);
+    expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(1); // only c is still waiting
+    expect(limit.pendingCount).toBe(0);
+    expect(lineOf(limit).waiting).toBe(1);
 
     clock.time = 20;
     await a.finish();
     await settle();
-    // b's entry returned without running its body; c started in the same clock instant.
     expect(log).toEqual(['a', 'c']);
     expect(b.started).toBe(false);
     await c.finish();
@@ -368,23 +377,70 @@ describe('p-limit', () => {
     expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
   });
 
-  it('clearQueue() with rejectOnClear: the waiting operations reject, their wait is recorded, the counts return to 0', async () => {
-    const { reader, job } = setup();
+  it('clearQueue() reaches only what waits in p-limit itself: bare calls, and unmeasured calls without a signal that found our line empty', async () => {
+    const { job, log } = setup();
     const limit = pLimit({ concurrency: 1, rejectOnClear: true });
     const a = job(limit, 'a');
-    const b = job(limit, 'b');
-    const c = job(limit, 'c', new AbortController().signal);
+    // Unmeasured, no signal, an empty line: handed to p-limit like a bare call, and queued there.
+    const b = capture(resourcesOperation(limit, { operation: 'tool', executor: 'inline' }, () => log.push('b')));
+    const c = job(limit, 'c', new AbortController().signal); // a signal: waits in this package's line
+    const bare = capture(limit(() => log.push('bare')));
     await settle();
+    expect(limit.pendingCount).toBe(2); // b and the bare call
+    expect(lineOf(limit).waiting).toBe(1);
     limit.clearQueue();
-    const [sb, sc] = await Promise.all([b.settled, c.settled]);
-    expect(sb.ok || sc.ok).toBe(false);
-    if (!sb.ok) expect((sb.error as Error).name).toBe('AbortError');
+    for (const cleared of [await b, await bare]) {
+      expect(cleared.ok ? undefined : (cleared.error as Error).name).toBe('AbortError');
+    }
     await a.finish();
+    await settle();
+    await c.finish();
+    expect(log).toEqual(['a', 'c']);
+    await settle();
+    expect(limit.activeCount + limit.pendingCount).toBe(0);
+  });
+
+  it('work put into the limiter directly is waited for too: the line looks again until a slot is free, and puts nothing into p-limit meanwhile', async () => {
+    const { reader, job, log } = setup();
+    const limit = pLimit({ concurrency: 1, rejectOnClear: true });
+    const direct = deferred();
+    const bare = limit(() => direct.promise);
+    const controller = new AbortController();
+    const a = job(limit, 'a', controller.signal);
+    const b = job(limit, 'b'); // measured: waits in the line too
+    await settle();
+    expect(log).toEqual([]);
+    expect(limit.pendingCount).toBe(0); // nothing of ours in p-limit's queue
+    expect(lineOf(limit).waiting).toBe(2);
+    limit.clearQueue(); // reaches nothing of ours
+    expect(counterValue(await exported(reader), METRIC_OPERATION_QUEUED, SERIES)).toBe(2);
+    direct.resolve();
+    await bare;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(log).toEqual(['a']);
+    await a.finish();
+    await settle();
+    await b.finish();
+    expect(log).toEqual(['a', 'b']);
+    await settle();
+    expect(limit.activeCount + limit.pendingCount).toBe(0);
     const m = await exported(reader);
-    expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(3);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
     expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
     expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+  });
+
+  it('keeps FIFO order between operations with and without a signal', async () => {
+    const { job, log } = setup();
+    const limit = pLimit(2);
+    const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+    const jobs = names.map((n, i) => job(limit, n, i % 3 === 0 ? new AbortController().signal : undefined));
+    await settle();
+    for (const j of jobs) {
+      await j.finish();
+      await settle();
+    }
+    expect(log).toEqual(names);
+    expect(limit.activeCount + limit.pendingCount).toBe(0);
   });
 });
 
@@ -428,7 +484,7 @@ describe('acquire()/release() objects', () => {
     );
     expect(ran).toBe(false);
     expect(settled.ok ? '' : (settled.error as Error).message).toMatch(
-      /limit\.acquire\(\) resolved "token", which is not a release function nor \[value, release\]/,
+      /limit\.acquire\(\) resolved string "token", which is not a release function nor \[value, release\]/,
     );
   });
 

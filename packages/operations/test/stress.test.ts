@@ -19,24 +19,21 @@ import { type OperationLimit, resourcesOperation } from '@gym/operations';
 import { describe, expect, it } from '@jest/globals';
 import { Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
-import { capture, counterValue, countingLimit, exported, histogramCount, histogramPoint, newSdk } from './helpers.js';
+import {
+  capture,
+  counterValue,
+  countingLimit,
+  exported,
+  histogramCount,
+  histogramPoint,
+  newSdk,
+  prng,
+} from './helpers.js';
 
 const OPERATIONS = 16_384;
 const LIMIT = 64;
 const SEED = 0x9e3779b9;
 const SERIES = { [ATTR_OPERATION]: 'verify', [ATTR_EXECUTOR]: 'subprocess' };
-
-/** mulberry32: a small seeded PRNG, so every run draws the same mix. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const KINDS = ['return', 'throw', 'timeout', 'crashed', 'abortWhileQueued', 'abortWhileRunning'] as const;
 type Kind = (typeof KINDS)[number];

@@ -4,17 +4,15 @@
 // wins over the config block and is never overwritten. A disabled run writes nothing at
 // all, so turning telemetry off leaves the environment exactly as it was.
 
-import { envString, type FieldKey, isValidFieldString, loadTelemetryConfig, readEnabledSwitch } from './config.js';
-import { type EnvVariable, GYM_VARIABLES, OTEL_VARIABLES, readVariable } from './env-variables.js';
+import { describeError, describeValue, GYM_VARIABLES, readVariable } from '@gym/core';
+import { envString, isValidFieldString, loadTelemetryConfig, ownEnvironment, readEnabledSwitch } from './config.js';
+import { OTEL_VARIABLES } from './otel-variables.js';
 import { resolveRunId } from './run-id.js';
 import type { ConfigureTelemetryEnvOptions, TelemetryConfig } from './types.js';
 import { reportWarning } from './warnings.js';
 
-/** The variables the orchestrator hands down: Gym's own, plus `OTEL_SERVICE_NAME`. */
-const WRITTEN: { readonly [K in keyof typeof GYM_VARIABLES | 'serviceName']: EnvVariable } = {
-  ...GYM_VARIABLES,
-  serviceName: OTEL_VARIABLES.serviceName,
-};
+/** The variables the orchestrator hands down: Gym's own (@gym/core's table), plus `OTEL_SERVICE_NAME`. */
+const WRITTEN = { ...GYM_VARIABLES, serviceName: OTEL_VARIABLES.serviceName } as const;
 type WrittenKey = keyof typeof WRITTEN;
 
 const EXPECTED_TYPE: { readonly [K in WrittenKey]: 'boolean' | 'string' | 'number' } = {
@@ -27,6 +25,8 @@ const EXPECTED_TYPE: { readonly [K in WrittenKey]: 'boolean' | 'string' | 'numbe
   runId: 'string',
   serviceNamePerServer: 'boolean',
   sandboxResourceSampleIntervalSeconds: 'number',
+  observer: 'boolean',
+  shutdownTimeoutMillis: 'number',
   serviceName: 'string',
 };
 
@@ -43,17 +43,17 @@ function isBlank(value: string | undefined): boolean {
 function configStrings(config: unknown): Partial<Record<WrittenKey, string>> | string {
   if (config === undefined || config === null) return {};
   if (typeof config !== 'object' || Array.isArray(config)) {
-    return `the telemetry config must be an object, got ${Array.isArray(config) ? 'an array' : typeof config}`;
+    return `the telemetry config must be an object; got ${describeValue(config)}`;
   }
   const strings: Partial<Record<WrittenKey, string>> = {};
-  const block = config as Record<string, unknown>;
   for (const key of Object.keys(WRITTEN) as WrittenKey[]) {
-    const value = block[key];
+    // Own properties only: a polluted Object.prototype must not configure the fleet.
+    const value = Object.hasOwn(config, key) ? (config as Record<string, unknown>)[key] : undefined;
     if (value === undefined || value === null) continue;
     const expected = EXPECTED_TYPE[key];
     const text = typeof value === expected ? envString(value as boolean | number | string) : undefined;
-    if (text === undefined || !isValidFieldString(key as FieldKey, text)) {
-      return `config.${key}=${JSON.stringify(value)} is malformed (allowed: ${WRITTEN[key].allowed})`;
+    if (text === undefined || !isValidFieldString(key, text)) {
+      return `config.${key} is not valid (allowed: ${WRITTEN[key].allowed}); got ${describeValue(value)}`;
     }
     strings[key] = text;
   }
@@ -85,10 +85,11 @@ export function configureTelemetryEnv(
       return null;
     }
     // What the children will see: the user's environment first, then the config block.
-    const view: NodeJS.ProcessEnv = { ...env };
+    const own = ownEnvironment(env);
+    const view: Record<string, string | undefined> = { ...own };
     for (const key of Object.keys(strings) as WrittenKey[]) {
       const variable = WRITTEN[key];
-      if (readVariable(env, variable) === undefined) view[variable.names[0]] = strings[key];
+      if (readVariable(own, variable.names) === undefined) view[variable.names[0]] = strings[key];
     }
     if (readEnabledSwitch(view) === 'off') return null;
     const result = loadTelemetryConfig(view);
@@ -100,13 +101,16 @@ export function configureTelemetryEnv(
     const runId = resolveRunId(effective.runId, view);
     for (const key of Object.keys(WRITTEN) as WrittenKey[]) {
       const name = WRITTEN[key].names[0];
-      if (!isBlank(env[name])) continue;
+      if (!isBlank(own[name])) continue;
       const value = key === 'runId' ? runId : effective[key];
       env[name] = envString(value);
     }
     return runId;
   } catch (error) {
-    reportWarning(onWarning, `telemetry is disabled for the fleet: configureTelemetryEnv failed (${String(error)})`);
+    reportWarning(
+      onWarning,
+      `telemetry is disabled for the fleet: configureTelemetryEnv failed (${describeError(error)})`,
+    );
     return null;
   }
 }

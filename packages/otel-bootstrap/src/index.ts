@@ -1,31 +1,21 @@
 // @gym/otel-bootstrap: one process's OpenTelemetry, from the environment. The only package
-// of gym-telemetry that imports the SDK, and only once telemetry is on.
+// of gym-telemetry that imports the SDK, and only once telemetry is on. The grammar of the
+// NEMO_GYM_OTEL_* variables is @gym/core's; `TelemetryExporter` is re-exported because
+// `TelemetryConfig` uses it.
+
+export type { TelemetryExporter } from '@gym/core';
 
 export { CONFIG_DEFAULTS, loadTelemetryConfig } from './config.js';
 export { configureTelemetryEnv } from './configure-env.js';
-export {
-  ENV_FALLBACK_PREFIX,
-  ENV_PREFIX,
-  FALSY_WORDS,
-  TELEMETRY_EXPORTERS,
-  TRUTHY_WORDS,
-} from './env-variables.js';
 export { ENV_SLURM_JOB_ID } from './run-id.js';
 export { SCOPE_NAME } from './scope.js';
 export { isSpanGroupEnabled } from './span-group-gate.js';
-export {
-  getTelemetry,
-  initTelemetry,
-  resetTelemetryForTesting,
-  shutdownTelemetry,
-} from './telemetry.js';
-export { isTruthy } from './truthy.js';
+export { getTelemetry, initTelemetry, shutdownTelemetry } from './telemetry.js';
 export type {
   ConfigureTelemetryEnvOptions,
   InitTelemetryOptions,
   TelemetryConfig,
   TelemetryConfigResult,
-  TelemetryExporter,
   TelemetryHandle,
   TelemetryWarningHandler,
 } from './types.js';

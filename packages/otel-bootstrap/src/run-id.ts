@@ -2,11 +2,11 @@
 // or a dashboard cannot put a run's servers together. The orchestrator fixes it once
 // (configureTelemetryEnv) and hands it down through the environment.
 
+import { GYM_VARIABLES } from '@gym/core';
+import type { Environment } from './config.js';
+
 /** Slurm's job id: the natural run id of a batch job. */
 export const ENV_SLURM_JOB_ID = 'SLURM_JOB_ID' as const;
-
-/** A usable run id: 1 to 256 printable ASCII characters, no spaces (safe in env, resources and labels). */
-export const RUN_ID_PATTERN = /^[\x21-\x7e]{1,256}$/;
 
 /** 12 random hex characters (48 bits): unique enough for runs, short enough to read. */
 export function mintRunId(): string {
@@ -15,12 +15,12 @@ export function mintRunId(): string {
 }
 
 /**
- * The run id in force: the configured one (`NEMO_GYM_OTEL_RUN_ID`), else a usable
- * `SLURM_JOB_ID`, else a freshly minted one.
+ * The run id in force: the configured one (`NEMO_GYM_OTEL_RUN_ID`), else a `SLURM_JOB_ID`
+ * that is a usable run id by the same grammar, else a freshly minted one.
  */
-export function resolveRunId(configured: string | undefined, env: NodeJS.ProcessEnv): string {
+export function resolveRunId(configured: string | undefined, env: Environment): string {
   if (configured !== undefined) return configured;
-  const slurm = env[ENV_SLURM_JOB_ID]?.trim();
-  if (slurm !== undefined && RUN_ID_PATTERN.test(slurm)) return slurm;
-  return mintRunId();
+  const slurm = env[ENV_SLURM_JOB_ID];
+  const usable = slurm === undefined ? undefined : GYM_VARIABLES.runId.parse(slurm);
+  return usable ?? mintRunId();
 }

@@ -6,9 +6,15 @@
 // NEMO_GYM_OTEL_EXPORTER, we must know whether each signal really exports, we bind the
 // Prometheus endpoint ourselves (so a port clash is a setup failure, not a silent log line,
 // and port 0 works), and we register each global only when nobody else did.
+//
+// "Exporting" is claimed only for what the libraries can see: a provider counts when the
+// OpenTelemetry API this package loads hands it out (`metrics.getMeterProvider()` is it). A
+// registration the API refuses (another copy of the API, of another version, owns the global
+// slot) or a provider registered where this API cannot read it is "not exporting", said once.
 
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { describeError } from '@gym/core';
 import {
   type Attributes,
   type ContextManager,
@@ -24,10 +30,11 @@ import {
   type TracerProvider,
   trace,
 } from '@opentelemetry/api';
+import type { ExportResult } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
-import type { MetricReader } from '@opentelemetry/sdk-metrics';
-import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { isGloballyRegistered, registeredGlobal } from './otel-globals.js';
+import type { MetricReader, PushMetricExporter } from '@opentelemetry/sdk-metrics';
+import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { apiSlotVersion, type OtelGlobalKind, registeredGlobal } from './otel-globals.js';
 import { SCOPE_NAME } from './scope.js';
 import type { TelemetryConfig } from './types.js';
 
@@ -38,6 +45,22 @@ export interface PipelineInput {
   /** Resource attributes without `service.name` (added here). */
   readonly attributes: Attributes;
   readonly version: string;
+  /** Called once, with the first export failure (`signal`: `metrics` or `traces`). Never throws. */
+  readonly onExportFailure: (signal: 'metrics' | 'traces', error: unknown) => void;
+}
+
+/** What a bounded shutdown met. */
+export interface ShutdownReport {
+  /** Errors thrown or returned by the flush and shutdown steps that finished in time. */
+  readonly errors: readonly unknown[];
+  /** The deadline passed first: what had not been exported by then may be lost. */
+  readonly timedOut: boolean;
+}
+
+/** A signal that was asked for and does not export, and why. */
+export interface RegistrationProblem {
+  readonly signal: 'metrics' | 'traces';
+  readonly reason: string;
 }
 
 /** A running pipeline. */
@@ -46,13 +69,18 @@ export interface Pipeline {
   readonly tracer: Tracer;
   readonly metricsExporting: boolean;
   readonly tracesExporting: boolean;
+  /** The provider that receives this process's metrics (ours or a reused one), when metrics export. */
+  readonly meterProvider: MeterProvider | undefined;
   readonly prometheusEndpoint: string | undefined;
+  /** Why a signal that was asked for does not export (a refused or invisible registration). */
+  readonly problems: readonly RegistrationProblem[];
   /**
    * Flushes then shuts down what this pipeline built, and unregisters the globals it
-   * registered. Providers registered by someone else are left alone. Never rejects;
-   * returns the errors met on the way.
+   * registered, within `deadlineMillis`. Providers registered by someone else are left alone.
+   * Never rejects. The globals and the Prometheus endpoint are released even when the
+   * deadline passes first.
    */
-  shutdown(): Promise<unknown[]>;
+  shutdown(deadlineMillis: number): Promise<ShutdownReport>;
 }
 
 /** The SDK objects this pipeline built and therefore owns. */
@@ -66,26 +94,105 @@ interface Owned {
 
 const noopTracerProvider = new ProxyTracerProvider();
 
+/** How a provider registered by someone else looks to the API this package loads. */
+type Existing = 'none' | 'visible' | 'hidden';
+
+/**
+ * `visible`: a provider is registered and this package's API hands it out; `hidden`: one is
+ * in the global slot but this API does not hand it out (another API version owns the slot).
+ */
+function existing(kind: 'metrics' | 'trace'): Existing {
+  const registered = registeredGlobal(kind);
+  if (registered === undefined) return 'none';
+  const handedOut = kind === 'metrics' ? metrics.getMeterProvider() : trace.getTracerProvider();
+  return handedOut === registered ? 'visible' : 'hidden';
+}
+
+const SIGNAL_NAMES = { metrics: 'MeterProvider', trace: 'TracerProvider' } as const;
+const SIGNALS = { metrics: 'metrics', trace: 'traces' } as const;
+
+function slotOwner(): string {
+  const version = apiSlotVersion();
+  return version === undefined ? '' : ` (the global slot belongs to @opentelemetry/api ${version})`;
+}
+
+function hiddenProblem(kind: 'metrics' | 'trace'): RegistrationProblem {
+  return {
+    signal: SIGNALS[kind],
+    reason: `a ${SIGNAL_NAMES[kind]} is registered through another copy of @opentelemetry/api that this one cannot use${slotOwner()}`,
+  };
+}
+
+function refusedProblem(kind: 'metrics' | 'trace', error: unknown): RegistrationProblem {
+  const cause = error === undefined ? '' : `: ${describeError(error)}`;
+  return {
+    signal: SIGNALS[kind],
+    reason: `registering the ${SIGNAL_NAMES[kind]} with @opentelemetry/api failed${slotOwner()}${cause}`,
+  };
+}
+
+/** Registers `provider` and checks the API hands it out; false (never a throw) otherwise. */
+function register(
+  kind: 'metrics' | 'trace',
+  provider: MeterProvider | TracerProvider,
+): { ok: boolean; error?: unknown } {
+  try {
+    if (kind === 'metrics') {
+      return { ok: metrics.setGlobalMeterProvider(provider as MeterProvider) && existing('metrics') === 'visible' };
+    }
+    return {
+      ok:
+        trace.setGlobalTracerProvider(provider as TracerProvider) && delegateOf(trace.getTracerProvider()) === provider,
+    };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** Registers a context manager or propagator when the slot is free; false when refused. */
+function registerQuietly(kind: OtelGlobalKind, action: () => boolean): boolean {
+  if (registeredGlobal(kind) !== undefined) return false;
+  try {
+    return action();
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Builds and registers the pipeline `input.config` asks for. Per signal: disabled → no-op;
- * a provider already registered by someone else → reused (exporting, never shut down);
- * otherwise our own provider with the configured exporter (`none`, and `prometheus` for
- * traces, export nothing). Rejects on a setup failure, after undoing what it built.
+ * a provider already registered by someone else and visible to this API → reused
+ * (exporting, never shut down); otherwise our own provider with the configured exporter
+ * (`none`, and `prometheus` for traces, export nothing). A registration that fails leaves
+ * the signal not exporting, with the reason in `problems`. Rejects on a setup failure
+ * (a taken port, a broken SDK), after undoing what it built.
  */
-export async function startPipeline(input: PipelineInput): Promise<Pipeline> {
+export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipeline> {
+  // Failed exports, remembered so that shutdown does not report the same failure again.
+  const exportErrors = new WeakSet<object>();
+  const input: PipelineInput = {
+    ...pipelineInput,
+    onExportFailure: (signal, error) => {
+      if (typeof error === 'object' && error !== null) exportErrors.add(error);
+      pipelineInput.onExportFailure(signal, error);
+    },
+  };
   const { config } = input;
-  const reuseMetrics = config.metricsEnabled && isGloballyRegistered('metrics');
-  const reuseTraces = config.tracesEnabled && isGloballyRegistered('trace');
-  const buildMetrics = config.metricsEnabled && !reuseMetrics && config.exporter !== 'none';
+  const problems: RegistrationProblem[] = [];
+  const metricsBefore = config.metricsEnabled ? existing('metrics') : 'none';
+  const tracesBefore = config.tracesEnabled ? existing('trace') : 'none';
+  if (metricsBefore === 'hidden') problems.push(hiddenProblem('metrics'));
+  if (tracesBefore === 'hidden') problems.push(hiddenProblem('trace'));
+  const buildMetrics = config.metricsEnabled && metricsBefore === 'none' && config.exporter !== 'none';
   const buildTraces =
-    config.tracesEnabled && !reuseTraces && (config.exporter === 'otlp' || config.exporter === 'console');
+    config.tracesEnabled && tracesBefore === 'none' && (config.exporter === 'otlp' || config.exporter === 'console');
 
   const owned: Owned = {};
   let prometheusEndpoint: string | undefined;
   try {
     const resource = buildMetrics || buildTraces ? await buildResource(input) : undefined;
     if (buildMetrics && resource !== undefined) {
-      const { reader, server, endpoint } = await buildMetricReader(config);
+      const { reader, server, endpoint } = await buildMetricReader(input);
       if (server !== undefined) owned.prometheusServer = server;
       prometheusEndpoint = endpoint;
       const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
@@ -95,7 +202,7 @@ export async function startPipeline(input: PipelineInput): Promise<Pipeline> {
       const { BasicTracerProvider } = await import('@opentelemetry/sdk-trace-base');
       owned.tracerProvider = new BasicTracerProvider({
         resource,
-        spanProcessors: [await buildSpanProcessor(config)],
+        spanProcessors: [await buildSpanProcessor(input)],
       });
       owned.contextManager = await loadContextManager();
       const { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } = await import(
@@ -106,63 +213,83 @@ export async function startPipeline(input: PipelineInput): Promise<Pipeline> {
       });
     }
   } catch (error) {
-    await shutdownOwned(owned);
+    await shutdownOwned(owned, 0);
     throw error;
   }
 
-  // Registration comes last and cannot fail half-way: each global is taken only when free.
-  let metricsExporting = reuseMetrics;
-  let tracesExporting = reuseTraces;
+  // Registration comes last. Nothing below throws; what the API refuses is undone and said.
+  const discarded: Owned = {};
+  let metricsExporting = metricsBefore === 'visible';
+  let tracesExporting = tracesBefore === 'visible';
   if (owned.meterProvider !== undefined) {
-    if (!isGloballyRegistered('metrics') && metrics.setGlobalMeterProvider(owned.meterProvider)) {
+    const now = existing('metrics');
+    const attempt = now === 'none' ? register('metrics', owned.meterProvider) : { ok: false };
+    if (attempt.ok) {
       metricsExporting = true;
     } else {
-      // Someone registered a provider while we were loading the SDK: theirs wins.
-      await shutdownOwned({ meterProvider: owned.meterProvider, prometheusServer: owned.prometheusServer });
+      // Someone registered a provider while the SDK loaded (theirs wins when this API sees
+      // it), or the API refused ours.
+      metricsExporting = now === 'visible';
+      if (now === 'none') problems.push(refusedProblem('metrics', attempt.error));
+      if (now === 'hidden') problems.push(hiddenProblem('metrics'));
+      discarded.meterProvider = owned.meterProvider;
+      discarded.prometheusServer = owned.prometheusServer;
       owned.meterProvider = undefined;
       owned.prometheusServer = undefined;
       prometheusEndpoint = undefined;
-      metricsExporting = true;
     }
   }
   if (owned.tracerProvider !== undefined) {
-    if (!isGloballyRegistered('trace') && trace.setGlobalTracerProvider(owned.tracerProvider)) {
+    const now = existing('trace');
+    const attempt = now === 'none' ? register('trace', owned.tracerProvider) : { ok: false };
+    if (attempt.ok) {
       tracesExporting = true;
-      if (owned.contextManager !== undefined && !isGloballyRegistered('context')) {
-        context.setGlobalContextManager(owned.contextManager.enable());
-      } else {
+      const manager = owned.contextManager;
+      if (
+        manager === undefined ||
+        !registerQuietly('context', () => context.setGlobalContextManager(manager.enable()))
+      ) {
+        manager?.disable();
         owned.contextManager = undefined;
       }
-      if (owned.propagator !== undefined && !isGloballyRegistered('propagation')) {
-        propagation.setGlobalPropagator(owned.propagator);
-      } else {
+      const propagator = owned.propagator;
+      if (
+        propagator === undefined ||
+        !registerQuietly('propagation', () => propagation.setGlobalPropagator(propagator))
+      ) {
         owned.propagator = undefined;
       }
     } else {
-      await shutdownOwned({ tracerProvider: owned.tracerProvider });
+      tracesExporting = now === 'visible';
+      if (now === 'none') problems.push(refusedProblem('trace', attempt.error));
+      if (now === 'hidden') problems.push(hiddenProblem('trace'));
+      discarded.tracerProvider = owned.tracerProvider;
       owned.tracerProvider = undefined;
       owned.contextManager = undefined;
       owned.propagator = undefined;
-      tracesExporting = true;
     }
   }
+  // Nothing was recorded on a discarded provider, so its shutdown exports nothing; it runs
+  // in the background and can only fail quietly.
+  void shutdownOwned(discarded, 0);
 
-  const meter = metricsExporting
-    ? (owned.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE_NAME, input.version)
-    : createNoopMeter();
+  const meterProvider = metricsExporting ? (owned.meterProvider ?? metrics.getMeterProvider()) : undefined;
+  const meter = meterProvider === undefined ? createNoopMeter() : meterProvider.getMeter(SCOPE_NAME, input.version);
   const tracer = tracesExporting
     ? (owned.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE_NAME, input.version)
     : noopTracerProvider.getTracer(SCOPE_NAME, input.version);
 
-  let shutdownResult: Promise<unknown[]> | undefined;
+  let shutdownResult: Promise<ShutdownReport> | undefined;
   return {
     meter,
     tracer,
     metricsExporting,
     tracesExporting,
+    meterProvider,
     prometheusEndpoint,
-    shutdown: () => {
-      shutdownResult ??= shutdownOwned(owned);
+    problems,
+    shutdown: (deadlineMillis) => {
+      shutdownResult ??= shutdownOwned(owned, deadlineMillis, exportErrors);
       return shutdownResult;
     },
   };
@@ -183,9 +310,45 @@ async function buildResource(input: PipelineInput): Promise<Resource> {
   return resource;
 }
 
+/** `callback`, plus a call to `onFailure` when the result is not a success. */
+function watchResult(
+  callback: (result: ExportResult) => void,
+  onFailure: (error: unknown) => void,
+): (result: ExportResult) => void {
+  return (result) => {
+    // ExportResultCode.SUCCESS is 0 (a const enum in @opentelemetry/core).
+    if (result.code !== 0) onFailure(result.error ?? new Error('export failed'));
+    callback(result);
+  };
+}
+
+/** The exporter, reporting its failures: the SDK says them only through `diag`, which is silent by default. */
+function watchMetricExporter(exporter: PushMetricExporter, onFailure: (error: unknown) => void): PushMetricExporter {
+  const watched: PushMetricExporter = {
+    export: (data, callback) => exporter.export(data, watchResult(callback, onFailure)),
+    forceFlush: () => exporter.forceFlush(),
+    shutdown: () => exporter.shutdown(),
+  };
+  if (exporter.selectAggregationTemporality !== undefined) {
+    watched.selectAggregationTemporality = exporter.selectAggregationTemporality.bind(exporter);
+  }
+  if (exporter.selectAggregation !== undefined) watched.selectAggregation = exporter.selectAggregation.bind(exporter);
+  return watched;
+}
+
+function watchSpanExporter(exporter: SpanExporter, onFailure: (error: unknown) => void): SpanExporter {
+  const watched: SpanExporter = {
+    export: (spans, callback) => exporter.export(spans, watchResult(callback, onFailure)),
+    shutdown: () => exporter.shutdown(),
+  };
+  if (exporter.forceFlush !== undefined) watched.forceFlush = exporter.forceFlush.bind(exporter);
+  return watched;
+}
+
 async function buildMetricReader(
-  config: TelemetryConfig,
+  input: PipelineInput,
 ): Promise<{ reader: MetricReader; server?: Server; endpoint?: string }> {
+  const { config } = input;
   const { ConsoleMetricExporter, PeriodicExportingMetricReader } = await import('@opentelemetry/sdk-metrics');
   const periodic = {
     exportIntervalMillis: config.metricExportIntervalMillis,
@@ -197,23 +360,29 @@ async function buildMetricReader(
     const { server, endpoint } = await servePrometheus(exporter, config.prometheusHost, config.prometheusPort);
     return { reader: exporter, server, endpoint };
   }
+  const onFailure = (error: unknown) => input.onExportFailure('metrics', error);
   if (config.exporter === 'console') {
-    return { reader: new PeriodicExportingMetricReader({ exporter: new ConsoleMetricExporter(), ...periodic }) };
+    const exporter = watchMetricExporter(new ConsoleMetricExporter(), onFailure);
+    return { reader: new PeriodicExportingMetricReader({ exporter, ...periodic }) };
   }
   const { OTLPMetricExporter } = await import('@opentelemetry/exporter-metrics-otlp-proto');
   const url = config.otlpMetricsEndpoint;
-  const exporter = new OTLPMetricExporter(url === undefined ? {} : { url });
+  const exporter = watchMetricExporter(new OTLPMetricExporter(url === undefined ? {} : { url }), onFailure);
   return { reader: new PeriodicExportingMetricReader({ exporter, ...periodic }) };
 }
 
-async function buildSpanProcessor(config: TelemetryConfig): Promise<SpanProcessor> {
+async function buildSpanProcessor(input: PipelineInput): Promise<SpanProcessor> {
+  const { config } = input;
   const { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor } = await import(
     '@opentelemetry/sdk-trace-base'
   );
-  if (config.exporter === 'console') return new SimpleSpanProcessor(new ConsoleSpanExporter());
+  const onFailure = (error: unknown) => input.onExportFailure('traces', error);
+  if (config.exporter === 'console') {
+    return new SimpleSpanProcessor(watchSpanExporter(new ConsoleSpanExporter(), onFailure));
+  }
   const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
   const url = config.otlpTracesEndpoint;
-  return new BatchSpanProcessor(new OTLPTraceExporter(url === undefined ? {} : { url }));
+  return new BatchSpanProcessor(watchSpanExporter(new OTLPTraceExporter(url === undefined ? {} : { url }), onFailure));
 }
 
 /**
@@ -263,31 +432,58 @@ async function loadContextManager(): Promise<ContextManager> {
   return new AsyncLocalStorageContextManager();
 }
 
-async function closeServer(server: Server): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
-    server.close((error) => (error === undefined ? resolve() : reject(error)));
-    server.closeAllConnections();
+/** Stops listening and drops open connections; never rejects, never waits for a client. */
+function closeServer(server: Server): void {
+  server.close(() => {
+    // Already closed is fine.
+  });
+  server.closeAllConnections();
+}
+
+/** Resolves `true` after `millis` (a timer that never keeps the process alive), or `false` once `work` settles. */
+function raceDeadline(work: Promise<unknown>, millis: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(true), millis);
+    timer.unref();
+    work.then(
+      () => {
+        clearTimeout(timer);
+        resolve(false);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(false);
+      },
+    );
   });
 }
 
-/** Flush and shut down every owned piece; unregister the globals that are still ours. */
-async function shutdownOwned(owned: Owned): Promise<unknown[]> {
+/**
+ * Flushes and shuts down every owned piece within `deadlineMillis` (0: do not wait), then
+ * unregisters the globals that are still ours and closes the Prometheus endpoint, in time or not.
+ * Errors that are failed exports already reported (`reported`) are left out of the report.
+ */
+async function shutdownOwned(
+  owned: Owned,
+  deadlineMillis: number,
+  reported: WeakSet<object> = new WeakSet(),
+): Promise<ShutdownReport> {
   const errors: unknown[] = [];
   const step = async (action: () => Promise<void>): Promise<void> => {
     try {
       await action();
     } catch (error) {
-      errors.push(error);
+      // BasicTracerProvider.forceFlush rejects with an array of its processors' errors.
+      for (const one of Array.isArray(error) ? error : [error]) {
+        if (typeof one !== 'object' || one === null || !reported.has(one)) errors.push(one);
+      }
     }
   };
   const { meterProvider, tracerProvider, prometheusServer } = owned;
-  await Promise.all([
-    (async () => {
-      // A periodic reader's shutdown is collect + export + exporter shutdown; a forceFlush
-      // before it would send every cumulative point twice.
-      if (meterProvider !== undefined) await step(() => meterProvider.shutdown());
-      if (prometheusServer !== undefined) await step(() => closeServer(prometheusServer));
-    })(),
+  const work = Promise.all([
+    // A periodic reader's shutdown is collect + export + exporter shutdown; a forceFlush
+    // before it would send every cumulative point twice.
+    meterProvider === undefined ? undefined : step(() => meterProvider.shutdown()),
     (async () => {
       if (tracerProvider !== undefined) {
         await step(() => tracerProvider.forceFlush());
@@ -295,15 +491,29 @@ async function shutdownOwned(owned: Owned): Promise<unknown[]> {
       }
     })(),
   ]);
-  if (meterProvider !== undefined && registeredGlobal('metrics') === meterProvider) metrics.disable();
-  if (tracerProvider !== undefined && delegateOf(trace.getTracerProvider()) === tracerProvider) trace.disable();
-  if (owned.contextManager !== undefined && registeredGlobal('context') === owned.contextManager) context.disable();
-  if (owned.propagator !== undefined && registeredGlobal('propagation') === owned.propagator) propagation.disable();
-  return errors;
+  const timedOut = deadlineMillis > 0 ? await raceDeadline(work, deadlineMillis) : false;
+  const report: ShutdownReport = { errors: [...errors], timedOut };
+  try {
+    if (prometheusServer !== undefined) closeServer(prometheusServer);
+    if (meterProvider !== undefined && registeredGlobal('metrics') === meterProvider) metrics.disable();
+    if (tracerProvider !== undefined && delegateOf(registeredGlobal('trace')) === tracerProvider) trace.disable();
+    if (owned.contextManager !== undefined && registeredGlobal('context') === owned.contextManager) {
+      context.disable();
+    }
+    if (owned.propagator !== undefined && registeredGlobal('propagation') === owned.propagator) propagation.disable();
+  } catch (error) {
+    // A global slot that throws on delete: nothing more can be done.
+    return { errors: [...report.errors, error], timedOut };
+  }
+  return report;
 }
 
 /** The real provider behind the API's global proxy (duck-typed: the proxy may come from another copy of the API). */
-function delegateOf(provider: TracerProvider): unknown {
-  const proxy = provider as Partial<Pick<ProxyTracerProvider, 'getDelegate'>>;
-  return typeof proxy.getDelegate === 'function' ? proxy.getDelegate() : provider;
+function delegateOf(provider: unknown): unknown {
+  const proxy = provider as Partial<Pick<ProxyTracerProvider, 'getDelegate'>> | undefined;
+  try {
+    return typeof proxy?.getDelegate === 'function' ? proxy.getDelegate() : provider;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,6 +1,6 @@
 // The span-group gate sits in front of every optional span, so it must cost next to
 // nothing: one read of the published state and one set lookup. Before telemetry is set up,
-// and whenever traces are not exported, the published set is empty and every gate is shut.
+// and whenever traces are not exported, every gate is shut.
 
 import type { SpanGroup } from '@gym/constants';
 import { getTelemetryState } from '@gym/core';
@@ -11,5 +11,6 @@ import { getTelemetryState } from '@gym/core';
  * published yet.
  */
 export function isSpanGroupEnabled(group: SpanGroup): boolean {
-  return getTelemetryState()?.spanGroups.has(group) === true;
+  const state = getTelemetryState();
+  return state?.tracesExporting === true && state.spanGroups.has(group);
 }

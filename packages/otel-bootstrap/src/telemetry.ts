@@ -12,10 +12,12 @@ import {
   SPAN_GROUP_PRESETS,
   SPAN_GROUPS,
 } from '@gym/constants';
-import { setTelemetryState } from '@gym/core';
-import { loadTelemetryConfig, readEnabledSwitch } from './config.js';
+import { describeError, describeValue, invalidChoice, setTelemetryState } from '@gym/core';
+import type { Attributes } from '@opentelemetry/api';
+import { loadTelemetryConfig, ownEnvironment, readEnabledSwitch } from './config.js';
 import { gymResourceAttributes, serviceNameOf } from './gym-resource.js';
 import { packageVersion } from './package-version.js';
+import { type StartedObserver, startProcessObserver, stopProcessObserver } from './process-observer.js';
 import { resolveRunId } from './run-id.js';
 import type { Pipeline } from './sdk-pipeline.js';
 import type { InitTelemetryOptions, TelemetryHandle, TelemetryWarningHandler } from './types.js';
@@ -24,6 +26,17 @@ import { reportWarning } from './warnings.js';
 interface Session {
   readonly pipeline: Pipeline;
   readonly orchestrator: boolean;
+  readonly onWarning: TelemetryWarningHandler | undefined;
+  readonly shutdownTimeoutMillis: number;
+  readonly observer: StartedObserver | undefined;
+}
+
+/** The options as checked: read once, so a getter cannot change a value after its check. */
+interface CheckedOptions {
+  readonly serverName: string;
+  readonly serverType: ServerType;
+  readonly resourceAttributes: Attributes | undefined;
+  readonly env: NodeJS.ProcessEnv;
   readonly onWarning: TelemetryWarningHandler | undefined;
 }
 
@@ -34,53 +47,76 @@ let current: TelemetryHandle | null = null;
 let session: Session | undefined;
 let shutdownPromise: Promise<void> | undefined;
 
-/** Validated options; programming errors fail fast, before any telemetry decision. */
-function checkOptions(options: InitTelemetryOptions): InitTelemetryOptions {
+/** Longest unknown span-group list shown in a warning. */
+const MAX_UNKNOWN_SHOWN = 10;
+
+/**
+ * Each option read exactly once and checked; programming errors fail fast, before any
+ * telemetry decision, with a message naming the value and what is allowed.
+ */
+function checkOptions(options: InitTelemetryOptions): CheckedOptions {
   if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`initTelemetry: options must be an object, got ${options === null ? 'null' : typeof options}`);
+    throw new TypeError(`initTelemetry: options must be an object; got ${describeValue(options)}`);
   }
   const { serverName, serverType, resourceAttributes, env, onWarning } = options;
   if (typeof serverName !== 'string' || serverName.trim() === '') {
     throw new TypeError(
-      `initTelemetry: options.serverName must be a non-empty string, got ${JSON.stringify(serverName) ?? 'undefined'}`,
+      `initTelemetry: options.serverName must be a non-empty string; got ${describeValue(serverName)}`,
     );
   }
-  if (!isServerType(serverType)) {
-    throw new RangeError(
-      `initTelemetry: options.serverType=${JSON.stringify(serverType) ?? 'undefined'} is not one of ${SERVER_TYPES.join(', ')}`,
-    );
-  }
+  if (!isServerType(serverType)) throw invalidChoice('initTelemetry: options.serverType', serverType, SERVER_TYPES);
   if (resourceAttributes !== undefined && (typeof resourceAttributes !== 'object' || resourceAttributes === null)) {
-    throw new TypeError('initTelemetry: options.resourceAttributes must be an object of attributes when given');
+    throw new TypeError(
+      `initTelemetry: options.resourceAttributes must be an object of attributes when given; got ${describeValue(resourceAttributes)}`,
+    );
   }
   if (env !== undefined && (typeof env !== 'object' || env === null)) {
-    throw new TypeError('initTelemetry: options.env must be an environment object when given');
+    throw new TypeError(
+      `initTelemetry: options.env must be an environment object when given; got ${describeValue(env)}`,
+    );
   }
   if (onWarning !== undefined && typeof onWarning !== 'function') {
-    throw new TypeError('initTelemetry: options.onWarning must be a function when given');
+    throw new TypeError(
+      `initTelemetry: options.onWarning must be a function when given; got ${describeValue(onWarning)}`,
+    );
   }
-  return options;
+  return { serverName, serverType, resourceAttributes, env: env ?? process.env, onWarning };
 }
 
-/** Publishes "nothing exports" (span groups shut) for libraries to read. */
+/** Publishes "nothing exports" (span groups shut) for libraries to read. Never throws. */
 function publishOff(orchestrator: boolean): void {
-  setTelemetryState({ metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator });
+  try {
+    setTelemetryState({ metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator });
+  } catch {
+    // A global slot that refuses the write: nothing more can be said through it.
+  }
 }
 
-function describeError(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+/** Longest unknown span-group name shown in a warning. */
+const MAX_NAME_SHOWN = 40;
+
+function unknownGroupsWarning(unknown: readonly string[]): string {
+  const shown = unknown.slice(0, MAX_UNKNOWN_SHOWN).map((name) => {
+    const printable = name.replace(/[^\x20-\x7e]/g, '?');
+    return printable.length > MAX_NAME_SHOWN ? `${printable.slice(0, MAX_NAME_SHOWN - 1)}…` : printable;
+  });
+  const more = unknown.length > MAX_UNKNOWN_SHOWN ? ` and ${unknown.length - MAX_UNKNOWN_SHOWN} more` : '';
+  return `unknown span groups ignored: ${shown.join(', ')}${more} (allowed: presets ${Object.keys(SPAN_GROUP_PRESETS).join(', ')}; groups ${SPAN_GROUPS.join(', ')})`;
 }
 
-async function setUp(options: InitTelemetryOptions): Promise<TelemetryHandle | null> {
+async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
   const orchestrator = options.serverType === 'orchestrator';
-  const env = options.env ?? process.env;
   const { onWarning } = options;
+  // What was started before a failure, to be undone by it.
+  let pipeline: Pipeline | undefined;
+  let observer: StartedObserver | undefined;
   try {
     // The whole cost of a disabled process: one env read. No zod, no SDK.
-    if (readEnabledSwitch(env) === 'off') {
+    if (readEnabledSwitch(options.env) === 'off') {
       publishOff(orchestrator);
       return null;
     }
+    const env = ownEnvironment(options.env);
     const result = loadTelemetryConfig(env);
     if (!result.ok) {
       publishOff(orchestrator);
@@ -89,26 +125,37 @@ async function setUp(options: InitTelemetryOptions): Promise<TelemetryHandle | n
     }
     const config = Object.freeze({ ...result.config, runId: resolveRunId(result.config.runId, env) });
     const groups = resolveSpanGroups(config.spanGroups);
-    if (groups.unknown.length > 0) {
-      reportWarning(
-        onWarning,
-        `unknown span groups ignored: ${groups.unknown.join(', ')} (allowed: presets ${Object.keys(SPAN_GROUP_PRESETS).join(', ')}; groups ${SPAN_GROUPS.join(', ')})`,
-      );
-    }
+    if (groups.unknown.length > 0) reportWarning(onWarning, unknownGroupsWarning(groups.unknown));
     const serviceName = serviceNameOf(config, options.serverName);
     const version = packageVersion();
     const attributes = gymResourceAttributes(
       {
         serviceGroup: config.serviceName,
         serverName: options.serverName,
-        serverType: options.serverType as ServerType,
+        serverType: options.serverType,
         runId: config.runId,
         version,
       },
       options.resourceAttributes,
     );
+    let exportFailureReported = false;
+    const onExportFailure = (signal: 'metrics' | 'traces', error: unknown): void => {
+      if (exportFailureReported) return;
+      exportFailureReported = true;
+      reportWarning(
+        onWarning,
+        `${signal} export failed (${describeError(error)}); telemetry carries on, and later export failures are not reported again`,
+      );
+    };
     const { startPipeline } = await import('./sdk-pipeline.js');
-    const pipeline = await startPipeline({ config, serviceName, attributes, version });
+    pipeline = await startPipeline({ config, serviceName, attributes, version, onExportFailure });
+    if (pipeline.problems.length > 0) {
+      const signals = [...new Set(pipeline.problems.map((problem) => problem.signal))];
+      reportWarning(
+        onWarning,
+        `${signals.join(' and ')} not exporting: ${pipeline.problems.map((problem) => problem.reason).join('; ')}`,
+      );
+    }
     const handle: TelemetryHandle = Object.freeze({
       meter: pipeline.meter,
       tracer: pipeline.tracer,
@@ -119,19 +166,33 @@ async function setUp(options: InitTelemetryOptions): Promise<TelemetryHandle | n
       serviceName,
       ...(pipeline.prometheusEndpoint === undefined ? {} : { prometheusEndpoint: pipeline.prometheusEndpoint }),
     });
-    session = { pipeline, orchestrator, onWarning };
+    observer =
+      config.observer && pipeline.meterProvider !== undefined
+        ? await startProcessObserver(pipeline.meterProvider, options.serverName, (message) =>
+            reportWarning(onWarning, message),
+          )
+        : undefined;
+    session = { pipeline, orchestrator, onWarning, shutdownTimeoutMillis: config.shutdownTimeoutMillis, observer };
     current = handle;
     setTelemetryState({
       metricsExporting: pipeline.metricsExporting,
       tracesExporting: pipeline.tracesExporting,
-      // Span groups gate spans; with no trace export every gate stays shut (off is free).
-      spanGroups: pipeline.tracesExporting ? groups.groups : [],
+      // The configured groups are published whenever telemetry is on: they gate spans (only
+      // while traces export, see isSpanGroupEnabled) and also group-scoped metrics, such as
+      // the sandbox lifecycle series, which must follow the `sandbox` group in a metrics-only
+      // process too.
+      spanGroups: pipeline.tracesExporting || pipeline.metricsExporting ? groups.groups : [],
       orchestrator,
       sandboxSampleIntervalSeconds: pipeline.tracesExporting ? config.sandboxResourceSampleIntervalSeconds : 0,
     });
     return handle;
   } catch (error) {
     publishOff(orchestrator);
+    session = undefined;
+    current = null;
+    stopProcessObserver(observer);
+    // Release what was registered; nothing was recorded on it, so there is nothing to wait for.
+    void pipeline?.shutdown(0);
     reportWarning(onWarning, `telemetry is disabled: setup failed (${describeError(error)})`);
     return null;
   }
@@ -151,18 +212,23 @@ async function setUp(options: InitTelemetryOptions): Promise<TelemetryHandle | n
  * Service name `<OTEL_SERVICE_NAME>/<serverName>` (or the bare name with
  * `NEMO_GYM_OTEL_SERVICE_NAME_PER_SERVER=0`); resource attributes: `nemo.gym.version`,
  * `nemo.gym.server.name`, `nemo.gym.server.type`, `nemo.gym.service_group`, `nemo.run.id`,
- * over the caller's. A MeterProvider or TracerProvider that someone else registered is
- * reused and never shut down. Publishes the process state (`setTelemetryState`) for the
- * library packages. After {@link shutdownTelemetry}, resolves to `null`.
+ * over the caller's. A MeterProvider or TracerProvider that someone else registered, and
+ * that this process's `@opentelemetry/api` hands out, is reused and never shut down. A signal
+ * whose provider the API refuses to register (another API version owns its global slot), or
+ * cannot see, is not exporting, with one warning. While metrics export and
+ * `NEMO_GYM_OTEL_OBSERVER` is on, starts `@gym/observer`. Publishes the process state
+ * (`setTelemetryState`) for the library packages. After {@link shutdownTelemetry}, resolves
+ * to `null`.
  */
 export function initTelemetry(options: InitTelemetryOptions): Promise<TelemetryHandle | null> {
+  let checked: CheckedOptions;
   try {
-    checkOptions(options);
+    checked = checkOptions(options);
   } catch (error) {
     return Promise.reject(error);
   }
   if (shutdownPromise !== undefined) return Promise.resolve(null);
-  initPromise ??= setUp(options);
+  initPromise ??= setUp(checked);
   return initPromise;
 }
 
@@ -174,9 +240,13 @@ export function getTelemetry(): TelemetryHandle | null {
 /**
  * Flushes (forceFlush, then shutdown) what `initTelemetry` built, so everything recorded
  * before the call is exported, then unregisters it and publishes "nothing exports".
- * Providers registered by someone else are left running. Idempotent (later calls return
- * the same promise); a no-op before any `initTelemetry`; waits for a setup in progress.
- * Never rejects: provider errors are reported once through the warning handler.
+ * Bounded: it resolves within `NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS` (default 5000 ms) of the
+ * flush starting, even when the collector refuses connections or never answers; what was not
+ * exported by then may be lost (one warning says so), and the globals and the Prometheus
+ * endpoint are released all the same. Providers registered by someone else are left
+ * running. Idempotent (later calls return the same promise); a no-op before any
+ * `initTelemetry`; waits for a setup in progress. Never rejects: errors are reported in one
+ * warning through the warning handler.
  */
 export function shutdownTelemetry(): Promise<void> {
   if (initPromise === undefined) return Promise.resolve();
@@ -188,13 +258,16 @@ export function shutdownTelemetry(): Promise<void> {
     current = null;
     if (ending === undefined) return;
     publishOff(ending.orchestrator);
-    const errors = await ending.pipeline.shutdown();
-    if (errors.length > 0) {
-      reportWarning(
-        ending.onWarning,
-        `telemetry shutdown met ${errors.length} error(s); what could be flushed was: ${errors.map(describeError).join('; ')}`,
-      );
-    }
+    // The observer's last values go out with the final flush; then it stops.
+    const { errors, timedOut } = await ending.pipeline.shutdown(ending.shutdownTimeoutMillis);
+    stopProcessObserver(ending.observer);
+    const said = [
+      timedOut
+        ? `did not finish within ${ending.shutdownTimeoutMillis} ms (NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS); records not exported by then may be lost`
+        : undefined,
+      errors.length > 0 ? `met ${errors.length} error(s): ${errors.map(describeError).join('; ')}` : undefined,
+    ].filter((part) => part !== undefined);
+    if (said.length > 0) reportWarning(ending.onWarning, `telemetry shutdown ${said.join('; it ')}`);
   })().catch(() => {
     // Unreachable (setUp and pipeline.shutdown never reject); shutdown must not throw regardless.
   });
@@ -202,9 +275,10 @@ export function shutdownTelemetry(): Promise<void> {
 }
 
 /**
- * TEST ONLY. Shuts telemetry down (as {@link shutdownTelemetry}), then forgets the setup
- * and clears the published telemetry state, so the next `initTelemetry` decides afresh.
- * Providers registered by someone else are not touched. Never call it in a server.
+ * For this package's tests, which import it from this module: the package entry does not
+ * export it, so no server can reach it. Shuts telemetry down (as {@link shutdownTelemetry}),
+ * then forgets the setup and clears the published telemetry state, so the next
+ * `initTelemetry` decides afresh. Providers registered by someone else are not touched.
  */
 export async function resetTelemetryForTesting(): Promise<void> {
   await shutdownTelemetry();

@@ -3,10 +3,8 @@
 // and a handle says plainly what this process exports.
 
 import type { ServerType } from '@gym/constants';
+import type { TelemetryExporter } from '@gym/core';
 import type { Attributes, Meter, Tracer } from '@opentelemetry/api';
-
-/** Where telemetry goes: the values of `NEMO_GYM_OTEL_EXPORTER`. */
-export type TelemetryExporter = 'otlp' | 'console' | 'prometheus' | 'none';
 
 /**
  * One process's telemetry settings, parsed from the environment by
@@ -31,13 +29,17 @@ export interface TelemetryConfig {
   readonly serviceNamePerServer: boolean;
   /** `NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS` (default `0`, off). */
   readonly sandboxResourceSampleIntervalSeconds: number;
+  /** `NEMO_GYM_OTEL_OBSERVER` (default `true`): start the `@gym/observer` metrics while metrics export. */
+  readonly observer: boolean;
+  /** `NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS` (default `5000`): the most `shutdownTelemetry()` waits for the flush. */
+  readonly shutdownTimeoutMillis: number;
   /** `OTEL_SERVICE_NAME` (default `nemo-gym`): the fleet's service name, before per-server suffixing. */
   readonly serviceName: string;
-  /** `OTEL_EXPORTER_PROMETHEUS_HOST` (default `127.0.0.1`, loopback). */
+  /** `OTEL_EXPORTER_PROMETHEUS_HOST` (default `127.0.0.1`, loopback); read only for the `prometheus` exporter. */
   readonly prometheusHost: string;
-  /** `OTEL_EXPORTER_PROMETHEUS_PORT` (default `9464`; `0` binds an ephemeral port). */
+  /** `OTEL_EXPORTER_PROMETHEUS_PORT` (default `9464`; `0` binds an ephemeral port); read only for the `prometheus` exporter. */
   readonly prometheusPort: number;
-  /** `OTEL_METRIC_EXPORT_INTERVAL` in ms (default `60000`): how often push exporters send metrics. */
+  /** `OTEL_METRIC_EXPORT_INTERVAL` in ms (default `60000`): how often push exporters (`otlp`, `console`) send metrics. */
   readonly metricExportIntervalMillis: number;
   /** `OTEL_METRIC_EXPORT_TIMEOUT` in ms (default `30000`, capped at the interval). */
   readonly metricExportTimeoutMillis: number;
@@ -59,7 +61,10 @@ export type TelemetryConfigResult =
       readonly error: string;
     };
 
-/** Receives the few messages an operator must see (malformed env, setup failure, unknown span groups). */
+/**
+ * Receives the few messages an operator must see (malformed env, setup or registration
+ * failure, unknown span groups, the first export failure, a shutdown past its deadline).
+ */
 export type TelemetryWarningHandler = (message: string) => void;
 
 /** Options of {@link initTelemetry}. */
@@ -90,9 +95,12 @@ export interface TelemetryHandle {
   readonly tracer: Tracer;
   /** `metricsExporting || tracesExporting`. */
   readonly isExporting: boolean;
-  /** A real MeterProvider with a real exporter (or one registered by someone else) receives metrics. */
+  /**
+   * A MeterProvider with a real exporter receives metrics, and the libraries can see it: ours,
+   * registered with `@opentelemetry/api`, or one someone else registered that this API hands out.
+   */
   readonly metricsExporting: boolean;
-  /** A real TracerProvider with a real exporter (or one registered by someone else) receives spans. */
+  /** The same for a TracerProvider and spans. */
   readonly tracesExporting: boolean;
   /** The settings in force, with `runId` resolved. */
   readonly config: TelemetryConfig;

@@ -1,6 +1,6 @@
 import { ENV_SPAN_GROUPS, ENV_SPAN_GROUPS_FALLBACK } from '@gym/constants';
+import { GYM_VARIABLES } from '@gym/core';
 import { describe, expect, it } from '@jest/globals';
-import { GYM_VARIABLES } from '../src/env-variables.js';
 import { CONFIG_DEFAULTS, loadTelemetryConfig, type TelemetryConfig } from '../src/index.js';
 
 function config(env: NodeJS.ProcessEnv): TelemetryConfig {
@@ -15,7 +15,7 @@ function error(env: NodeJS.ProcessEnv): string {
   return result.error;
 }
 
-describe('loadTelemetryConfig: defaults (SPEC §5)', () => {
+describe('loadTelemetryConfig: defaults', () => {
   it('an empty environment gives the documented defaults: disabled, nemo-gym, default groups, otlp, loopback', () => {
     expect(config({})).toEqual({
       enabled: false,
@@ -27,6 +27,8 @@ describe('loadTelemetryConfig: defaults (SPEC §5)', () => {
       runId: undefined,
       serviceNamePerServer: true,
       sandboxResourceSampleIntervalSeconds: 0,
+      observer: true,
+      shutdownTimeoutMillis: 5000,
       serviceName: 'nemo-gym',
       prometheusHost: '127.0.0.1',
       prometheusPort: 9464,
@@ -64,11 +66,11 @@ describe('loadTelemetryConfig: defaults (SPEC §5)', () => {
         NEMO_GYM_OTEL_RUN_ID: 'run-7',
         NEMO_GYM_OTEL_SERVICE_NAME_PER_SERVER: '0',
         NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS: '2.5',
+        NEMO_GYM_OTEL_OBSERVER: 'no',
+        NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS: '250',
         OTEL_SERVICE_NAME: 'my-gym',
         OTEL_EXPORTER_PROMETHEUS_HOST: '0.0.0.0',
         OTEL_EXPORTER_PROMETHEUS_PORT: '0',
-        OTEL_METRIC_EXPORT_INTERVAL: '1000',
-        OTEL_METRIC_EXPORT_TIMEOUT: '500',
       }),
     ).toEqual({
       enabled: true,
@@ -80,13 +82,29 @@ describe('loadTelemetryConfig: defaults (SPEC §5)', () => {
       runId: 'run-7',
       serviceNamePerServer: false,
       sandboxResourceSampleIntervalSeconds: 2.5,
+      observer: false,
+      shutdownTimeoutMillis: 250,
       serviceName: 'my-gym',
       prometheusHost: '0.0.0.0',
       prometheusPort: 0,
-      metricExportIntervalMillis: 1000,
-      metricExportTimeoutMillis: 500,
+      metricExportIntervalMillis: 60000,
+      metricExportTimeoutMillis: 30000,
       otlpTracesEndpoint: undefined,
       otlpMetricsEndpoint: undefined,
+    });
+  });
+
+  it('reads the export interval and timeout for the periodic exporters', () => {
+    expect(
+      config({
+        NEMO_GYM_OTEL_EXPORTER: 'console',
+        OTEL_METRIC_EXPORT_INTERVAL: '1000',
+        OTEL_METRIC_EXPORT_TIMEOUT: '500',
+      }),
+    ).toMatchObject({ metricExportIntervalMillis: 1000, metricExportTimeoutMillis: 500 });
+    expect(config({ OTEL_METRIC_EXPORT_INTERVAL: '2000', OTEL_METRIC_EXPORT_TIMEOUT: '700' })).toMatchObject({
+      metricExportIntervalMillis: 2000,
+      metricExportTimeoutMillis: 700,
     });
   });
 
@@ -119,6 +137,8 @@ describe('loadTelemetryConfig: NEMO_LENS_* fallback', () => {
     runId: ['lens-run', 'lens-run', 'gym-run', 'gym-run'],
     serviceNamePerServer: ['0', false, '1', true],
     sandboxResourceSampleIntervalSeconds: ['3', 3, '4', 4],
+    observer: ['0', false, 'on', true],
+    shutdownTimeoutMillis: ['100', 100, '200', 200],
   };
 
   it.each(Object.keys(samples) as (keyof typeof samples)[])(
@@ -126,9 +146,9 @@ describe('loadTelemetryConfig: NEMO_LENS_* fallback', () => {
     (key) => {
       const [primary, fallback] = GYM_VARIABLES[key].names;
       expect(fallback).toBe(primary.replace('NEMO_GYM_OTEL_', 'NEMO_LENS_'));
-      const [lensValue, lensParsed, gymValue, gymParsed] = samples[key];
-      expect(config({ [fallback as string]: lensValue })[key]).toEqual(lensParsed);
-      expect(config({ [fallback as string]: lensValue, [primary]: gymValue })[key]).toEqual(gymParsed);
+      const [lensValue, lensParsed, gymValue, gymParsed] = samples[key] as [string, unknown, string, unknown];
+      expect(config({ [fallback]: lensValue })[key]).toEqual(lensParsed);
+      expect(config({ [fallback]: lensValue, [primary]: gymValue })[key]).toEqual(gymParsed);
     },
   );
 
@@ -140,19 +160,20 @@ describe('loadTelemetryConfig: NEMO_LENS_* fallback', () => {
 describe('loadTelemetryConfig: malformed values disable with one message', () => {
   it('names the variable, its value and what is allowed', () => {
     expect(error({ NEMO_GYM_OTEL_TRACES_ENABLED: 'maybe' })).toBe(
-      'NEMO_GYM_OTEL_TRACES_ENABLED="maybe" is malformed (allowed: 1, true, yes, on (switch on) or 0, false, no, off (switch off), any case)',
+      'NEMO_GYM_OTEL_TRACES_ENABLED="maybe" is not valid (allowed: 1, true, yes, on (on) or 0, false, no, off (off), any case)',
     );
   });
 
   it('names the fallback variable when that is where the bad value came from', () => {
     expect(error({ NEMO_LENS_EXPORTER: 'jaeger' })).toBe(
-      'NEMO_LENS_EXPORTER="jaeger" is malformed (allowed: one of otlp, console, prometheus, none, any case)',
+      'NEMO_LENS_EXPORTER="jaeger" is not valid (allowed: one of otlp, console, prometheus, none, any case)',
     );
   });
 
   it('lists every bad variable in the one message', () => {
     const message = error({
       NEMO_GYM_OTEL_ENABLED: 'sure',
+      NEMO_GYM_OTEL_EXPORTER: 'prometheus',
       NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS: '-1',
       OTEL_EXPORTER_PROMETHEUS_PORT: '65536',
     });
@@ -167,16 +188,150 @@ describe('loadTelemetryConfig: malformed values disable with one message', () =>
     ['NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS', 'abc'],
     ['NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS', 'Infinity'],
     ['NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS', '2147484'],
+    ['NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS', '1e1'],
+    ['NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS', '0.05'],
     ['NEMO_GYM_OTEL_RUN_ID', 'has space'],
-    ['NEMO_GYM_OTEL_RUN_ID', 'x'.repeat(257)],
-    ['OTEL_EXPORTER_PROMETHEUS_PORT', '94.64'],
-    ['OTEL_EXPORTER_PROMETHEUS_PORT', '-1'],
-    ['OTEL_EXPORTER_PROMETHEUS_HOST', 'http://127.0.0.1'],
+    ['NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS', '0'],
+    ['NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS', '5s'],
+    ['NEMO_GYM_OTEL_OBSERVER', 'maybe'],
     ['OTEL_METRIC_EXPORT_INTERVAL', '0'],
     ['OTEL_METRIC_EXPORT_TIMEOUT', '1.5'],
     ['OTEL_SERVICE_NAME', 'bad\u0007name'],
   ])('%s=%j is refused', (name, value) => {
-    expect(error({ [name]: value })).toContain(`${name}=${JSON.stringify(value)} is malformed (allowed: `);
+    expect(error({ [name]: value })).toContain(`${name}=${JSON.stringify(value)} is not valid (allowed: `);
+  });
+
+  it.each([
+    ['OTEL_EXPORTER_PROMETHEUS_PORT', '94.64'],
+    ['OTEL_EXPORTER_PROMETHEUS_PORT', '-1'],
+    ['OTEL_EXPORTER_PROMETHEUS_HOST', 'http://127.0.0.1'],
+  ])('%s=%j is refused with the prometheus exporter', (name, value) => {
+    expect(error({ NEMO_GYM_OTEL_EXPORTER: 'prometheus', [name]: value })).toContain(
+      `${name}=${JSON.stringify(value)} is not valid (allowed: `,
+    );
+  });
+
+  it('shows a huge value capped, with its length', () => {
+    const message = error({ NEMO_GYM_OTEL_RUN_ID: 'x'.repeat(100_000) });
+    expect(message.length).toBeLessThan(300);
+    expect(message).toContain('(100000 chars)');
+  });
+
+  it('uses the one grammar of @gym/core: a value means the same here as in every library', () => {
+    for (const [key, raw] of [
+      ['sandboxResourceSampleIntervalSeconds', '1e1'],
+      ['sandboxResourceSampleIntervalSeconds', ' 0.5 '],
+      ['enabled', ' On '],
+      ['shutdownTimeoutMillis', '600001'],
+      ['exporter', 'PROMETHEUS'],
+    ] as const) {
+      const variable = GYM_VARIABLES[key];
+      const result = loadTelemetryConfig({ [variable.names[0]]: raw });
+      const expected = (variable.parse as (text: string) => unknown)(raw);
+      if (expected === undefined) expect(result.ok).toBe(false);
+      else expect(result.ok && result.config[key]).toEqual(expected);
+    }
+  });
+});
+
+describe('loadTelemetryConfig: variables of an exporter not in use are ignored, never a reason to turn telemetry off', () => {
+  const broken = {
+    OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url',
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'localhost:4318',
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+    OTEL_EXPORTER_PROMETHEUS_HOST: 'http://nope/',
+    OTEL_EXPORTER_PROMETHEUS_PORT: 'ninety',
+    OTEL_METRIC_EXPORT_INTERVAL: 'soon',
+    OTEL_METRIC_EXPORT_TIMEOUT: '-5',
+  };
+
+  it.each([
+    ['prometheus', ['OTEL_EXPORTER_PROMETHEUS_HOST', 'OTEL_EXPORTER_PROMETHEUS_PORT']],
+    ['otlp', ['OTEL_EXPORTER_OTLP_', 'OTEL_METRIC_EXPORT_']],
+    ['console', ['OTEL_METRIC_EXPORT_']],
+    ['none', []],
+  ])('exporter %s reads only its own variables', (exporter, own) => {
+    const env: NodeJS.ProcessEnv = { NEMO_GYM_OTEL_ENABLED: '1', NEMO_GYM_OTEL_EXPORTER: exporter };
+    for (const [name, value] of Object.entries(broken))
+      if (own.some((prefix) => name.startsWith(prefix))) env[name] = value;
+    // With only its own broken variables it is refused (the check is not vacuous) ...
+    if (own.length > 0) expect(loadTelemetryConfig(env).ok).toBe(false);
+    // ... and the other exporters' broken variables change nothing.
+    const others = Object.fromEntries(
+      Object.entries(broken).filter(([name]) => !own.some((prefix) => name.startsWith(prefix))),
+    );
+    expect(config({ NEMO_GYM_OTEL_ENABLED: '1', NEMO_GYM_OTEL_EXPORTER: exporter, ...others })).toMatchObject({
+      exporter,
+      prometheusHost: '127.0.0.1',
+      prometheusPort: 9464,
+    });
+  });
+
+  it('a malformed OTEL_EXPORTER_OTLP_ENDPOINT with EXPORTER=prometheus', () => {
+    expect(
+      config({ NEMO_GYM_OTEL_EXPORTER: 'prometheus', OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318' }).exporter,
+    ).toBe('prometheus');
+  });
+
+  it('a malformed OTEL_EXPORTER_PROMETHEUS_PORT with the default otlp exporter', () => {
+    expect(config({ OTEL_EXPORTER_PROMETHEUS_PORT: 'ninety' })).toMatchObject({
+      exporter: 'otlp',
+      prometheusPort: 9464,
+    });
+  });
+
+  it('the Prometheus variables with metrics switched off', () => {
+    expect(
+      config({
+        NEMO_GYM_OTEL_EXPORTER: 'prometheus',
+        NEMO_GYM_OTEL_METRICS_ENABLED: '0',
+        OTEL_EXPORTER_PROMETHEUS_PORT: 'x',
+      }).metricsEnabled,
+    ).toBe(false);
+  });
+
+  it('a malformed exporter is named alone, not followed by complaints about variables it would have used', () => {
+    expect(error({ NEMO_GYM_OTEL_EXPORTER: 'zipkin', OTEL_EXPORTER_OTLP_ENDPOINT: 'nope' })).toBe(
+      'NEMO_GYM_OTEL_EXPORTER="zipkin" is not valid (allowed: one of otlp, console, prometheus, none, any case)',
+    );
+  });
+});
+
+describe('loadTelemetryConfig: hostile environments', () => {
+  it('reads own properties only: a polluted Object.prototype neither enables telemetry nor sets a value', () => {
+    const proto = Object.prototype as Record<string, unknown>;
+    proto.NEMO_GYM_OTEL_ENABLED = '1';
+    proto.NEMO_GYM_OTEL_EXPORTER = 'jaeger';
+    proto.OTEL_SERVICE_NAME = 'polluted';
+    try {
+      expect(config({})).toMatchObject({ enabled: false, exporter: 'otlp', serviceName: 'nemo-gym' });
+    } finally {
+      delete proto.NEMO_GYM_OTEL_ENABLED;
+      delete proto.NEMO_GYM_OTEL_EXPORTER;
+      delete proto.OTEL_SERVICE_NAME;
+    }
+  });
+
+  it('never throws: a getter that throws reads as unset, and so does a Proxy whose traps throw', () => {
+    const env = {
+      NEMO_GYM_OTEL_EXPORTER: 'console',
+      get OTEL_SERVICE_NAME(): string {
+        throw new Error('no');
+      },
+    } as NodeJS.ProcessEnv;
+    expect(config(env)).toMatchObject({ exporter: 'console', serviceName: 'nemo-gym' });
+    const hostile = new Proxy(
+      {},
+      {
+        has: () => {
+          throw new Error('trap');
+        },
+        getOwnPropertyDescriptor: () => {
+          throw new Error('trap');
+        },
+      },
+    );
+    expect(() => loadTelemetryConfig(hostile as NodeJS.ProcessEnv)).not.toThrow();
   });
 });
 
@@ -213,10 +368,10 @@ describe('loadTelemetryConfig: OTLP variables (exporter otlp)', () => {
 
   it('refuses a malformed endpoint and any protocol but http/protobuf', () => {
     expect(error({ OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318' })).toBe(
-      'OTEL_EXPORTER_OTLP_ENDPOINT="localhost:4318" is malformed (allowed: an http or https URL; v1/traces and v1/metrics are appended)',
+      'OTEL_EXPORTER_OTLP_ENDPOINT="localhost:4318" is not valid (allowed: an http or https URL; v1/traces and v1/metrics are appended)',
     );
     expect(error({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toBe(
-      'OTEL_EXPORTER_OTLP_PROTOCOL="grpc" is malformed (allowed: http/protobuf (the only OTLP transport this package ships))',
+      'OTEL_EXPORTER_OTLP_PROTOCOL="grpc" is not valid (allowed: http/protobuf (the only OTLP transport this package ships))',
     );
     expect(error({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' })).toContain(
       'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="http/json"',

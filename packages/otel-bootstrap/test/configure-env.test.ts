@@ -29,6 +29,8 @@ describe('configureTelemetryEnv: what it writes', () => {
       NEMO_GYM_OTEL_RUN_ID: runId,
       NEMO_GYM_OTEL_SERVICE_NAME_PER_SERVER: '1',
       NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS: '0',
+      NEMO_GYM_OTEL_OBSERVER: '1',
+      NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS: '5000',
       OTEL_SERVICE_NAME: 'my-gym',
     });
   });
@@ -134,6 +136,29 @@ describe('configureTelemetryEnv: set-default semantics', () => {
     expect(env.NEMO_GYM_OTEL_EXPORTER).toBe('none');
   });
 
+  it('hands the observer switch and the shutdown deadline down to the fleet', () => {
+    const env: NodeJS.ProcessEnv = {};
+    configure({ enabled: true, observer: false, shutdownTimeoutMillis: 1500 }, env);
+    expect(env).toMatchObject({ NEMO_GYM_OTEL_OBSERVER: '0', NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS: '1500' });
+  });
+
+  it('reads own properties only: a polluted Object.prototype neither enables the fleet nor configures it', () => {
+    const proto = Object.prototype as Record<string, unknown>;
+    proto.NEMO_GYM_OTEL_ENABLED = '1';
+    proto.exporter = 'jaeger';
+    try {
+      const env: NodeJS.ProcessEnv = {};
+      expect(configure({}, env)).toEqual({ runId: null, warnings: [] });
+      expect(Object.keys(env)).toEqual([]);
+      const enabled: NodeJS.ProcessEnv = {};
+      expect(configure({ enabled: true }, enabled).warnings).toEqual([]);
+      expect(enabled.NEMO_GYM_OTEL_EXPORTER).toBe('otlp');
+    } finally {
+      delete proto.NEMO_GYM_OTEL_ENABLED;
+      delete proto.exporter;
+    }
+  });
+
   it('leaves variables it does not own alone (Prometheus port, OTLP endpoint: per process or standard)', () => {
     const env: NodeJS.ProcessEnv = {};
     configure({ enabled: true, prometheusPort: 1234, otlpMetricsEndpoint: 'http://x/v1/metrics' }, env);
@@ -164,18 +189,28 @@ describe('configureTelemetryEnv: disabled writes nothing', () => {
 
 describe('configureTelemetryEnv: malformed input disables the fleet with one warning', () => {
   it.each([
-    ['an array', [{ enabled: true }], 'the telemetry config must be an object, got an array'],
-    ['a number', 7, 'the telemetry config must be an object, got number'],
+    ['an array', [{ enabled: true }], 'the telemetry config must be an object; got object (Array) [{"enabled":true}]'],
+    ['a number', 7, 'the telemetry config must be an object; got number 7'],
     [
       'an unknown exporter',
       { enabled: true, exporter: 'jaeger' },
-      'config.exporter="jaeger" is malformed (allowed: one of otlp, console, prometheus, none, any case)',
+      'config.exporter is not valid (allowed: one of otlp, console, prometheus, none, any case); got string "jaeger"',
     ],
-    ['a boolean as a string', { enabled: 'yes' }, 'config.enabled="yes" is malformed'],
+    ['a boolean as a string', { enabled: 'yes' }, 'config.enabled is not valid (allowed: '],
     [
       'a negative interval',
       { enabled: true, sandboxResourceSampleIntervalSeconds: -1 },
-      'config.sandboxResourceSampleIntervalSeconds=-1',
+      'config.sandboxResourceSampleIntervalSeconds is not valid (allowed: ',
+    ],
+    [
+      'an interval below the floor',
+      { enabled: true, sandboxResourceSampleIntervalSeconds: 0.05 },
+      'config.sandboxResourceSampleIntervalSeconds is not valid (allowed: 0 (no sampling) or a plain decimal',
+    ],
+    [
+      'a shutdown deadline of 0',
+      { enabled: true, shutdownTimeoutMillis: 0 },
+      'config.shutdownTimeoutMillis is not valid (allowed: a whole number of milliseconds from 1 to 600000); got number 0',
     ],
   ])('%s', (_name, config, message) => {
     const env: NodeJS.ProcessEnv = {};
@@ -193,7 +228,7 @@ describe('configureTelemetryEnv: malformed input disables the fleet with one war
     expect(runId).toBeNull();
     expect(env).toEqual({ NEMO_GYM_OTEL_TRACES_ENABLED: 'maybe' });
     expect(warnings).toEqual([
-      '@gym/otel-bootstrap: telemetry is disabled for the fleet: NEMO_GYM_OTEL_TRACES_ENABLED="maybe" is malformed (allowed: 1, true, yes, on (switch on) or 0, false, no, off (switch off), any case)',
+      '@gym/otel-bootstrap: telemetry is disabled for the fleet: NEMO_GYM_OTEL_TRACES_ENABLED="maybe" is not valid (allowed: 1, true, yes, on (on) or 0, false, no, off (off), any case)',
     ]);
   });
 });

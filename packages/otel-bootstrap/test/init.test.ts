@@ -1,18 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { getTelemetryState } from '@gym/core';
+import { captureDiag, createMetricHarness, createSpanHarness, resetDiag } from '@gym/test-kit';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { type DiagLogger, DiagLogLevel, diag, metrics, type ProxyTracerProvider, trace } from '@opentelemetry/api';
-import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import { metrics, type ProxyTracerProvider, trace } from '@opentelemetry/api';
+import type { MeterProvider } from '@opentelemetry/sdk-metrics';
 import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
-import {
-  getTelemetry,
-  type InitTelemetryOptions,
-  initTelemetry,
-  resetTelemetryForTesting,
-  shutdownTelemetry,
-} from '../src/index.js';
+import { getTelemetry, type InitTelemetryOptions, initTelemetry, shutdownTelemetry } from '../src/index.js';
 import { isGloballyRegistered } from '../src/otel-globals.js';
+import { resetTelemetryForTesting } from '../src/telemetry.js';
 import { scrape, targetInfo } from './helpers/prometheus-text.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
@@ -41,6 +37,7 @@ function options(overrides: Partial<InitTelemetryOptions> & { warnings?: string[
 
 afterEach(async () => {
   await resetTelemetryForTesting();
+  resetDiag();
 });
 
 describe('initTelemetry: off', () => {
@@ -62,7 +59,7 @@ describe('initTelemetry: off', () => {
     );
     expect(handle).toBeNull();
     expect(warnings).toEqual([
-      '@gym/otel-bootstrap: telemetry is disabled: NEMO_GYM_OTEL_TRACES_ENABLED="maybe" is malformed (allowed: 1, true, yes, on (switch on) or 0, false, no, off (switch off), any case)',
+      '@gym/otel-bootstrap: telemetry is disabled: NEMO_GYM_OTEL_TRACES_ENABLED="maybe" is not valid (allowed: 1, true, yes, on (on) or 0, false, no, off (off), any case)',
     ]);
     expect(getTelemetryState()?.metricsExporting).toBe(false);
   });
@@ -70,7 +67,7 @@ describe('initTelemetry: off', () => {
   it('a malformed master switch is reported too (NEMO_GYM_OTEL_ENABLED=ture)', async () => {
     const warnings: string[] = [];
     await expect(initTelemetry(options({ env: { NEMO_GYM_OTEL_ENABLED: 'ture' }, warnings }))).resolves.toBeNull();
-    expect(warnings).toEqual([expect.stringContaining('NEMO_GYM_OTEL_ENABLED="ture" is malformed')]);
+    expect(warnings).toEqual([expect.stringContaining('NEMO_GYM_OTEL_ENABLED="ture" is not valid')]);
   });
 
   it('a setup failure is swallowed: a taken Prometheus port → null, one warning, nothing left registered', async () => {
@@ -217,28 +214,16 @@ describe('initTelemetry: once per process', () => {
   });
 
   it('16 concurrent calls produce exactly one setup', async () => {
-    const errors: string[] = [];
-    const logger: DiagLogger = {
-      error: (message) => errors.push(message),
-      warn: (message) => errors.push(message),
-      info: () => {},
-      debug: () => {},
-      verbose: () => {},
-    };
-    diag.setLogger(logger, DiagLogLevel.WARN);
-    try {
-      const handles = await Promise.all(
-        Array.from({ length: 16 }, (_, index) =>
-          initTelemetry(options({ serverName: `server_${index}`, env: prometheusEnv() })),
-        ),
-      );
-      expect(new Set(handles).size).toBe(1);
-      expect(handles[0]?.serviceName).toBe('nemo-gym/server_0');
-      // A second setup would have tried to register a second MeterProvider (diag error).
-      expect(errors).toEqual([]);
-    } finally {
-      diag.disable();
-    }
+    const logged = captureDiag();
+    const handles = await Promise.all(
+      Array.from({ length: 16 }, (_, index) =>
+        initTelemetry(options({ serverName: `server_${index}`, env: prometheusEnv() })),
+      ),
+    );
+    expect(new Set(handles).size).toBe(1);
+    expect(handles[0]?.serviceName).toBe('nemo-gym/server_0');
+    // A second setup would have tried to register a second MeterProvider (diag error).
+    expect(logged.lines('warn')).toEqual([]);
   });
 
   it('fails fast on programming errors, without using up the first answer', async () => {
@@ -246,51 +231,76 @@ describe('initTelemetry: once per process', () => {
       initTelemetry({ serverName: 'x', serverType: 'bogus' as never, env: prometheusEnv() }),
     ).rejects.toThrow(
       new RangeError(
-        'initTelemetry: options.serverType="bogus" is not one of resources_servers, responses_api_agents, responses_api_models, orchestrator',
+        'initTelemetry: options.serverType must be one of "resources_servers", "responses_api_agents", "responses_api_models", "orchestrator"; got string "bogus"',
       ),
     );
     await expect(initTelemetry({ serverName: ' ', serverType: 'resources_servers' })).rejects.toThrow(
-      new TypeError('initTelemetry: options.serverName must be a non-empty string, got " "'),
+      new TypeError('initTelemetry: options.serverName must be a non-empty string; got string " "'),
     );
+    // A value that merely converts to a server type is not one.
+    await expect(
+      initTelemetry({ serverName: 'x', serverType: ['orchestrator'] as never, env: prometheusEnv() }),
+    ).rejects.toThrow(RangeError);
     await expect(initTelemetry(undefined as never)).rejects.toThrow(TypeError);
     await expect(initTelemetry(options({ env: prometheusEnv() }))).resolves.not.toBeNull();
   });
 });
 
+describe('initTelemetry: hostile options', () => {
+  it('reads each option once: a getter cannot swap a checked value for an unchecked one', async () => {
+    let reads = 0;
+    const sneaky = {
+      serverName: 'sneaky',
+      get serverType() {
+        reads += 1;
+        return reads === 1 ? 'resources_servers' : '<script>';
+      },
+      env: prometheusEnv(),
+      onWarning: () => {},
+    } as unknown as InitTelemetryOptions;
+    const handle = await initTelemetry(sneaky);
+    expect(reads).toBe(1);
+    const labels = targetInfo(await scrape(handle?.prometheusEndpoint as string));
+    expect(labels.nemo_gym_server_type).toBe('resources_servers');
+  });
+
+  it('a throwing onWarning never reaches the server', async () => {
+    const handle = await initTelemetry(
+      options({
+        env: { NEMO_GYM_OTEL_ENABLED: '1', NEMO_GYM_OTEL_EXPORTER: 'zipkin' },
+        onWarning: () => {
+          throw new Error('logger down');
+        },
+      }),
+    );
+    expect(handle).toBeNull();
+  });
+});
+
 describe('initTelemetry: an SDK registered by someone else', () => {
   it('is reused for metrics (exporting handle, no second setup) and left running after shutdown', async () => {
-    const { MetricReader } = await import('@opentelemetry/sdk-metrics');
-    class TestReader extends MetricReader {
-      protected async onShutdown(): Promise<void> {}
-      protected async onForceFlush(): Promise<void> {}
-    }
-    const reader = new TestReader();
-    const theirs = new MeterProvider({ readers: [reader] });
+    const harness = createMetricHarness();
+    const theirs = harness.meterProvider;
     metrics.setGlobalMeterProvider(theirs);
     try {
-      const handle = await initTelemetry(options({ env: prometheusEnv() }));
+      // (The observer, which would also run on their provider, is off to keep the names exact.)
+      const handle = await initTelemetry(options({ env: prometheusEnv({ NEMO_GYM_OTEL_OBSERVER: '0' }) }));
       expect(handle).toMatchObject({ metricsExporting: true, isExporting: true });
       expect(handle?.prometheusEndpoint).toBeUndefined();
       handle?.meter.createCounter('gym.test.before').add(2);
       await shutdownTelemetry();
       expect(metrics.getMeterProvider()).toBe(theirs);
       theirs.getMeter('after').createCounter('gym.test.after').add(3);
-      const { resourceMetrics } = await reader.collect();
-      const names = resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics.map((m) => m.descriptor.name));
-      expect(names.sort()).toEqual(['gym.test.after', 'gym.test.before']);
+      expect([...(await harness.collect()).keys()].sort()).toEqual(['gym.test.after', 'gym.test.before']);
     } finally {
-      await theirs.shutdown();
+      await harness.shutdown();
       metrics.disable();
     }
   });
 
   it('is reused for traces, and the Gym span groups are still enabled', async () => {
-    const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = await import(
-      '@opentelemetry/sdk-trace-base'
-    );
-    const exporter = new InMemorySpanExporter();
-    const theirs = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-    trace.setGlobalTracerProvider(theirs);
+    const theirs = createSpanHarness();
+    trace.setGlobalTracerProvider(theirs.tracerProvider);
     try {
       const handle = await initTelemetry(
         options({ env: { NEMO_GYM_OTEL_ENABLED: '1', NEMO_GYM_OTEL_EXPORTER: 'none' } }),
@@ -299,10 +309,10 @@ describe('initTelemetry: an SDK registered by someone else', () => {
       expect(getTelemetryState()?.spanGroups.has('server')).toBe(true);
       expect(getTelemetryState()?.spanGroups.has('http_client')).toBe(true);
       handle?.tracer.startSpan('gym.rollout').end();
-      expect(exporter.getFinishedSpans().map((span) => span.name)).toEqual(['gym.rollout']);
+      expect(theirs.spans().map((span) => span.name)).toEqual(['gym.rollout']);
       await shutdownTelemetry();
       trace.getTracer('after').startSpan('after.shutdown').end();
-      expect(exporter.getFinishedSpans().map((span) => span.name)).toEqual(['gym.rollout', 'after.shutdown']);
+      expect(theirs.spans().map((span) => span.name)).toEqual(['gym.rollout', 'after.shutdown']);
     } finally {
       await theirs.shutdown();
       trace.disable();
@@ -340,7 +350,7 @@ describe('shutdownTelemetry', () => {
     tracerProvider.forceFlush = () => Promise.reject(new Error('span flush failed'));
     await expect(shutdownTelemetry()).resolves.toBeUndefined();
     expect(warnings).toEqual([
-      '@gym/otel-bootstrap: telemetry shutdown met 2 error(s); what could be flushed was: Error: meter shutdown failed; Error: span flush failed',
+      '@gym/otel-bootstrap: telemetry shutdown met 2 error(s): Error: meter shutdown failed; Error: span flush failed',
     ]);
     expect(getTelemetry()).toBeNull();
     expect(isGloballyRegistered('trace')).toBe(false);

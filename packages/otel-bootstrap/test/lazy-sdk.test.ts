@@ -28,19 +28,35 @@ async function runRecorded(env: NodeJS.ProcessEnv) {
 
 const SDK = /\/node_modules\/@opentelemetry\/(?!api\/)/;
 const ZOD = /\/node_modules\/zod\//;
+/** @gym/observer, by its package path or its workspace folder (links resolve to the real path). */
+const OBSERVER = /\/(?:@gym\/observer|packages\/observer)\//;
+
+const heavy = (url: string): boolean => SDK.test(url) || ZOD.test(url) || OBSERVER.test(url);
 
 describe('a disabled process imports no SDK', () => {
-  it('telemetry off: not one @opentelemetry package besides the API, and not zod', async () => {
+  it('telemetry off: not one @opentelemetry package besides the API, not zod, not the observer', async () => {
     const { code, stdout, stderr, loaded } = await runRecorded({});
     expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: 'null', stderr: '' });
     expect(loaded).toContain(DIST_ENTRY); // the recorder saw the package load: the check is not vacuous
-    expect(loaded.filter((url) => SDK.test(url) || ZOD.test(url))).toEqual([]);
+    expect(loaded.filter(heavy)).toEqual([]);
   });
 
   it('explicitly off (NEMO_GYM_OTEL_ENABLED=0 beats NEMO_LENS_ENABLED=1): the same', async () => {
     const { stdout, loaded } = await runRecorded({ NEMO_GYM_OTEL_ENABLED: '0', NEMO_LENS_ENABLED: '1' });
     expect(stdout).toBe('null');
-    expect(loaded.filter((url) => SDK.test(url) || ZOD.test(url))).toEqual([]);
+    expect(loaded.filter(heavy)).toEqual([]);
+  });
+
+  it('metrics on but the observer switched off: the observer is not loaded', async () => {
+    const { code, stdout, loaded } = await runRecorded({
+      NEMO_GYM_OTEL_ENABLED: '1',
+      NEMO_GYM_OTEL_EXPORTER: 'prometheus',
+      OTEL_EXPORTER_PROMETHEUS_PORT: '0',
+      NEMO_GYM_OTEL_OBSERVER: '0',
+    });
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ metricsExporting: true });
+    expect(loaded.filter((url) => OBSERVER.test(url))).toEqual([]);
   });
 
   it('control: an enabled process is seen loading the SDK, and only the signals it uses', async () => {
@@ -56,6 +72,7 @@ describe('a disabled process imports no SDK', () => {
     expect(sdk).toContain('@opentelemetry/exporter-prometheus');
     expect(sdk).toContain('@opentelemetry/resources');
     expect(sdk).not.toContain('@opentelemetry/sdk-trace-base'); // Prometheus carries no traces
+    expect(loaded.filter((url) => OBSERVER.test(url))).not.toEqual([]); // metrics export: the observer runs
   });
 });
 
@@ -68,7 +85,7 @@ describe('the built package in a plain node process', () => {
     expect(code).toBe(0);
     expect(stdout).toBe('null');
     expect(stderr).toContain(
-      'GymTelemetryWarning: @gym/otel-bootstrap: telemetry is disabled: NEMO_GYM_OTEL_EXPORTER="zipkin" is malformed (allowed: one of otlp, console, prometheus, none, any case)',
+      'GymTelemetryWarning: @gym/otel-bootstrap: telemetry is disabled: NEMO_GYM_OTEL_EXPORTER="zipkin" is not valid (allowed: one of otlp, console, prometheus, none, any case)',
     );
   });
 

@@ -2,9 +2,10 @@
 // `protoc --decode_raw` decodes what went over the wire.
 
 import { readFileSync } from 'node:fs';
-import { GYM_DURATION_BOUNDARIES_MS, METRIC_ROLLOUT_DURATION } from '@gym/constants';
+import { GYM_DURATION_BOUNDARIES_MS, METRIC_PROCESS_MEMORY_USAGE, METRIC_ROLLOUT_DURATION } from '@gym/constants';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { initTelemetry, resetTelemetryForTesting, shutdownTelemetry } from '../src/index.js';
+import { initTelemetry, shutdownTelemetry } from '../src/index.js';
+import { resetTelemetryForTesting } from '../src/telemetry.js';
 import { startOtlpReceiver } from './helpers/otlp-receiver.js';
 import { decodeExport } from './helpers/protoc.js';
 
@@ -59,7 +60,10 @@ describe('the otlp exporter', () => {
       const metricBlocks = await decodeExport((byPath('/v1/metrics')[0] as { body: Buffer }).body, 'metrics');
       expect(metricBlocks).toHaveLength(1);
       expect(metricBlocks[0]?.attributes).toMatchObject(expectedResource);
-      expect(metricBlocks[0]?.names).toEqual([METRIC_ROLLOUT_DURATION]);
+      // The point recorded right before shutdown, and the observer's last values with it.
+      expect(metricBlocks[0]?.names).toEqual(
+        expect.arrayContaining([METRIC_ROLLOUT_DURATION, METRIC_PROCESS_MEMORY_USAGE]),
+      );
 
       const traceBlocks = await decodeExport((byPath('/v1/traces')[0] as { body: Buffer }).body, 'traces');
       expect(traceBlocks).toHaveLength(1);
@@ -79,6 +83,7 @@ describe('the otlp exporter', () => {
         env: {
           NEMO_GYM_OTEL_ENABLED: '1',
           NEMO_GYM_OTEL_TRACES_ENABLED: '0',
+          NEMO_GYM_OTEL_OBSERVER: '0',
           OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${receiver.url}/custom/metrics`,
         },
       });

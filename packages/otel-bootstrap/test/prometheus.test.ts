@@ -11,7 +11,8 @@ import {
   OPERATION_BOUNDARIES_MS,
 } from '@gym/constants';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { initTelemetry, resetTelemetryForTesting } from '../src/index.js';
+import { initTelemetry } from '../src/index.js';
+import { resetTelemetryForTesting } from '../src/telemetry.js';
 import { samples, scrape } from './helpers/prometheus-text.js';
 
 afterEach(async () => {

@@ -1,12 +1,14 @@
 // The README's variable table is documentation people configure fleets from: it must list
-// every variable the code reads, with the code's own fallback, default and allowed values.
+// every variable the code reads, with the code's own fallback, default, allowed values and,
+// for the standard variables, when they are read.
 
 import { readFileSync } from 'node:fs';
+import { FAILURE_POLICY, GYM_VARIABLES } from '@gym/core';
 import { describe, expect, it } from '@jest/globals';
-import { type EnvVariable, GYM_VARIABLES, OTEL_VARIABLES, OTLP_VARIABLES } from '../src/env-variables.js';
+import { OTEL_VARIABLES, OTLP_VARIABLES } from '../src/otel-variables.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-const section = readme.slice(readme.indexOf('## Variables'), readme.indexOf('## Exporters'));
+const section = readme.slice(readme.indexOf('## Environment variables'), readme.indexOf('## Exporters'));
 const rows = new Map(
   section
     .split('\n')
@@ -15,7 +17,14 @@ const rows = new Map(
     .map((cells) => [cells[1] as string, cells.slice(2, 5)]),
 );
 
-const variables: EnvVariable[] = [
+interface Documented {
+  readonly names: readonly string[];
+  readonly defaultText: string;
+  readonly allowed: string;
+  readonly readWhen?: string;
+}
+
+const variables: Documented[] = [
   ...Object.values(GYM_VARIABLES),
   ...Object.values(OTEL_VARIABLES),
   ...Object.values(OTLP_VARIABLES),
@@ -29,5 +38,19 @@ describe('README variable table', () => {
     expect(fallback).toBe(variable.names[1] === undefined ? '—' : `\`${variable.names[1]}\``);
     expect(defaultText).toBe(variable.defaultText);
     expect(allowed?.startsWith(variable.allowed)).toBe(true);
+    if (variable.readWhen !== undefined && variable.readWhen !== 'always') {
+      expect(allowed).toContain(`; read only with ${variable.readWhen}`);
+    }
+  });
+
+  it('has no row the code does not read', () => {
+    const known = new Set(variables.map((variable) => `\`${variable.names[0]}\``));
+    expect([...rows.keys()].filter((name) => !known.has(name))).toEqual([]);
+  });
+});
+
+describe('README', () => {
+  it('states the failure policy, word for word', () => {
+    expect(readme).toContain(`## Failure policy\n\n${FAILURE_POLICY}\n`);
   });
 });

@@ -1,7 +1,8 @@
 import { SPAN_GROUPS, type SpanGroup } from '@gym/constants';
 import { getTelemetryState } from '@gym/core';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { initTelemetry, isSpanGroupEnabled, resetTelemetryForTesting } from '../src/index.js';
+import { initTelemetry, isSpanGroupEnabled } from '../src/index.js';
+import { resetTelemetryForTesting } from '../src/telemetry.js';
 
 afterEach(async () => {
   await resetTelemetryForTesting();
@@ -63,6 +64,19 @@ describe('isSpanGroupEnabled', () => {
     await initWith({ NEMO_GYM_OTEL_SPAN_GROUPS: 'all', NEMO_GYM_OTEL_TRACES_ENABLED: '0' });
     expect(enabledGroups()).toEqual([]);
     expect(getTelemetryState()?.metricsExporting).toBe(true);
+  });
+
+  it('a metrics-only process still publishes its configured groups, for group-scoped metrics (sandbox lifecycle)', async () => {
+    await initWith({ NEMO_GYM_OTEL_SPAN_GROUPS: 'default,sandbox', NEMO_GYM_OTEL_TRACES_ENABLED: '0' });
+    expect([...(getTelemetryState()?.spanGroups ?? [])].sort()).toEqual([
+      'http_client',
+      'job',
+      'rollout',
+      'sandbox',
+      'server',
+    ]);
+    expect(getTelemetryState()?.tracesExporting).toBe(false);
+    expect(enabledGroups()).toEqual([]);
   });
 
   it('follows a state published by hand (a user who set up OpenTelemetry without the bootstrap)', async () => {

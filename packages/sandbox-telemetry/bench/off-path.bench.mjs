@@ -1,16 +1,23 @@
 // "Off is free", measured: with nothing exporting, a sandbox recorder is the gate
-// (`isTracesExporting()` from @gym/constants) and a return, before any input is read or any
-// attribute object is built. Reported as ratios against primitives measured in the same
+// (`isTracesExporting()` from @gym/core for the records, `isMetricsExporting()` for the
+// lifecycle metrics) and a return, before any input is read or any attribute object is built. Reported as ratios against primitives measured in the same
 // process (never absolute nanoseconds): the gate itself, one clock read, a bare call. An
 // on-path figure (a real SDK with a no-op processor) is printed for scale, not asserted.
 // Runs on the build output: `npm run bench` (root) builds first.
-import { isTracesExporting } from '@gym/core';
+import { isMetricsExporting, isTracesExporting } from '@gym/core';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { checkOffPath } from '../../../scripts/bench/measure.mjs';
-import { ResourceSampler, recordRequest, samplingInterval } from '../dist/index.js';
+import {
+  ResourceSampler,
+  recordRequest,
+  recordSandboxActive,
+  recordSandboxExecDuration,
+  SandboxLifecycle,
+  samplingInterval,
+} from '../dist/index.js';
 
-if (isTracesExporting()) {
-  console.error('traces are exporting in the bench process; the off path cannot be measured');
+if (isTracesExporting() || isMetricsExporting()) {
+  console.error('telemetry is exporting in the bench process; the off path cannot be measured');
   process.exit(1);
 }
 
@@ -34,6 +41,24 @@ const { ok, gateNs, measure } = checkOffPath({
   maxClocks: 1,
 });
 
+const docker = { provider: 'docker' };
+const lifecycle = new SandboxLifecycle(docker);
+const work = () => 1;
+const metricsOff = checkOffPath({
+  gateName: 'isMetricsExporting()',
+  gate: isMetricsExporting,
+  state: 'metrics off',
+  cases: {
+    recordSandboxActive: () => recordSandboxActive(1, docker),
+    recordSandboxExecDuration: (i) => recordSandboxExecDuration(i, docker),
+    'SandboxLifecycle.exec (around a bare call)': () => lifecycle.exec(work),
+  },
+  calls: 200_000,
+  rounds: 15,
+  maxGates: 3,
+  maxClocks: 1,
+});
+
 // Not a hot path (once per sandbox), shown for scale: construct + start + stop of a sampler that has nothing to do.
 const samplerNs = measure(() => {
   const sampler = new ResourceSampler(provider, handle, extra, 5);
@@ -48,4 +73,11 @@ console.log(
   `recordRequest, traces on (real SDK, no processor): ${(onNs / 1000).toFixed(2)} µs per call, ${(onNs / gateNs).toFixed(0)}x the gate`,
 );
 
-if (!ok) process.exit(1);
+const lifecycleNs = measure(() => {
+  const sandbox = new SandboxLifecycle(docker);
+  sandbox.create(work);
+  sandbox.release();
+}, 20_000);
+console.log(`SandboxLifecycle construct+create+release, metrics off: ${(lifecycleNs / gateNs).toFixed(1)}x the gate`);
+
+if (!ok || !metricsOff.ok) process.exit(1);

@@ -1,6 +1,6 @@
 // Span names and attribute keys of the sandbox records. Every key is built from
 // SANDBOX_ATTRIBUTE_PREFIX of @gym/constants, so a dashboard can select the whole family
-// with one prefix; the suffixes are SPEC §4's and are shared with Gym's Python servers.
+// with one prefix; the suffixes are shared with Gym's Python servers.
 
 import { SANDBOX_ATTRIBUTE_PREFIX } from '@gym/constants';
 
@@ -42,8 +42,3 @@ export const ATTR_RESOURCE_MEMORY_PEAK_MIB = `${RESOURCE_PREFIX}memory_peak_mib`
 
 /** The allocation source reported by `createProcessResourceProvider`. */
 export const PROCESS_ALLOCATION_SOURCE = 'local-process' as const;
-
-/** Environment variable of the sample interval, read when no telemetry state was published. */
-export const ENV_SANDBOX_SAMPLE_INTERVAL = 'NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS' as const;
-/** Fallback of {@link ENV_SANDBOX_SAMPLE_INTERVAL} (the older NeMo Lens name), read when the first is unset or blank. */
-export const ENV_SANDBOX_SAMPLE_INTERVAL_FALLBACK = 'NEMO_LENS_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS' as const;

@@ -10,8 +10,6 @@ export {
   ATTR_SAMPLER_SKIPPED,
   ATTR_SANDBOX_ID,
   ATTR_SANDBOX_REQUEST_ID,
-  ENV_SANDBOX_SAMPLE_INTERVAL,
-  ENV_SANDBOX_SAMPLE_INTERVAL_FALLBACK,
   PROCESS_ALLOCATION_SOURCE,
   REQUESTED_PREFIX,
   RESOURCE_PREFIX,
@@ -19,14 +17,23 @@ export {
   SPAN_SANDBOX_REQUEST,
   SPAN_SANDBOX_RESOURCE_SAMPLE,
 } from './attribute-keys.js';
+export { MAX_CALLER_ATTRIBUTES, MAX_CALLER_VALUE_LENGTH } from './carried-attributes.js';
 export type { InputProblem } from './input-error.js';
 export { SandboxInputError } from './input-error.js';
+export {
+  recordSandboxActive,
+  recordSandboxCreateRetry,
+  recordSandboxExecDuration,
+  recordSandboxStartup,
+} from './lifecycle-recorders.js';
 export { createProcessResourceProvider } from './process-provider.js';
 export { recordAllocation } from './record-allocation.js';
 export { recordRequest } from './record-request.js';
+export { TRACER_NAME } from './report.js';
 export { allocationAttributes, amountAttributes, requestedAttributes } from './resource-attributes.js';
-export { ResourceSampler } from './resource-sampler.js';
+export { DEFAULT_STOP_TIMEOUT_SECONDS, ResourceSampler } from './resource-sampler.js';
 export { samplingInterval } from './sampling-interval.js';
+export { SandboxLifecycle } from './sandbox-lifecycle.js';
 export {
   checkProcessSandboxHandle,
   checkSandboxHandle,
@@ -42,7 +49,6 @@ export {
   sandboxResourceAmountsSchema,
   sandboxSpecSchema,
 } from './schemas.js';
-export { TRACER_NAME } from './tracer-gate.js';
 export type {
   ComponentAllocation,
   ProcessResourceProvider,
@@ -58,6 +64,10 @@ export type {
   SandboxAttributes,
   SandboxAttributeValue,
   SandboxHandle,
+  SandboxLifecycleOptions,
+  SandboxLifecycleState,
+  SandboxMeterOptions,
+  SandboxMetricOptions,
   SandboxResourceAmounts,
   SandboxSpec,
   SandboxTelemetryOptions,

@@ -2,6 +2,7 @@
 // it without a debugger: every problem names the field path, the value found there and the
 // rule it broke. zod's own messages name the rule but neither the path nor the value.
 
+import { describeValue } from '@gym/core';
 import type { z } from 'zod';
 
 /** One problem found in an input. */
@@ -26,25 +27,9 @@ export class SandboxInputError extends TypeError {
   }
 }
 
-/** Renders `path = value: rule`. */
+/** Renders `path = <type and value>: rule`. */
 function describeProblem(problem: InputProblem): string {
-  return `${problem.path} = ${renderValue(problem.value)}: ${problem.rule}`;
-}
-
-/** A short, unambiguous rendering of any value (JSON where it can, never throws, at most ~80 characters). */
-export function renderValue(value: unknown): string {
-  let text: string;
-  if (value === undefined) text = 'undefined (missing)';
-  else if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'symbol') text = String(value);
-  else if (typeof value === 'function') text = `function ${value.name || '(anonymous)'}`;
-  else {
-    try {
-      text = JSON.stringify(value) ?? String(value);
-    } catch {
-      text = Object.prototype.toString.call(value);
-    }
-  }
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  return `${problem.path} = ${describeValue(problem.value)}: ${problem.rule}`;
 }
 
 /** `["components", 1, "name"]` → `components[1].name`. */
@@ -57,11 +42,11 @@ export function renderPath(path: readonly PropertyKey[]): string {
   return text === '' ? '(root)' : text;
 }
 
-/** The value at `path` inside `input`, or `undefined` when the path does not lead anywhere. */
+/** The value at `path` inside `input` (own properties only), or `undefined` when the path does not lead anywhere. */
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let current = input;
   for (const segment of path) {
-    if (current === null || typeof current !== 'object') return undefined;
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, segment)) return undefined;
     current = (current as Record<PropertyKey, unknown>)[segment];
   }
   return current;

@@ -17,7 +17,8 @@ import {
   PROCESS_ALLOCATION_SOURCE,
 } from './attribute-keys.js';
 import { type InputProblem, SandboxInputError } from './input-error.js';
-import { checkProcessSandboxHandle } from './schemas.js';
+import { ownOption, ownOptionOrUnset } from './own-data.js';
+import { viewProcessSandboxHandle } from './schemas.js';
 import type {
   ProcessResourceProvider,
   ProcessResourceProviderOptions,
@@ -105,7 +106,7 @@ export function createProcessResourceProvider(options?: ProcessResourceProviderO
 
   return {
     resourceAllocation(handle: ProcessSandboxHandle): ResourceAllocation {
-      const checked = checkProcessSandboxHandle(handle);
+      const checked = viewProcessSandboxHandle(handle);
       return {
         source: PROCESS_ALLOCATION_SOURCE,
         designator: { kind: 'process', id: String(checked.pid) },
@@ -115,7 +116,7 @@ export function createProcessResourceProvider(options?: ProcessResourceProviderO
     },
 
     async resourceSample(handle: ProcessSandboxHandle): Promise<Record<string, SandboxAttributeValue>> {
-      const pid = handle?.pid;
+      const pid = ownOption(handle, 'pid');
       if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0) {
         throw new SandboxInputError('ProcessSandboxHandle', [
           { path: 'pid', value: pid, rule: 'must be a positive integer' },
@@ -163,10 +164,10 @@ function round(value: number): number {
 }
 
 function checkOptions(options: ProcessResourceProviderOptions | undefined) {
-  const procRoot = options?.procRoot ?? '/proc';
-  const ticks = options?.clockTicksPerSecond ?? DEFAULT_CLOCK_TICKS;
-  const now = options?.now ?? (() => performance.now());
-  const host = options?.hostname ?? osHostname();
+  const procRoot = ownOptionOrUnset(options, 'procRoot') ?? '/proc';
+  const ticks = ownOptionOrUnset(options, 'clockTicksPerSecond') ?? DEFAULT_CLOCK_TICKS;
+  const now = ownOptionOrUnset(options, 'now') ?? (() => performance.now());
+  const host = ownOptionOrUnset(options, 'hostname') ?? osHostname();
   const problems: InputProblem[] = [];
   if (typeof procRoot !== 'string' || procRoot === '') {
     problems.push({ path: 'procRoot', value: procRoot, rule: 'must be a non-empty path' });
@@ -179,5 +180,10 @@ function checkOptions(options: ProcessResourceProviderOptions | undefined) {
   if (typeof host !== 'string' || host === '')
     problems.push({ path: 'hostname', value: host, rule: 'must be a non-empty string' });
   if (problems.length > 0) throw new SandboxInputError('process provider options', problems);
-  return { procRoot: procRoot.replace(/\/+$/, ''), ticks, now, host };
+  return {
+    procRoot: (procRoot as string).replace(/\/+$/, ''),
+    ticks: ticks as number,
+    now: now as () => number,
+    host: host as string,
+  };
 }

@@ -3,13 +3,13 @@
 // something would be exported, and whatever the provider does wrong (throws, rejects,
 // returns a malformed allocation) is logged once and dropped: the sandbox keeps running.
 
-import { context, SpanKind } from '@opentelemetry/api';
+import { SpanKind } from '@opentelemetry/api';
 import { ATTR_SANDBOX_ID, SPAN_SANDBOX_ALLOCATION } from './attribute-keys.js';
-import { checkCarriedAttributes } from './carried-attributes.js';
-import { PROCESS_SEEN, warnOnce } from './report.js';
+import { checkCarriedAttributes, recordAttributes } from './carried-attributes.js';
+import { reporter } from './report.js';
 import { writeAllocation } from './resource-attributes.js';
-import { checkSandboxHandle, parseResourceAllocation } from './schemas.js';
-import { sandboxTracer } from './tracer-gate.js';
+import { parseResourceAllocation, viewSandboxHandle } from './schemas.js';
+import { parentContext, sandboxTracer } from './tracer-gate.js';
 import type {
   ResourceAllocation,
   ResourceProvider,
@@ -22,8 +22,9 @@ const NOTHING: Promise<undefined> = Promise.resolve(undefined);
 
 /**
  * Asks `provider` what it gave the sandbox and records it as one `gym.sandbox.allocation`
- * span (parented to `handle.context`, else the active context) carrying `attributes` (from
- * {@link recordRequest}), `nemo.gym.sandbox.id` and {@link allocationAttributes}.
+ * span (parented to `handle.context`, else the active context) carrying
+ * `nemo.gym.sandbox.id`, {@link allocationAttributes} and `attributes` (from
+ * {@link recordRequest}).
  *
  * Resolves to the validated allocation when it was recorded, else `undefined`: nothing is
  * exported (the provider is not even asked), the handle is borrowed (its owner records the
@@ -39,41 +40,35 @@ export function recordAllocation<H extends SandboxHandle>(
 ): Promise<ResourceAllocation | undefined> {
   const tracer = sandboxTracer(options);
   if (tracer === undefined) return NOTHING;
-  checkSandboxHandle(handle);
+  const view = viewSandboxHandle(handle);
   const carried = checkCarriedAttributes(attributes, 'carried attributes', true);
-  if (!handle.owned || typeof provider?.resourceAllocation !== 'function') return NOTHING;
-  const parent = handle.context ?? context.active();
+  if (!view.owned) return NOTHING;
+  const parent = parentContext(view.context);
   return (async () => {
     let allocation: ResourceAllocation;
     try {
-      allocation = parseResourceAllocation(await provider.resourceAllocation!(handle));
+      const ask = provider?.resourceAllocation;
+      if (typeof ask !== 'function') return undefined;
+      allocation = parseResourceAllocation(await ask.call(provider, handle));
     } catch (error) {
-      warnOnce(
-        PROCESS_SEEN,
+      reporter.warnOnce(
         'allocation-failed',
-        () => 'a provider could not tell a sandbox allocation; it was not recorded',
+        'a provider could not tell a sandbox allocation; it was not recorded',
         error,
       );
       return undefined;
     }
     try {
+      const own = { [ATTR_SANDBOX_ID]: view.id, ...writeAllocation(allocation) };
       tracer
         .startSpan(
           SPAN_SANDBOX_ALLOCATION,
-          {
-            kind: SpanKind.INTERNAL,
-            attributes: { ...carried, [ATTR_SANDBOX_ID]: handle.id, ...writeAllocation(allocation) },
-          },
+          { kind: SpanKind.INTERNAL, attributes: recordAttributes(carried, own) },
           parent,
         )
         .end();
     } catch (error) {
-      warnOnce(
-        PROCESS_SEEN,
-        'allocation-span',
-        () => 'writing a gym.sandbox.allocation span failed; it was dropped',
-        error,
-      );
+      reporter.warnOnce('allocation-span', 'writing a gym.sandbox.allocation span failed; it was dropped', error);
       return undefined;
     }
     return allocation;

@@ -4,12 +4,13 @@
 // a measure of how long provisioning took.
 
 import { randomUUID } from 'node:crypto';
-import { context, SpanKind } from '@opentelemetry/api';
+import { SpanKind } from '@opentelemetry/api';
 import { ATTR_SANDBOX_REQUEST_ID, SPAN_SANDBOX_REQUEST } from './attribute-keys.js';
 import { checkCarriedAttributes } from './carried-attributes.js';
-import { PROCESS_SEEN, warnOnce } from './report.js';
+import { ownOptionOrUnset } from './own-data.js';
+import { reporter } from './report.js';
 import { requestedAttributes } from './resource-attributes.js';
-import { sandboxTracer } from './tracer-gate.js';
+import { parentContext, sandboxTracer } from './tracer-gate.js';
 import type { RecordRequestOptions, SandboxAttributes, SandboxSpec } from './types.js';
 
 /** What {@link recordRequest} returns while nothing is recorded: shared, frozen, empty. */
@@ -17,15 +18,17 @@ const NOT_RECORDED: SandboxAttributes = Object.freeze({});
 
 /**
  * Records one sandbox request: mints `nemo.gym.sandbox.request.id` (a UUID, new per call),
- * emits one `gym.sandbox.request` span at once with that id, the caller's `attributes` and
- * the requested shape (`nemo.gym.sandbox.requested.*`), and returns the frozen attributes
- * every later record of that sandbox carries (the caller's plus the request id); hand them
- * to {@link recordAllocation} and {@link ResourceSampler}.
+ * emits one `gym.sandbox.request` span at once with that id, the requested shape
+ * (`nemo.gym.sandbox.requested.*`) and the caller's `attributes`, and returns the frozen
+ * attributes every later record of that sandbox carries (the request id plus the caller's);
+ * hand them to {@link recordAllocation} and {@link ResourceSampler}.
  *
  * Gate first: when nothing would be exported it returns a shared empty object without
  * reading `spec` or `attributes`. Otherwise bad input throws {@link SandboxInputError}
- * (keys must start with `nemo.gym.sandbox.` and not be reserved; values primitive); a
- * failing tracer is reported once through `diag` and never thrown.
+ * (keys must start with `nemo.gym.sandbox.` and not be reserved; values primitive). At most
+ * 32 caller attributes are carried and string values are cut at 256 characters (one warning).
+ * Inputs are read from their own properties only. A failing tracer or option getter is
+ * reported once through `diag` and never thrown.
  */
 export function recordRequest(
   spec: SandboxSpec,
@@ -37,17 +40,22 @@ export function recordRequest(
   const requested = requestedAttributes(spec);
   const caller =
     attributes === undefined ? NOT_RECORDED : checkCarriedAttributes(attributes, 'request attributes', false);
-  const carried: SandboxAttributes = Object.freeze({ ...caller, [ATTR_SANDBOX_REQUEST_ID]: randomUUID() });
+  const requestId = randomUUID();
+  const carried: SandboxAttributes = Object.freeze(
+    Object.assign(Object.create(null), { [ATTR_SANDBOX_REQUEST_ID]: requestId }, caller),
+  );
   try {
+    const parent = parentContext(ownOptionOrUnset(options, 'context'));
     tracer
       .startSpan(
         SPAN_SANDBOX_REQUEST,
-        { kind: SpanKind.INTERNAL, attributes: { ...carried, ...requested } },
-        options?.context ?? context.active(),
+        // Own keys first: the SDK's attribute count limit then drops caller keys first.
+        { kind: SpanKind.INTERNAL, attributes: { [ATTR_SANDBOX_REQUEST_ID]: requestId, ...requested, ...caller } },
+        parent,
       )
       .end();
   } catch (error) {
-    warnOnce(PROCESS_SEEN, 'request-span', () => 'writing a gym.sandbox.request span failed; it was dropped', error);
+    reporter.warnOnce('request-span', 'writing a gym.sandbox.request span failed; it was dropped', error);
   }
   return carried;
 }

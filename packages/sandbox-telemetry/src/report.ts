@@ -1,32 +1,15 @@
-// Every message this package writes goes through `diag`, once per kind of trouble: a
-// sampler that fails every few seconds for hours is one problem, not ten thousand lines.
+// The one reporter and the instrumentation scope of this package. Every message goes through
+// @gym/core's once-only reporting: one `diag.warn` per kind of trouble per process (a sampler
+// that fails every few seconds for hours is one problem, not ten thousand lines), and a
+// logger that throws is survived.
 
-import { diag } from '@opentelemetry/api';
+import { createReporter, type InstrumentScope } from '@gym/core';
 
-/** Prefix of every message, so a reader of a mixed log knows who is speaking. */
-const PREFIX = '@gym/sandbox-telemetry:';
+/** Instrumentation scope name of every record and every lifecycle instrument. */
+export const TRACER_NAME = '@gym/sandbox-telemetry';
 
-/**
- * Writes `message()` as a diag warning the first time `key` is seen by `seen`; later calls
- * with the same key do nothing (the message is not even built). Pass a per-object set to
- * report once per object, or {@link PROCESS_SEEN} for once per process.
- */
-export function warnOnce(seen: Set<string>, key: string, message: () => string, error?: unknown): void {
-  if (seen.has(key)) return;
-  seen.add(key);
-  if (error === undefined) diag.warn(`${PREFIX} ${message()}`);
-  else diag.warn(`${PREFIX} ${message()}`, describeError(error));
-}
+/** Instrumentation scope of the tracer and the meter this package resolves. */
+export const SCOPE: InstrumentScope = Object.freeze({ name: TRACER_NAME });
 
-/** Keys already reported in this process. */
-export const PROCESS_SEEN = new Set<string>();
-
-/** A one-line description of anything thrown. */
-export function describeError(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  try {
-    return String(error);
-  } catch {
-    return 'unprintable error';
-  }
-}
+/** Reports trouble once per kind, prefixed `@gym/sandbox-telemetry:`. */
+export const reporter = createReporter(TRACER_NAME);

@@ -1,5 +1,6 @@
 // Typed amounts and allocations → span attributes. Pure functions with one rule above all:
-// a number appears only when somebody stated it. 0 stays 0 (a sandbox given no GPU), an
+// a number appears only when somebody stated it (in an own property: a value inherited from a
+// polluted prototype was stated by nobody). 0 stays 0 (a sandbox given no GPU), an
 // absent field is never 0 but is named under `…unspecified`, so "unknown" is queryable.
 // The keys depend only on the typed data, never on which provider produced it.
 
@@ -54,9 +55,10 @@ export function allocationAttributes(allocation: ResourceAllocation): Record<str
 export function writeAllocation(allocation: ResourceAllocation): Record<string, string | number> {
   const out: Record<string, string | number> = {};
   out[`${ALLOCATION_PREFIX}source`] = allocation.source;
-  if (allocation.designator !== undefined)
-    writeDesignator(out, allocation.designator, `${ALLOCATION_PREFIX}designator.`);
-  if (allocation.host !== undefined) writeDesignator(out, allocation.host, `${ALLOCATION_PREFIX}host.`);
+  const designator = own(allocation, 'designator');
+  if (designator !== undefined) writeDesignator(out, designator, `${ALLOCATION_PREFIX}designator.`);
+  const host = own(allocation, 'host');
+  if (host !== undefined) writeDesignator(out, host, `${ALLOCATION_PREFIX}host.`);
   // Sorted, so two providers that list the same components in another order agree.
   const components = [...allocation.components].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   out[`${ALLOCATION_PREFIX}components`] = components.map((component) => component.name).join(',');
@@ -76,7 +78,7 @@ export function writeAmounts(
 ): Record<string, string | number> {
   const absent: string[] = [];
   for (const [field, suffix] of AMOUNT_FIELDS) {
-    const value = amounts[field];
+    const value = own(amounts, field);
     if (value === undefined) absent.push(suffix);
     else out[prefix + suffix] = value;
   }
@@ -87,7 +89,13 @@ export function writeAmounts(
 function writeDesignator(out: Record<string, string | number>, designator: ResourceDesignator, prefix: string): void {
   out[`${prefix}kind`] = designator.kind;
   out[`${prefix}id`] = designator.id;
-  if (designator.scope !== undefined) out[`${prefix}scope`] = designator.scope;
+  const scope = own(designator, 'scope');
+  if (scope !== undefined) out[`${prefix}scope`] = scope;
+}
+
+/** `object[key]` when it is an own property, else `undefined` (never a value from a prototype). */
+function own<T extends object, K extends keyof T>(object: T, key: K): T[K] | undefined {
+  return Object.hasOwn(object, key) ? object[key] : undefined;
 }
 
 function checkPrefix(prefix: unknown): void {

@@ -2,12 +2,14 @@
 // fixed-rate interval that skips (and counts) a tick while the previous sample is still
 // running, rather than a chain of timeouts: a slow provider then shows up as a number on
 // the final record instead of silently stretching the interval, and two samples of the
-// same sandbox never run at once. Nothing here throws into the sandbox's owner once the
-// loop runs; only malformed arguments (a programming error) throw, from the constructor or
-// from `start()`.
+// same sandbox never run at once (the running sample is marked before the provider is
+// called, so even a `stop()` from inside the provider reuses it). Nothing here throws into
+// the sandbox's owner once the loop runs; only malformed arguments (a programming error)
+// throw, from the constructor or from `start()`.
 
 import { SANDBOX_ATTRIBUTE_PREFIX } from '@gym/constants';
-import { type Attributes, type Context, context, SpanKind, type Tracer } from '@opentelemetry/api';
+import { describeValue } from '@gym/core';
+import { type Attributes, type Context, SpanKind, type Tracer } from '@opentelemetry/api';
 import {
   ATTR_RESOURCE_FINAL,
   ATTR_SAMPLER_DROPPED,
@@ -16,11 +18,13 @@ import {
   ATTR_SANDBOX_ID,
   SPAN_SANDBOX_RESOURCE_SAMPLE,
 } from './attribute-keys.js';
-import { checkCarriedAttributes, isAttributeValue, isReservedKey } from './carried-attributes.js';
-import { renderValue, SandboxInputError } from './input-error.js';
-import { PROCESS_SEEN, warnOnce } from './report.js';
-import { checkSandboxHandle } from './schemas.js';
-import { sandboxTracer } from './tracer-gate.js';
+import { checkCarriedAttributes, isAttributeValue, isReservedKey, recordAttributes } from './carried-attributes.js';
+import { SandboxInputError } from './input-error.js';
+import { ownOptionOrUnset } from './own-data.js';
+import { reporter } from './report.js';
+import { checkedInterval } from './sampling-interval.js';
+import { viewSandboxHandle } from './schemas.js';
+import { parentContext, sandboxTracer } from './tracer-gate.js';
 import type {
   ResourceProvider,
   ResourceSamplerOptions,
@@ -34,7 +38,7 @@ import type {
 /** The longest interval `setInterval` honours (2^31 - 1 ms); beyond it Node fires every millisecond. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Default of `stopTimeoutSeconds`: long enough for any healthy provider, short enough for a shutdown. */
-const DEFAULT_STOP_TIMEOUT_MS = 5000;
+export const DEFAULT_STOP_TIMEOUT_SECONDS = 5;
 /** Marks a final sample that did not settle before the stop deadline. */
 const TIMED_OUT = Symbol('timed out');
 const STOPPED: Promise<void> = Promise.resolve();
@@ -45,24 +49,25 @@ type SampleResult = { readonly ok: true; readonly value: unknown } | { readonly 
  * Samples one sandbox's resource use every `intervalSeconds` through
  * `provider.resourceSample(handle)` and writes each sample as a `gym.sandbox.resource.sample`
  * span parented to `handle.context` (else the context active at `start()`), carrying
- * `attributes` (from {@link recordRequest}), `nemo.gym.sandbox.id` and the sample's values.
+ * `nemo.gym.sandbox.id`, the sample's values and `attributes` (from {@link recordRequest}).
  *
  * - `start()` begins the loop; idempotent. It does nothing (and `stop()` then records
  *   nothing) when the handle is borrowed (`owned: false`, so a sandbox is never sampled
- *   twice), the interval is 0, the provider has no `resourceSample`, or nothing would be
- *   exported. A stopped sampler does not start again.
+ *   twice), the interval is 0 (or refused: below 0.1 s, with one warning), the provider has
+ *   no `resourceSample`, or nothing would be exported. A stopped sampler does not start again.
  * - `stop()` ends the loop and writes exactly one last record with
  *   `nemo.gym.sandbox.resource.final = true` (plus the sampler's error, dropped and skipped
- *   counts); idempotent, always the same promise, never rejects. If a sample is running it
- *   becomes the final one (the provider is never called twice at once); a sample that has
- *   not settled within `stopTimeoutSeconds` is abandoned and the final record goes out
- *   without values.
- * - Provider errors, non-object samples and bad values are dropped and counted in
- *   {@link ResourceSampler.stats}, never thrown, and reported through `diag` once per
- *   process and kind of trouble (a fleet of sandboxes that all exit before their sampler
- *   stops is one message, not one per sandbox); a tick that finds the previous sample
- *   still running is skipped and counted.
- * - The loop timer is `unref()`ed: a sampler never keeps a process alive.
+ *   counts), whatever the provider returns or throws, even a sample that cannot be read;
+ *   idempotent, always the same promise, never rejects. If a sample is running it becomes
+ *   the final one (the provider is never called twice at once, even by a `stop()` from inside
+ *   it); a sample that has not settled within `stopTimeoutSeconds` (default 5 s) is abandoned
+ *   and the final record goes out without values.
+ * - Provider errors, non-object or unreadable samples and bad values are dropped and counted
+ *   in {@link ResourceSampler.stats}, never thrown, and reported through `diag` once per
+ *   process and kind of trouble; a tick that finds the previous sample still running is
+ *   skipped and counted.
+ * - Every timer (the loop and the stop deadline) is `unref()`ed: a sampler never keeps a
+ *   process alive.
  */
 export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
   readonly #provider: ResourceProvider<H>;
@@ -78,15 +83,16 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
   #stopped: Promise<void> | undefined;
   // Set by start(), once the gate is passed.
   #tracer: Tracer | undefined;
-  #base: Attributes | undefined;
-  #carried: SandboxAttributes | undefined;
+  #id = '';
+  #carried: SandboxAttributes = {};
   #parent: Context | undefined;
 
   /**
    * @param provider the sandbox's provider; only `resourceSample` is used.
    * @param handle the sandbox; checked at `start()`.
    * @param attributes carried by every record (what {@link recordRequest} returned); checked at `start()`.
-   * @param intervalSeconds seconds between samples (usually {@link samplingInterval}()); 0 disables the sampler.
+   * @param intervalSeconds seconds between samples (usually {@link samplingInterval}()); 0
+   *   disables the sampler, and so does a value below 0.1 (refused with one warning).
    * @throws SandboxInputError when `provider` is not an object, or `intervalSeconds` or
    *   `options.stopTimeoutSeconds` is not a finite number in [0, 2147483.647].
    */
@@ -105,11 +111,13 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
     this.#provider = provider;
     this.#handle = handle;
     this.#attributes = attributes;
-    this.#intervalMs = milliseconds('intervalSeconds', intervalSeconds);
+    milliseconds('intervalSeconds', intervalSeconds);
+    this.#intervalMs = checkedInterval(intervalSeconds, 'ResourceSampler intervalSeconds') * 1000;
+    const stopTimeout = ownOptionOrUnset(options, 'stopTimeoutSeconds');
     this.#stopTimeoutMs =
-      options?.stopTimeoutSeconds === undefined
-        ? DEFAULT_STOP_TIMEOUT_MS
-        : milliseconds('options.stopTimeoutSeconds', options.stopTimeoutSeconds);
+      stopTimeout === undefined
+        ? DEFAULT_STOP_TIMEOUT_SECONDS * 1000
+        : milliseconds('options.stopTimeoutSeconds', stopTimeout);
     this.#options = options;
   }
 
@@ -132,13 +140,13 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
     if (this.#state !== 'idle' || this.#intervalMs === 0) return;
     const tracer = sandboxTracer(this.#options);
     if (tracer === undefined) return;
-    checkSandboxHandle(this.#handle);
+    const view = viewSandboxHandle(this.#handle);
     const carried = checkCarriedAttributes(this.#attributes, 'carried attributes', true);
-    if (!this.#handle.owned || typeof this.#provider.resourceSample !== 'function') return;
+    if (!view.owned || !this.#canSample()) return;
     this.#tracer = tracer;
     this.#carried = carried;
-    this.#base = Object.freeze({ ...carried, [ATTR_SANDBOX_ID]: this.#handle.id });
-    this.#parent = this.#handle.context ?? context.active();
+    this.#id = view.id;
+    this.#parent = parentContext(view.context);
     this.#state = 'running';
     this.#timer = setInterval(() => this.#tick(), this.#intervalMs);
     this.#timer.unref();
@@ -159,13 +167,31 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
     this.#state = 'stopping';
     clearInterval(this.#timer);
     this.#timer = undefined;
-    const last = this.#inFlight ?? this.#sample();
-    this.#stopped = this.#withDeadline(last).then((result) => {
-      this.#record(result, true);
-      this.#inFlight = undefined;
-      this.#state = 'stopped';
+    let finished!: () => void;
+    // Published before the provider may run again: a stop() from inside it gets this promise.
+    this.#stopped = new Promise<void>((resolve) => {
+      finished = resolve;
+    });
+    const last = this.#inFlight ?? this.#startSample();
+    void this.#withDeadline(last).then((result) => {
+      try {
+        this.#record(result, true);
+      } finally {
+        this.#inFlight = undefined;
+        this.#state = 'stopped';
+        finished();
+      }
     });
     return this.#stopped;
+  }
+
+  #canSample(): boolean {
+    try {
+      return typeof this.#provider.resourceSample === 'function';
+    } catch (error) {
+      reporter.warnOnce('provider-unreadable', 'reading a provider’s resourceSample threw; it was not sampled', error);
+      return false;
+    }
   }
 
   #tick(): void {
@@ -173,8 +199,7 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
       this.#stats.skipped++;
       return;
     }
-    const pending = this.#sample();
-    this.#inFlight = pending;
+    const pending = this.#startSample();
     void pending.then((result) => {
       // Once stopping, stop() owns this result: it becomes the final record.
       if (this.#state !== 'running') return;
@@ -183,20 +208,34 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
     });
   }
 
-  /** One provider call; never rejects (a sync throw is caught too). */
-  async #sample(): Promise<SampleResult> {
+  /**
+   * One provider call, marked as the running sample before the provider runs. The promise
+   * never rejects (a synchronous throw, a rejection and a hostile thenable all become a
+   * failed result).
+   */
+  #startSample(): Promise<SampleResult> {
+    let settle!: (result: SampleResult) => void;
+    const pending = new Promise<SampleResult>((resolve) => {
+      settle = resolve;
+    });
+    this.#inFlight = pending;
     try {
-      return { ok: true, value: await this.#provider.resourceSample!(this.#handle) };
+      Promise.resolve(this.#provider.resourceSample!(this.#handle)).then(
+        (value) => settle({ ok: true, value }),
+        (error: unknown) => settle({ ok: false, error }),
+      );
     } catch (error) {
-      return { ok: false, error };
+      settle({ ok: false, error });
     }
+    return pending;
   }
 
   /** `pending`'s result, or TIMED_OUT when it has not settled within the stop timeout. */
   #withDeadline(pending: Promise<SampleResult>): Promise<SampleResult | typeof TIMED_OUT> {
     return new Promise((resolve) => {
-      // Not unref()ed: someone awaits stop(), and the wait is bounded.
       const timer = setTimeout(() => resolve(TIMED_OUT), this.#stopTimeoutMs);
+      // The deadline bounds a wait; it is no reason for the process to stay alive.
+      timer.unref();
       void pending.then((result) => {
         clearTimeout(timer);
         resolve(result);
@@ -206,80 +245,87 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
 
   /** Counts what went wrong and writes the record; a regular tick with no good value writes nothing. */
   #record(result: SampleResult | typeof TIMED_OUT, final: boolean): void {
-    try {
-      let values: Record<string, SandboxAttributeValue> | undefined;
-      if (result === TIMED_OUT) {
-        this.#fail(
-          'timeout',
-          () => `the final sample did not settle within ${this.#stopTimeoutMs} ms; recorded without it`,
-        );
-      } else if (!result.ok) {
-        this.#fail('threw', () => 'the provider failed to sample; the sample was dropped', result.error);
-      } else {
-        values = this.#clean(result.value);
-      }
-      if (!final && values === undefined) return;
-      const span = this.#tracer!.startSpan(
-        SPAN_SANDBOX_RESOURCE_SAMPLE,
-        { kind: SpanKind.INTERNAL, attributes: this.#base! },
-        this.#parent,
+    let values: Record<string, SandboxAttributeValue> | undefined;
+    if (result === TIMED_OUT) {
+      this.#fail(
+        'timeout',
+        () => `the final sample did not settle within ${this.#stopTimeoutMs} ms; recorded without it`,
       );
-      if (values !== undefined) span.setAttributes(values);
+    } else if (!result.ok) {
+      this.#fail('threw', () => 'the provider failed to sample; the sample was dropped', result.error);
+    } else {
+      values = this.#clean(result.value);
+    }
+    if (!final && values === undefined) return;
+    try {
+      // Own keys first (ids, the final flag and counters, then the sample), the caller's last:
+      // the SDK's attribute count limit then drops caller keys first.
+      const own: Attributes = { [ATTR_SANDBOX_ID]: this.#id };
       if (final) {
-        span.setAttributes({
-          [ATTR_RESOURCE_FINAL]: true,
-          [ATTR_SAMPLER_ERRORS]: this.#stats.errors,
-          [ATTR_SAMPLER_DROPPED]: this.#stats.dropped,
-          [ATTR_SAMPLER_SKIPPED]: this.#stats.skipped,
-        });
+        own[ATTR_RESOURCE_FINAL] = true;
+        own[ATTR_SAMPLER_ERRORS] = this.#stats.errors;
+        own[ATTR_SAMPLER_DROPPED] = this.#stats.dropped;
+        own[ATTR_SAMPLER_SKIPPED] = this.#stats.skipped;
       }
-      span.end();
+      if (values !== undefined) Object.assign(own, values);
+      this.#tracer!.startSpan(
+        SPAN_SANDBOX_RESOURCE_SAMPLE,
+        { kind: SpanKind.INTERNAL, attributes: recordAttributes(this.#carried, own) },
+        this.#parent,
+      ).end();
       this.#stats.samples++;
     } catch (error) {
       this.#fail('span', () => 'writing a gym.sandbox.resource.sample span failed; it was dropped', error);
     }
   }
 
-  /** The sample's good values (undefined when none), counting each bad one as dropped. */
+  /**
+   * The sample's good values (undefined when none), counting each bad one as dropped. A
+   * sample that cannot be read (a throwing getter, a throwing Proxy) counts as one error and
+   * gives no values. Never throws.
+   */
   #clean(sample: unknown): Record<string, SandboxAttributeValue> | undefined {
-    if (sample === null || typeof sample !== 'object' || Array.isArray(sample)) {
-      this.#fail('shape', () => `the provider returned ${renderValue(sample)} instead of an attributes object`);
+    try {
+      if (sample === null || typeof sample !== 'object' || Array.isArray(sample)) {
+        this.#fail('shape', () => `the provider returned ${describeValue(sample)} instead of an attributes object`);
+        return undefined;
+      }
+      let values: Record<string, SandboxAttributeValue> | undefined;
+      for (const [key, value] of Object.entries(sample)) {
+        if (this.#acceptable(key, value)) {
+          values ??= {};
+          values[key] = value;
+        } else {
+          this.#stats.dropped++;
+          reporter.warnOnce(
+            'sampler-value',
+            () =>
+              `dropped sample value ${key}=${describeValue(value)}: keys must start with '${SANDBOX_ATTRIBUTE_PREFIX}' ` +
+              'and not be reserved, values must be strings, booleans or finite numbers (later ones in this process are only counted)',
+          );
+        }
+      }
+      return values;
+    } catch (error) {
+      this.#fail('unreadable', () => 'reading the provider’s sample threw; the sample was dropped', error);
       return undefined;
     }
-    let values: Record<string, SandboxAttributeValue> | undefined;
-    for (const [key, value] of Object.entries(sample)) {
-      if (this.#acceptable(key, value)) {
-        values ??= {};
-        values[key] = value;
-      } else {
-        this.#stats.dropped++;
-        warnOnce(
-          PROCESS_SEEN,
-          'sampler-value',
-          () =>
-            `dropped sample value ${key}=${renderValue(value)}: keys must start with '${SANDBOX_ATTRIBUTE_PREFIX}' ` +
-            'and not be reserved, values must be strings, booleans or finite numbers (later ones in this process are only counted)',
-        );
-      }
-    }
-    return values;
   }
 
   #acceptable(key: string, value: unknown): value is SandboxAttributeValue {
     return (
       key.startsWith(SANDBOX_ATTRIBUTE_PREFIX) &&
       !isReservedSampleKey(key) &&
-      !Object.hasOwn(this.#carried!, key) &&
+      !Object.hasOwn(this.#carried, key) &&
       isAttributeValue(value)
     );
   }
 
   #fail(kind: string, message: () => string, error?: unknown): void {
     this.#stats.errors++;
-    warnOnce(
-      PROCESS_SEEN,
+    reporter.warnOnce(
       `sampler-${kind}`,
-      () => `sandbox ${this.#handle.id}: ${message()} (later ones in this process are only counted)`,
+      () => `sandbox ${this.#id}: ${message()} (later ones in this process are only counted)`,
       error,
     );
   }

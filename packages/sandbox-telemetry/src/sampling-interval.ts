@@ -1,20 +1,21 @@
 // Whether and how often to sample sandboxes, decided without importing @gym/otel-bootstrap:
-// the shared telemetry state of @gym/constants (or, when nobody published one, the
-// OpenTelemetry API globals) says whether traces really export and which span groups are
-// on. Sampling costs a provider call per sandbox per tick, so it is off unless every
-// condition holds; a malformed setting turns it off with one warning, never an exception.
+// @gym/core's shared telemetry state (or, when nobody published one, the OpenTelemetry API
+// globals) says whether traces really export and which span groups are on, and @gym/core's
+// one grammar reads the interval variable, so `1e1` is malformed here exactly as it is for
+// the bootstrap. Sampling costs a provider call per sandbox per tick, so it is off unless
+// every condition holds; a malformed or too short setting turns it off with one warning,
+// never an exception.
 
-import { currentSpanGroups, getTelemetryState, isTracesExporting } from '@gym/core';
-import { ENV_SANDBOX_SAMPLE_INTERVAL, ENV_SANDBOX_SAMPLE_INTERVAL_FALLBACK } from './attribute-keys.js';
-import { PROCESS_SEEN, warnOnce } from './report.js';
-
-/** A plain decimal number of seconds: `5`, `0.5`, `.25`, `10.`; no sign, exponent or hex. */
-const DECIMAL = /^(?:\d+\.?\d*|\.\d+)$/;
-/** Longest interval a timer honours, in seconds (2^31 - 1 ms). */
-const MAX_SECONDS = (2 ** 31 - 1) / 1000;
-
-let cachedRaw: string | undefined;
-let cachedSeconds = 0;
+import {
+  currentSpanGroups,
+  GYM_VARIABLES,
+  getTelemetryState,
+  isTracesExporting,
+  MAX_TIMER_SECONDS,
+  MIN_SAMPLE_INTERVAL_SECONDS,
+  readGymVariable,
+} from '@gym/core';
+import { reporter } from './report.js';
 
 /**
  * Seconds between sandbox resource samples, or 0 (do not sample). Non-zero only when
@@ -22,42 +23,34 @@ let cachedSeconds = 0;
  * with the OpenTelemetry API), the `sandbox` span group is on, and the interval is > 0.
  * The interval is the published state's `sandboxSampleIntervalSeconds` when a state was
  * published, else `NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS` (falling back to
- * `NEMO_LENS_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS` when unset or blank). A malformed
- * value (not a plain non-negative decimal, or longer than a timer allows) gives 0 and one
- * diag warning per distinct value.
+ * `NEMO_LENS_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS` when unset or blank): `0`, or a plain
+ * decimal number of seconds from 0.1 to 2147483.647. Anything else (`1e1`, `-1`, `5s`, `0.05`)
+ * gives 0 and one diag warning per distinct value.
  */
 export function samplingInterval(): number {
   if (!isTracesExporting() || !currentSpanGroups().has('sandbox')) return 0;
   const state = getTelemetryState();
-  if (state !== undefined) return state.sandboxSampleIntervalSeconds;
-  const raw =
-    nonBlank(process.env[ENV_SANDBOX_SAMPLE_INTERVAL]) ?? nonBlank(process.env[ENV_SANDBOX_SAMPLE_INTERVAL_FALLBACK]);
-  if (raw === undefined) return 0;
-  if (raw !== cachedRaw) {
-    cachedSeconds = parseSeconds(raw);
-    cachedRaw = raw;
-  }
-  return cachedSeconds;
-}
-
-function parseSeconds(raw: string): number {
-  const text = raw.trim();
-  const seconds = DECIMAL.test(text) ? Number(text) : Number.NaN;
-  if (Number.isFinite(seconds) && seconds <= MAX_SECONDS) return seconds;
-  const variable =
-    nonBlank(process.env[ENV_SANDBOX_SAMPLE_INTERVAL]) === undefined
-      ? ENV_SANDBOX_SAMPLE_INTERVAL_FALLBACK
-      : ENV_SANDBOX_SAMPLE_INTERVAL;
-  warnOnce(
-    PROCESS_SEEN,
-    `interval:${raw}`,
-    () =>
-      `${variable}=${JSON.stringify(raw)} is not a number of seconds (allowed: a non-negative decimal such as 5 or 0.5, ` +
-      `at most ${MAX_SECONDS}); sandbox resource sampling is off`,
-  );
+  if (state !== undefined)
+    return checkedInterval(state.sandboxSampleIntervalSeconds, 'the published sandboxSampleIntervalSeconds');
+  const read = readGymVariable(process.env, GYM_VARIABLES.sandboxResourceSampleIntervalSeconds);
+  if (read.ok) return read.value;
+  const { name, value } = read.from;
+  reporter.warnOnce(`interval:${name}=${value}`, () => `${read.message}; sandbox resource sampling is off`);
   return 0;
 }
 
-function nonBlank(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === '' ? undefined : value;
+/**
+ * `seconds` when it is 0 or within [0.1, 2147483.647], else 0 with one warning per value:
+ * shorter loops cost more than they tell, longer ones do not fit a timer. `where` names the
+ * source in the warning.
+ */
+export function checkedInterval(seconds: number, where: string): number {
+  if (seconds === 0 || (seconds >= MIN_SAMPLE_INTERVAL_SECONDS && seconds <= MAX_TIMER_SECONDS)) return seconds;
+  reporter.warnOnce(
+    `interval:${where}=${seconds}`,
+    () =>
+      `${where} = ${seconds} s is refused (allowed: 0, or ${MIN_SAMPLE_INTERVAL_SECONDS} to ${MAX_TIMER_SECONDS} s); ` +
+      'sandbox resource sampling is off',
+  );
+  return 0;
 }

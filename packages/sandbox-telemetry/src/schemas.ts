@@ -2,9 +2,11 @@
 // would otherwise parse as "memory unknown" and quietly put `memory_mib` under
 // `…unspecified` on every record; refusing the unknown field turns it into a clear error.
 
+import { describeError } from '@gym/core';
 import type { Context } from '@opentelemetry/api';
 import * as z from 'zod';
 import { problemsFromZod, SandboxInputError } from './input-error.js';
+import { ownSnapshot } from './own-data.js';
 import type {
   ComponentAllocation,
   ProcessSandboxHandle,
@@ -148,10 +150,24 @@ export type _SchemaChecks = [
   Check<Same<ReadonlyArrays<z.output<typeof resourceAllocationSchema>>, ResourceAllocation>>,
 ];
 
+/**
+ * Validates an own-property snapshot of `input` (see own-data.ts) and returns that snapshot:
+ * prototype-less plain data, so nothing read from it later can come from a polluted
+ * `Object.prototype`. An input that cannot even be read (a throwing getter or Proxy) is an
+ * input error like any other.
+ */
 function parseWith<T>(schema: z.ZodType<T>, input: unknown, subject: string): T {
-  const result = schema.safeParse(input);
-  if (result.success) return result.data;
-  throw new SandboxInputError(subject, problemsFromZod(input, result.error.issues));
+  let snapshot: unknown;
+  try {
+    snapshot = ownSnapshot(input);
+  } catch (error) {
+    throw new SandboxInputError(subject, [
+      { path: '(root)', value: input, rule: `must be readable plain data (reading it threw ${describeError(error)})` },
+    ]);
+  }
+  const result = schema.safeParse(snapshot);
+  if (result.success) return snapshot as T;
+  throw new SandboxInputError(subject, problemsFromZod(snapshot, result.error.issues));
 }
 
 /** Validates amounts; throws {@link SandboxInputError} naming each bad field, its value and the rule. */
@@ -182,4 +198,14 @@ export function checkSandboxHandle<H extends SandboxHandle>(input: H): H {
 export function checkProcessSandboxHandle(input: unknown): ProcessSandboxHandle {
   parseWith(processSandboxHandleSchema, input, 'ProcessSandboxHandle');
   return input as ProcessSandboxHandle;
+}
+
+/** What this package reads of a handle: its validated own-property snapshot. */
+export function viewSandboxHandle(input: unknown): SandboxHandle {
+  return parseWith(sandboxHandleSchema, input, 'SandboxHandle');
+}
+
+/** {@link viewSandboxHandle} for a process sandbox handle. */
+export function viewProcessSandboxHandle(input: unknown): ProcessSandboxHandle {
+  return parseWith(processSandboxHandleSchema, input, 'ProcessSandboxHandle') as ProcessSandboxHandle;
 }

@@ -2,7 +2,7 @@
 // purpose: "absent" means "nobody told us", and a record that turned unknown into 0 would
 // tell an operator that a sandbox was given nothing, which is a different (and false) fact.
 
-import type { Context, Tracer, TracerProvider } from '@opentelemetry/api';
+import type { Context, Meter, MeterProvider, Tracer, TracerProvider } from '@opentelemetry/api';
 
 /**
  * Opaque identity of a thing that holds resources: a pod, a container, a VM, a host.
@@ -102,15 +102,16 @@ export interface ResourceProvider<H extends SandboxHandle = SandboxHandle> {
 }
 
 /**
- * Where records go. With neither field, records go to the global tracer, and only when
- * traces are really exporting and the `sandbox` span group is on; otherwise nothing is
- * built at all. An injected tracer (or provider) is used as is, whatever the span groups.
+ * Where records go. With neither field (or `null`), records go to the global tracer, and
+ * only when traces are really exporting and the `sandbox` span group is on; otherwise
+ * nothing is built at all. An injected tracer (or provider) is used as is, whatever the span
+ * groups. Read from own properties; a getter that throws is reported once and treated as unset.
  */
 export interface SandboxTelemetryOptions {
   /** The tracer to write records with (wins over `tracerProvider`). */
-  readonly tracer?: Tracer;
+  readonly tracer?: Tracer | null;
   /** A provider to take the package's tracer from. */
-  readonly tracerProvider?: TracerProvider;
+  readonly tracerProvider?: TracerProvider | null;
 }
 
 /** Options of {@link recordRequest}. */
@@ -123,7 +124,8 @@ export interface RecordRequestOptions extends SandboxTelemetryOptions {
 export interface ResourceSamplerOptions extends SandboxTelemetryOptions {
   /**
    * How long `stop()` waits for the last sample before it writes the final record without
-   * one, in seconds. Default: the sampling interval, at most 5 s.
+   * one, in seconds, from 0 to 2147483.647. Default: 5 s (`DEFAULT_STOP_TIMEOUT_SECONDS`),
+   * whatever the sampling interval. The wait never keeps the process alive.
    */
   readonly stopTimeoutSeconds?: number;
 }
@@ -172,3 +174,39 @@ export interface ProcessResourceProviderOptions {
   /** Host identity reported in the allocation. Default `os.hostname()`. */
   readonly hostname?: string;
 }
+
+/**
+ * Where lifecycle metrics go: `meter`, else `meterProvider`'s `@gym/sandbox-telemetry` meter,
+ * else (both absent or `null`) the global MeterProvider while metrics are exporting. Either
+ * way nothing is recorded while the `sandbox` span group is off.
+ */
+export interface SandboxMeterOptions {
+  /** The meter to record on (wins over `meterProvider`). */
+  readonly meter?: Meter | null;
+  /** A provider to take the package's meter from. */
+  readonly meterProvider?: MeterProvider | null;
+}
+
+/** Options of the lifecycle recorders (`recordSandboxActive`, …). */
+export interface SandboxMetricOptions extends SandboxMeterOptions {
+  /**
+   * The sandbox provider, the one metric attribute (`nemo.gym.sandbox.provider`); matches
+   * `^[a-z0-9][a-z0-9_.-]{0,62}$` (a name chosen in code, e.g. `docker`, never an id).
+   */
+  readonly provider: string;
+}
+
+/** Options of {@link SandboxLifecycle}. */
+export interface SandboxLifecycleOptions extends SandboxMetricOptions {
+  /**
+   * `false` for a borrowed (attached) sandbox that another owner created and will remove:
+   * it is never added to nor subtracted from `gym.sandbox.active` and records no startup.
+   * Default `true`.
+   */
+  readonly owned?: boolean;
+  /** Monotonic clock in milliseconds for startup and exec durations. Default `performance.now`. */
+  readonly now?: () => number;
+}
+
+/** Where a {@link SandboxLifecycle} is: not created yet, being created, held, released. */
+export type SandboxLifecycleState = 'new' | 'creating' | 'held' | 'released';

@@ -154,13 +154,13 @@ describe('resourceAllocation', () => {
 
   it('refuses a malformed handle', () => {
     expect(() => provider().resourceAllocation(handle(52, { limits: { memoryMib: -1 } }))).toThrow(
-      'Invalid ProcessSandboxHandle: limits.memoryMib = -1: must be a finite number ≥ 0',
+      'Invalid ProcessSandboxHandle: limits.memoryMib = number -1: must be a finite number ≥ 0',
     );
   });
 });
 
 it('refuses malformed options', () => {
   expect(() => createProcessResourceProvider({ clockTicksPerSecond: 0, procRoot: '', hostname: '' })).toThrow(
-    'Invalid process provider options: procRoot = "": must be a non-empty path; clockTicksPerSecond = 0: must be a finite number > 0; hostname = "": must be a non-empty string',
+    'Invalid process provider options: procRoot = string "": must be a non-empty path; clockTicksPerSecond = number 0: must be a finite number > 0; hostname = string "": must be a non-empty string',
   );
 });

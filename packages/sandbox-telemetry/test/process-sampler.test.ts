@@ -90,7 +90,7 @@ describe('ResourceSampler over a real child process', () => {
       context: parent.context,
     };
     await recordAllocation(handle, provider, carried, { tracer });
-    const sampler = new ResourceSampler(provider, handle, carried, 0.05, { tracer });
+    const sampler = new ResourceSampler(provider, handle, carried, 0.1, { tracer }); // the shortest interval allowed
     sampler.start();
 
     const samples = () => t.spans('gym.sandbox.resource.sample');

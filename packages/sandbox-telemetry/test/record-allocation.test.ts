@@ -106,7 +106,7 @@ describe('recordAllocation', () => {
     const provider: ResourceProvider = { resourceAllocation: () => allocation };
     expect(() => recordAllocation({ id: '', owned: true }, provider, {}, { tracer })).toThrow(SandboxInputError);
     expect(() => recordAllocation({ id: 'x', owned: true }, provider, { 'x.y': 1 }, { tracer })).toThrow(
-      "x.y = 1: key must start with 'nemo.gym.sandbox.'",
+      "x.y = number 1: key must start with 'nemo.gym.sandbox.'",
     );
   });
 });

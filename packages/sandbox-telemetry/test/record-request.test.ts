@@ -86,14 +86,14 @@ describe('recordRequest', () => {
   });
 
   it.each([
-    [{ 'other.key': 'x' }, 'other.key = "x": key must start with \'nemo.gym.sandbox.\''],
-    [{ 'nemo.gym.sandbox.request.id': 'mine' }, 'nemo.gym.sandbox.request.id = "mine": key is written by'],
-    [{ 'nemo.gym.sandbox.requested.cpu': 1 }, 'nemo.gym.sandbox.requested.cpu = 1: key is written by'],
+    [{ 'other.key': 'x' }, 'other.key = string "x": key must start with \'nemo.gym.sandbox.\''],
+    [{ 'nemo.gym.sandbox.request.id': 'mine' }, 'nemo.gym.sandbox.request.id = string "mine": key is written by'],
+    [{ 'nemo.gym.sandbox.requested.cpu': 1 }, 'nemo.gym.sandbox.requested.cpu = number 1: key is written by'],
     [
       { 'nemo.gym.sandbox.tags': ['a'] },
-      'nemo.gym.sandbox.tags = ["a"]: value must be a string, a boolean or a finite number',
+      'nemo.gym.sandbox.tags = object (Array) ["a"]: value must be a string, a boolean or a finite number',
     ],
-    [{ 'nemo.gym.sandbox.n': Number.NaN }, 'nemo.gym.sandbox.n = NaN: value must be'],
+    [{ 'nemo.gym.sandbox.n': Number.NaN }, 'nemo.gym.sandbox.n = number NaN: value must be'],
   ])('refuses caller attributes %j', (attributes, message) => {
     expect(() => recordRequest(spec, attributes as never, { tracer })).toThrow(SandboxInputError);
     expect(() => recordRequest(spec, attributes as never, { tracer })).toThrow(message);
@@ -102,7 +102,7 @@ describe('recordRequest', () => {
 
   it('refuses a malformed spec, naming the field', () => {
     expect(() => recordRequest({ resources: { memoryMib: -5 } }, undefined, { tracer })).toThrow(
-      'Invalid SandboxSpec: resources.memoryMib = -5: must be a finite number ≥ 0',
+      'Invalid SandboxSpec: resources.memoryMib = number -5: must be a finite number ≥ 0',
     );
   });
 

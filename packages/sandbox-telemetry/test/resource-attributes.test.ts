@@ -43,7 +43,9 @@ describe('amountAttributes', () => {
   });
 
   it('validates the amounts', () => {
-    expect(() => amountAttributes({ cpu: -1 }, 'nemo.gym.sandbox.x.')).toThrow('cpu = -1: must be a finite number ≥ 0');
+    expect(() => amountAttributes({ cpu: -1 }, 'nemo.gym.sandbox.x.')).toThrow(
+      'cpu = number -1: must be a finite number ≥ 0',
+    );
   });
 });
 
@@ -81,7 +83,7 @@ const allocation: ResourceAllocation = {
 };
 
 describe('allocationAttributes', () => {
-  it('writes the exact keys of SPEC §4', () => {
+  it('writes the exact keys Gym writes', () => {
     expect(allocationAttributes(allocation)).toEqual({
       'nemo.gym.sandbox.allocation.source': 'kubernetes',
       'nemo.gym.sandbox.allocation.designator.kind': 'pod',
@@ -150,7 +152,7 @@ describe('allocationAttributes', () => {
 
   it('validates first', () => {
     expect(() => allocationAttributes({ source: 'docker', components: [{ name: 'a b' }] } as never)).toThrow(
-      /components\[0\]\.name = "a b": must match/,
+      /components\[0\]\.name = string "a b": must match/,
     );
   });
 });

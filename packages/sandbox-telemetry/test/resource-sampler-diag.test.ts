@@ -56,7 +56,7 @@ it('a non-object sample: one line naming what came back', async () => {
   const stats = await runThree({ resourceSample: () => 'oops' as unknown as SandboxAttributes });
   expect(stats.map((s) => s.errors)).toEqual([4, 4, 4]);
   expect(diagnostics.lines).toEqual([
-    expect.stringContaining('the provider returned "oops" instead of an attributes object'),
+    expect.stringContaining('the provider returned string "oops" instead of an attributes object'),
   ]);
 });
 
@@ -65,7 +65,7 @@ it('bad values: one line naming the first key and value and the rule', async () 
   expect(stats.map((s) => s.dropped)).toEqual([4, 4, 4]);
   expect(diagnostics.lines).toEqual([
     expect.stringContaining(
-      "dropped sample value nemo.gym.sandbox.resource.cpu=NaN: keys must start with 'nemo.gym.sandbox.'",
+      "dropped sample value nemo.gym.sandbox.resource.cpu=number NaN: keys must start with 'nemo.gym.sandbox.'",
     ),
   ]);
 });

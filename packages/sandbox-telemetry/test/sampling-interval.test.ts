@@ -97,7 +97,7 @@ describe('without a published state (OpenTelemetry globals and the environment)'
     expect(samplingInterval()).toBe(0);
     expect(diagnostics.lines).toHaveLength(1);
     expect(diagnostics.lines[0]).toContain(`${ENV}=${JSON.stringify(raw)}`);
-    expect(diagnostics.lines[0]).toContain('allowed: a non-negative decimal');
+    expect(diagnostics.lines[0]).toContain('allowed: 0 (no sampling) or a plain decimal number of seconds from 0.1 to');
   });
 
   it('accepts plain decimals with surrounding spaces', () => {

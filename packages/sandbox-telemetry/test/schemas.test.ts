@@ -64,12 +64,12 @@ describe('schemas accept well-formed input', () => {
 
 describe('bad input fails with the field path, the value and the rule', () => {
   it.each([
-    [{ cpu: -1 }, 'cpu = -1: must be a finite number ≥ 0'],
-    [{ memoryMib: Number.NaN }, 'memoryMib = NaN: must be a finite number ≥ 0'],
-    [{ diskGib: Number.POSITIVE_INFINITY }, 'diskGib = Infinity: must be a finite number ≥ 0'],
-    [{ gpu: '1' }, 'gpu = "1": must be a finite number ≥ 0'],
-    [{ gpuType: '' }, 'gpuType = "": must be a string of 1 to 128 characters'],
-    [{ memoryMB: 512 }, 'memoryMB = 512: unknown field (allowed: cpu, memoryMib, diskGib, gpu, gpuType)'],
+    [{ cpu: -1 }, 'cpu = number -1: must be a finite number ≥ 0'],
+    [{ memoryMib: Number.NaN }, 'memoryMib = number NaN: must be a finite number ≥ 0'],
+    [{ diskGib: Number.POSITIVE_INFINITY }, 'diskGib = number Infinity: must be a finite number ≥ 0'],
+    [{ gpu: '1' }, 'gpu = string "1": must be a finite number ≥ 0'],
+    [{ gpuType: '' }, 'gpuType = string "": must be a string of 1 to 128 characters'],
+    [{ memoryMB: 512 }, 'memoryMB = number 512: unknown field (allowed: cpu, memoryMib, diskGib, gpu, gpuType)'],
     [null, '(root) = null: must be an object'],
   ])('amounts %j', (input, message) => {
     expect(errorOf(() => parseSandboxResourceAmounts(input)).message).toBe(
@@ -94,11 +94,11 @@ describe('bad input fails with the field path, the value and the rule', () => {
       'components[1].name',
       'designator.id',
     ]);
-    expect(error.message).toContain('source = "Kubernetes": must match /^[a-z0-9][a-z0-9_.-]{0,62}$/');
-    expect(error.message).toContain('components[0].limits.cpu = -2: must be a finite number ≥ 0');
-    expect(error.message).toContain('components[1].name = "Bad Name": must match');
+    expect(error.message).toContain('source = string "Kubernetes": must match /^[a-z0-9][a-z0-9_.-]{0,62}$/');
+    expect(error.message).toContain('components[0].limits.cpu = number -2: must be a finite number ≥ 0');
+    expect(error.message).toContain('components[1].name = string "Bad Name": must match');
     expect(error.message).toContain(
-      'designator.id = "https://user:secret@api.example/pods/x": must be an opaque identity',
+      'designator.id = string "https://user:secret@api.example/pods/x": must be an opaque identity',
     );
   });
 
@@ -113,7 +113,7 @@ describe('bad input fails with the field path, the value and the rule', () => {
       }),
     );
     expect(error.message).toBe(
-      'Invalid ResourceAllocation: components[1].name = "main": must be unique (components[0] has the same name)',
+      'Invalid ResourceAllocation: components[1].name = string "main": must be unique (components[0] has the same name)',
     );
   });
 
@@ -125,29 +125,29 @@ describe('bad input fails with the field path, the value and the rule', () => {
     expect(error.problems).toEqual([
       { path: 'components[0].name', value: long, rule: expect.stringContaining('must match') },
     ]);
-    expect(error.message).toContain('...'); // the value is shortened in the message, kept whole in `problems`
+    expect(error.message).toContain('…" (100 chars)'); // the value is shortened in the message, kept whole in `problems`
   });
 
   it('names missing required fields', () => {
     const error = errorOf(() => parseResourceAllocation({ components: [{ name: 'main', limits: {} }] }));
     expect(error.message).toBe(
-      'Invalid ResourceAllocation: source = undefined (missing): must be a string matching /^[a-z0-9][a-z0-9_.-]{0,62}$/; ' +
-        'components[0].requests = undefined (missing): must be an object',
+      'Invalid ResourceAllocation: source = undefined: must be a string matching /^[a-z0-9][a-z0-9_.-]{0,62}$/; ' +
+        'components[0].requests = undefined: must be an object',
     );
   });
 
   it('checks handles', () => {
     expect(errorOf(() => checkSandboxHandle({ id: '', owned: 'yes' } as never)).message).toBe(
-      'Invalid SandboxHandle: id = "": must be a non-empty string; owned = "yes": must be a boolean (false for a borrowed handle)',
+      'Invalid SandboxHandle: id = string "": must be a non-empty string; owned = string "yes": must be a boolean (false for a borrowed handle)',
     );
     expect(errorOf(() => checkSandboxHandle({ id: 'x', owned: true, context: {} } as never)).message).toBe(
-      'Invalid SandboxHandle: context = {}: must be an OpenTelemetry Context',
+      'Invalid SandboxHandle: context = object (Object) {}: must be an OpenTelemetry Context',
     );
   });
 
   it('a spec without resources', () => {
     expect(errorOf(() => parseSandboxSpec({ image: 'x' })).message).toBe(
-      'Invalid SandboxSpec: resources = undefined (missing): must be an object',
+      'Invalid SandboxSpec: resources = undefined: must be an object',
     );
   });
 });

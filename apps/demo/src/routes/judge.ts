@@ -1,11 +1,12 @@
 // POST /judge: waits on a simulated slow upstream (a judge model behind a network) under
-// its own async-mutex Semaphore, executor `inline` (the wait happens on the event loop).
+// its own async-mutex Semaphore, executor `inline` (the wait happens on the event loop),
+// behind admission control.
 // The upstream fails one call in FAIL_EVERY, so `error` shows up as an outcome too.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { resourcesOperation } from '@gym/operations';
 import { Semaphore } from 'async-mutex';
 import { z } from 'zod';
+import { type AdmissionSettings, createGate, type Gate } from '../admission.js';
 import type { Route } from '../http-app.js';
 import { HttpError } from '../http-error.js';
 import { readJsonBody } from '../read-body.js';
@@ -30,28 +31,35 @@ export function overlapScore(prompt: string, response: string): number {
   return hits / wanted.size;
 }
 
-/** The judge route and its semaphore (exposed for GET /limits). */
-export function createJudgeRoute(limit: number, latencyMs: number): { route: Route; semaphore: Semaphore } {
-  const semaphore = new Semaphore(limit);
+/** The judge route and its gate (exposed for GET /limits). */
+export function createJudgeRoute(
+  limit: number,
+  latencyMs: number,
+  admission: AdmissionSettings,
+): { route: Route; gate: Gate } {
+  const gate = createGate(new Semaphore(limit), {
+    operation: 'judge',
+    executor: 'inline',
+    limitName: 'judge_slots',
+    capacity: limit,
+    kind: `async-mutex Semaphore(${limit})`,
+    ...admission,
+  });
   let calls = 0;
   const route: Route = {
     method: 'POST',
     path: '/judge',
     async handle(req, signal) {
       const body = await readJsonBody(req, judgeBodySchema);
-      const score = await resourcesOperation(
-        semaphore,
-        { operation: 'judge', executor: 'inline', signal },
-        async () => {
-          calls++;
-          // Latency between half and one and a half times the mean; sleep rejects with an AbortError if the client leaves.
-          await sleep(latencyMs * (0.5 + Math.random()), undefined, { signal });
-          if (calls % FAIL_EVERY === 0) throw new HttpError(502, 'the judge upstream answered 503 (simulated outage)');
-          return overlapScore(body.prompt, body.response);
-        },
-      );
+      const score = await gate.run(signal, async () => {
+        calls++;
+        // Latency between half and one and a half times the mean; sleep rejects with an AbortError if the client leaves.
+        await sleep(latencyMs * (0.5 + Math.random()), undefined, { signal });
+        if (calls % FAIL_EVERY === 0) throw new HttpError(502, 'the judge upstream answered 503 (simulated outage)');
+        return overlapScore(body.prompt, body.response);
+      });
       return { status: 200, body: { score } };
     },
   };
-  return { route, semaphore };
+  return { route, gate };
 }

@@ -1,12 +1,13 @@
-// POST /tool: inline CPU work under a p-limit limiter, executor `inline`. The work yields
-// to the event loop every few hundred hashes, so the limit really bounds how many calls
-// share the CPU at once, and a client that leaves stops its call at the next yield.
+// POST /tool: inline CPU work under a p-limit limiter, executor `inline`, behind admission
+// control. The work yields to the event loop every few hundred hashes, so the limit really
+// bounds how many calls share the CPU at once, and a client that leaves stops its call at
+// the next yield.
 
 import { createHash } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { resourcesOperation } from '@gym/operations';
-import pLimit, { type LimitFunction } from 'p-limit';
+import pLimit from 'p-limit';
 import { z } from 'zod';
+import { type AdmissionSettings, createGate, type Gate } from '../admission.js';
 import type { Route } from '../http-app.js';
 import { clientGoneError } from '../http-error.js';
 import { readJsonBody } from '../read-body.js';
@@ -24,15 +25,22 @@ export const toolBodySchema = z.discriminatedUnion('tool', [
   z.strictObject({ tool: z.literal('word_count'), input: z.string().max(32_768) }),
 ]);
 
-/** The tool route and its p-limit limiter (exposed for GET /limits). */
-export function createToolRoute(limit: number): { route: Route; limiter: LimitFunction } {
-  const limiter = pLimit(limit);
+/** The tool route and its gate (exposed for GET /limits). */
+export function createToolRoute(limit: number, admission: AdmissionSettings): { route: Route; gate: Gate } {
+  const gate = createGate(pLimit(limit), {
+    operation: 'tool',
+    executor: 'inline',
+    limitName: 'tool_slots',
+    capacity: limit,
+    kind: `p-limit(${limit})`,
+    ...admission,
+  });
   const route: Route = {
     method: 'POST',
     path: '/tool',
     async handle(req, signal) {
       const call = await readJsonBody(req, toolBodySchema);
-      const result = await resourcesOperation(limiter, { operation: 'tool', executor: 'inline', signal }, async () => {
+      const result = await gate.run(signal, async () => {
         if (call.tool === 'word_count') {
           return { words: call.input.split(/\s+/).filter((word) => word !== '').length };
         }
@@ -49,5 +57,5 @@ export function createToolRoute(limit: number): { route: Route; limiter: LimitFu
       return { status: 200, body: result };
     },
   };
-  return { route, limiter };
+  return { route, gate };
 }

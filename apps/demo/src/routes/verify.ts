@@ -1,12 +1,14 @@
 // POST /verify: a real verifier subprocess under an async-mutex Semaphore, executor
-// `subprocess`. The route only translates: the verifier decides timeout or crash, the
-// operation records it, recordVerify tallies whether the call completed (not whether the
-// answer passed — a wrong answer is a completed verification).
+// `subprocess`, behind admission control (a bounded queue and a queue deadline: 503 beyond
+// them). The route only translates: the verifier decides timeout or crash, the operation
+// records it, and recordVerify tallies whether a verification that ran to a result completed
+// (a wrong answer is a completed verification). Calls that never ran to a result — refused,
+// left by their client, failed to start — do not move `gym.verify.success_rate`.
 
 import { recordVerify } from '@gym/metrics';
-import { resourcesOperation } from '@gym/operations';
 import { Semaphore } from 'async-mutex';
 import { z } from 'zod';
+import { type AdmissionSettings, createGate, type Gate } from '../admission.js';
 import type { Route } from '../http-app.js';
 import { HttpError } from '../http-error.js';
 import { readJsonBody } from '../read-body.js';
@@ -26,36 +28,39 @@ export const verifyBodySchema = z.strictObject({
   mode: z.enum(['normal', 'hang', 'crash']).default('normal'),
 });
 
-/** The verify route and the semaphore it queues on (exposed for GET /limits). */
-export function createVerifyRoute(limit: number, timeoutMs: number): { route: Route; semaphore: Semaphore } {
-  const semaphore = new Semaphore(limit);
+/** The verify route and its gate (exposed for GET /limits). */
+export function createVerifyRoute(
+  limit: number,
+  timeoutMs: number,
+  admission: AdmissionSettings,
+): { route: Route; gate: Gate } {
+  const gate = createGate(new Semaphore(limit), {
+    operation: 'verify',
+    executor: 'subprocess',
+    limitName: 'verify_slots',
+    capacity: limit,
+    kind: `async-mutex Semaphore(${limit})`,
+    ...admission,
+  });
   const route: Route = {
     method: 'POST',
     path: '/verify',
     async handle(req, signal) {
       const job = await readJsonBody(req, verifyBodySchema);
       const started = performance.now();
-      let completed = false;
-      try {
-        const result = await resourcesOperation(
-          semaphore,
-          { operation: 'verify', executor: 'subprocess', signal },
-          async (op) => {
-            const outcome = await runVerifier(job, timeoutMs, signal);
-            if (outcome.kind !== 'completed') op.outcome = outcome.kind;
-            return outcome;
-          },
-        );
-        if (result.kind === 'timeout') {
-          throw new HttpError(504, `the verifier ran past its ${timeoutMs} ms timeout and was killed`);
-        }
-        if (result.kind === 'crashed') throw new HttpError(502, `the verifier died by signal ${result.signal}`);
-        completed = true;
-        return { status: 200, body: { passed: result.passed, reward: result.passed ? 1 : 0 } };
-      } finally {
-        recordVerify(performance.now() - started, completed);
+      const result = await gate.run(signal, async (op) => {
+        const outcome = await runVerifier(job, timeoutMs, signal);
+        if (outcome.kind !== 'completed') op.outcome = outcome.kind;
+        return outcome;
+      });
+      // Only here did the verification run to a result: completed, timed out or crashed.
+      recordVerify(performance.now() - started, result.kind === 'completed');
+      if (result.kind === 'timeout') {
+        throw new HttpError(504, `the verifier ran past its ${timeoutMs} ms timeout and was killed`);
       }
+      if (result.kind === 'crashed') throw new HttpError(502, `the verifier died by signal ${result.signal}`);
+      return { status: 200, body: { passed: result.passed, reward: result.passed ? 1 : 0 } };
     },
   };
-  return { route, semaphore };
+  return { route, gate };
 }

@@ -1,15 +1,39 @@
-// Loads a fresh copy of @gym/metrics (and its dependencies) for one test. The package keeps
-// process-wide state on purpose (the verify tally, the orchestrator declaration, the
-// once-only warnings); a fresh module is a fresh process for that state, so "warned once"
-// and "cumulative since start" can be asserted without test-only resets of everything.
+// Loads a fresh copy of @gym/metrics (and its dependencies) for one test, after putting the
+// process-wide state back to "a new process": the verify tally, the orchestrator declaration
+// and what @gym/metrics already reported. That state lives in @gym/core's shared slots (so
+// that two copies of the package agree), not in module state, so a fresh module alone would
+// not reset it; the tests reset it through the shared global, as a second process would
+// start it. There is no test-only reset in the package's public API.
 
+import { sharedSlot } from '@gym/core';
 import { jest } from '@jest/globals';
+import { ORCHESTRATOR_SLOT, type OrchestratorDeclaration } from '../../src/orchestrator.js';
+import { VERIFY_TALLY_SLOT, type VerifyTally } from '../../src/verify-tally.js';
 
 /** The public surface of @gym/metrics. */
 export type MetricsModule = typeof import('../../src/index.js');
 
-/** A new, isolated instance of the package's sources. */
+/** @gym/core's once-only reporting keeps `<package>\u0000<kind>` keys in this shared slot. */
+const REPORTED_SLOT = '@gym/core/reported@1';
+
+/** Puts the shared state of @gym/metrics back to what a new process starts with. */
+export function resetSharedState(): void {
+  const tally = sharedSlot<VerifyTally>(VERIFY_TALLY_SLOT, () => ({ calls: 0, completed: 0 }));
+  tally.calls = 0;
+  tally.completed = 0;
+  sharedSlot<OrchestratorDeclaration>(ORCHESTRATOR_SLOT, () => ({ declared: undefined })).declared = undefined;
+  const reported = sharedSlot(REPORTED_SLOT, () => new Set<string>());
+  for (const key of [...reported]) if (key.startsWith('@gym/metrics\u0000')) reported.delete(key);
+}
+
+/** A new, isolated instance of the package's sources, over a reset shared state. */
 export async function freshMetrics(): Promise<MetricsModule> {
+  resetSharedState();
+  return freshCopy();
+}
+
+/** One more isolated instance of the package's sources (and of @gym/core), sharing the process's state. */
+export async function freshCopy(): Promise<MetricsModule> {
   let loaded: MetricsModule | undefined;
   await jest.isolateModulesAsync(async () => {
     loaded = await import('../../src/index.js');

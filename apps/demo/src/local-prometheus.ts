@@ -1,0 +1,235 @@
+// `--prometheus`: a Prometheus of the user's own (found on PATH), started for the length of the
+// demo on loopback with temporary storage, scraping the fleet through its file_sd targets and
+// evaluating the recording and alerting rules of @gym/dashboards, so the dashboard's queries
+// and the alerts can be tried against a real fleet. Nothing is downloaded: without an
+// installed Prometheus the demo says so and runs without one.
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, constants as fs } from 'node:fs';
+import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { writeGenerated } from '@gym/dashboards';
+
+/** Seconds between scrapes and between rule evaluations: a demo lasts seconds, not hours. */
+const INTERVAL = '1s';
+/** How long Prometheus may take to answer /-/ready. */
+const READY_TIMEOUT_MS = 20_000;
+
+/** A running local Prometheus. */
+export interface LocalPrometheus {
+  /** Its web UI and HTTP API, e.g. `http://127.0.0.1:39091`. */
+  readonly url: string;
+  /** The file_sd file it watches; write the fleet's endpoints there. */
+  readonly targetsFile: string;
+  /** The rule files it loaded. */
+  readonly ruleFiles: readonly string[];
+  /** Stops it (SIGTERM, then SIGKILL after 5 s) and removes its temporary storage. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/** Options of {@link startLocalPrometheus}. */
+export interface LocalPrometheusOptions {
+  /** The file_sd file to watch (default: one in the temporary folder). */
+  readonly targetsFile?: string | undefined;
+  /** The Prometheus binary (default: `prometheus` on PATH, then /usr/bin/prometheus). */
+  readonly binary?: string | undefined;
+}
+
+/** The Prometheus binary to run, or undefined when none is installed. */
+export async function findPrometheus(binary?: string): Promise<string | undefined> {
+  const candidates =
+    binary !== undefined
+      ? [binary]
+      : [
+          ...(process.env.PATH ?? '')
+            .split(delimiter)
+            .filter((dir) => dir !== '')
+            .map((dir) => join(dir, 'prometheus')),
+          '/usr/bin/prometheus',
+        ];
+  for (const candidate of candidates) {
+    try {
+      await access(candidate, fs.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.unref();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function config(targetsFile: string, ruleFiles: readonly string[]): string {
+  // JSON strings are valid YAML scalars: paths need no further quoting.
+  return [
+    'global:',
+    `  scrape_interval: ${INTERVAL}`,
+    `  scrape_timeout: ${INTERVAL}`,
+    `  evaluation_interval: ${INTERVAL}`,
+    'rule_files:',
+    ...ruleFiles.map((file) => `  - ${JSON.stringify(file)}`),
+    'scrape_configs:',
+    '  - job_name: gym-demo',
+    '    file_sd_configs:',
+    `      - files: [${JSON.stringify(targetsFile)}]`,
+    `        refresh_interval: ${INTERVAL}`,
+    '',
+  ].join('\n');
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+async function waitReady(
+  url: string,
+  child: ChildProcess,
+  stderr: () => string,
+  failed: () => Error | undefined,
+): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    const failure = failed();
+    if (failure !== undefined) throw new Error(`Prometheus could not be started: ${failure.message}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(
+        `Prometheus exited (${child.signalCode ?? `code ${child.exitCode}`}): ${stderr().trim().slice(-500)}`,
+      );
+    }
+    try {
+      const response = await fetch(`${url}/-/ready`, { signal: AbortSignal.timeout(1_000) });
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() >= deadline) throw new Error(`Prometheus did not become ready within ${READY_TIMEOUT_MS / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Starts Prometheus on 127.0.0.1 with the @gym/dashboards rules, watching a file_sd file.
+ * Resolves with undefined when no Prometheus is installed; rejects when it fails to start.
+ */
+export async function startLocalPrometheus(options: LocalPrometheusOptions = {}): Promise<LocalPrometheus | undefined> {
+  const binary = await findPrometheus(options.binary);
+  if (binary === undefined) return undefined;
+  const dir = await mkdtemp(join(tmpdir(), 'gym-demo-prometheus-'));
+  let child: ChildProcess | undefined;
+  try {
+    const targetsFile = options.targetsFile ?? join(dir, 'targets.json');
+    if (!existsSync(targetsFile)) await writeFile(targetsFile, '[]\n');
+    const written = await writeGenerated(join(dir, 'dashboards'));
+    const ruleFiles = written.filter((file) => file.endsWith('.rules.yml'));
+    const configFile = join(dir, 'prometheus.yml');
+    await writeFile(configFile, config(targetsFile, ruleFiles));
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    let stderr = '';
+    const started = spawn(
+      binary,
+      [
+        `--config.file=${configFile}`,
+        `--storage.tsdb.path=${join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--log.level=warn',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    child = started;
+    started.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-4_000);
+    });
+    let spawnError: Error | undefined;
+    started.once('error', (error) => {
+      spawnError = error;
+    });
+    // A demo that exits abruptly (a second Ctrl-C) must not leave Prometheus behind.
+    const killOnExit = (): void => {
+      started.kill('SIGKILL');
+    };
+    process.once('exit', killOnExit);
+    await waitReady(
+      url,
+      started,
+      () => stderr,
+      () => spawnError,
+    );
+    let stopping: Promise<void> | undefined;
+    return {
+      url,
+      targetsFile,
+      ruleFiles,
+      stop() {
+        stopping ??= (async () => {
+          process.removeListener('exit', killOnExit);
+          const done = exited(started);
+          started.kill('SIGTERM');
+          const force = setTimeout(() => started.kill('SIGKILL'), 5_000);
+          await done;
+          clearTimeout(force);
+          await rm(dir, { recursive: true, force: true });
+        })();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+      const done = exited(child);
+      child.kill('SIGKILL');
+      await done;
+    }
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** What the demo's `--prometheus` needs to know and where it prints. */
+export interface DemoPrometheusOptions {
+  /** True when the fleet exposes Prometheus endpoints (not when it exports OTLP). */
+  readonly scrapeable: boolean;
+  readonly targetsFile?: string | undefined;
+  /** Seconds the fleet lingers after the summary. */
+  readonly linger: number;
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+}
+
+/**
+ * `--prometheus` for the demo: starts the local Prometheus and prints its URL, or says why
+ * not (no Prometheus installed, or the fleet exports OTLP) and lets the demo run without it.
+ * Rejects only when an installed Prometheus fails to start.
+ */
+export async function startDemoPrometheus(options: DemoPrometheusOptions): Promise<LocalPrometheus | undefined> {
+  if (!options.scrapeable) {
+    options.err('--prometheus: the fleet exports OTLP, not Prometheus endpoints; no local Prometheus started');
+    return undefined;
+  }
+  const local = await startLocalPrometheus({ targetsFile: options.targetsFile });
+  if (local === undefined) {
+    options.err(
+      '--prometheus: no Prometheus found (looked for `prometheus` on PATH and /usr/bin/prometheus); ' +
+        'install one (Debian/Ubuntu: apt-get install prometheus) or run without --prometheus',
+    );
+    return undefined;
+  }
+  options.out(`  Prometheus    ${local.url}  (@gym/dashboards rules loaded; alerts at ${local.url}/alerts)`);
+  if (options.linger === 0)
+    options.out('  (it stops with the fleet: add --linger <seconds> to keep both up after the summary)');
+  return local;
+}

@@ -1,0 +1,195 @@
+// The files users copy are exactly what the generator writes (checked in under generated/,
+// built into dist/generated/), the dashboard type-checks against the Grafana Foundation SDK's
+// own types, every catalogued series is read somewhere, and every alert has its runbook.
+
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import {
+  ALERT_NAMES,
+  GENERATED_PATHS,
+  generate,
+  prometheusNames,
+  SERIES,
+  type SeriesDefinition,
+} from '@gym/dashboards';
+import { describe, expect, it } from '@jest/globals';
+import { parse } from 'yaml';
+import { panelQueries, readDashboard } from './support/dashboard-queries.js';
+import { packageFile } from './support/paths.js';
+
+const run = promisify(execFile);
+const TSC = packageFile('../../node_modules/typescript/bin/tsc');
+
+// The SDK types every string enum as a TypeScript enum, which a JSON literal cannot name; Loose
+// turns each enum into the union of its values and leaves everything else as the SDK states it.
+const TYPE_CHECK_HEADER = `import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
+import type * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
+import type * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
+
+type Loose<T> = T extends string
+  ? \`\${T}\`
+  : T extends readonly (infer U)[]
+    ? Loose<U>[]
+    : T extends object
+      ? { [K in keyof T]: Loose<T[K]> }
+      : T;
+type Target = Omit<Loose<prometheus.Dataquery>, '_implementsDataqueryVariant'>;
+type FieldConfig = Omit<Loose<dashboard.FieldConfigSource>, 'defaults'> & {
+  defaults: Omit<Loose<dashboard.FieldConfig>, 'custom'> & { custom?: Loose<timeseries.FieldConfig> };
+};
+type Panel = Omit<Loose<dashboard.Panel>, 'targets' | 'options' | 'fieldConfig' | 'type'> & {
+  type: 'timeseries';
+  targets: Target[];
+  options: Loose<timeseries.Options>;
+  fieldConfig: FieldConfig;
+};
+type Row = Omit<Loose<dashboard.RowPanel>, 'panels'> & { panels: Panel[] };
+type Checked = Omit<Loose<dashboard.Dashboard>, 'panels'> & { panels: (Panel | Row)[] };
+export const checked: Checked = `;
+
+/** Type-checks a dashboard JSON text against the SDK's types; resolves with tsc's output ('' when it passes). */
+async function typeCheck(json: string): Promise<string> {
+  const dir = await mkdtemp(packageFile('.type-check-'));
+  try {
+    await writeFile(join(dir, 'check.ts'), `${TYPE_CHECK_HEADER}${json.trim()};\n`);
+    const flags = ['--ignoreConfig', '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext'];
+    await run(process.execPath, [TSC, ...flags, '--moduleResolution', 'nodenext', '--types', 'node', 'check.ts'], {
+      cwd: dir,
+    });
+    return '';
+  } catch (error) {
+    return String((error as { stdout?: string }).stdout ?? error);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe('the checked-in and built files', () => {
+  it.each(GENERATED_PATHS)(
+    'generated/%s is what the generator writes (run `npm run generate -w @gym/dashboards`)',
+    async (path) => {
+      expect(await readFile(packageFile(`generated/${path}`), 'utf8')).toBe(generate()[path]);
+    },
+  );
+
+  it.each(GENERATED_PATHS)('dist/generated/%s, which the tarball ships, is what the generator writes', async (path) => {
+    expect(await readFile(packageFile(`dist/generated/${path}`), 'utf8')).toBe(generate()[path]);
+  });
+
+  it('generates the same bytes twice', () => {
+    expect(generate()).toEqual(generate());
+  });
+});
+
+describe('the dashboard against the Grafana Foundation SDK types', () => {
+  it('type-checks', async () => {
+    expect(await typeCheck(generate()['grafana/gym-telemetry.json'])).toBe('');
+  }, 60_000);
+
+  it.each([
+    ['a cursor-sync value outside the enum', (json: string) => json.replace('"graphTooltip": 1', '"graphTooltip": 7')],
+    ['an unknown variable field', (json: string) => json.replace('"refresh": 2,', '"refresh": 2, "refreshh": 2,')],
+    ['a misspelled query field', (json: string) => json.replace('"legendFormat"', '"legendFormatt"')],
+    [
+      'a legend mode outside the enum',
+      (json: string) => json.replace('"displayMode": "table"', '"displayMode": "tabl"'),
+    ],
+  ])(
+    'fails on %s (the check can fail)',
+    async (_what, mutate) => {
+      const json = generate()['grafana/gym-telemetry.json'];
+      const mutated = mutate(json);
+      expect(mutated).not.toBe(json);
+      expect(await typeCheck(mutated)).toMatch(/error TS\d+/);
+    },
+    60_000,
+  );
+});
+
+describe('what the dashboard and rules read', () => {
+  const texts = () => {
+    const files = generate();
+    return [
+      files['grafana/gym-telemetry.json'],
+      files['prometheus/gym-recording.rules.yml'],
+      files['prometheus/gym-alerts.rules.yml'],
+    ].join('\n');
+  };
+
+  it.each(Object.entries(SERIES) as [string, SeriesDefinition][])('reads %s', (_id, definition) => {
+    const names = prometheusNames(definition);
+    expect(texts()).toMatch(new RegExp(`\\b(${names.series}|${names.sum}|${names.count})\\b`));
+  });
+
+  it('has the datasource, service, server and run id variables', () => {
+    const variables = readDashboard().templating.list.map((variable) => `${variable.name}:${variable.type}`);
+    expect(variables).toEqual(['datasource:datasource', 'job:query', 'server:query', 'run_id:query']);
+  });
+
+  it('filters every panel query by the selected targets', () => {
+    const queries = panelQueries();
+    expect(queries.length).toBeGreaterThan(20);
+    for (const query of queries) expect(query.expr).toContain('target_info{job=~"$job"');
+  });
+
+  it('gives every alert a summary, a description and a runbook section in the README', async () => {
+    const readme = await readFile(packageFile('README.md'), 'utf8');
+    const groups = parse(generate()['prometheus/gym-alerts.rules.yml']) as {
+      groups: { rules: { alert: string; annotations: Record<string, string> }[] }[];
+    };
+    const alerts = groups.groups.flatMap((group) => group.rules);
+    expect(alerts.map((alert) => alert.alert)).toEqual([...ALERT_NAMES]);
+    for (const alert of alerts) {
+      expect(alert.annotations.summary).toEqual(expect.any(String));
+      expect(alert.annotations.description).toEqual(expect.any(String));
+      expect(alert.annotations.runbook).toContain(alert.alert);
+      expect(readme).toContain(`### Runbook: ${alert.alert}`);
+    }
+  });
+});
+
+describe('generate with unit suffixes', () => {
+  it('renames the raw series and keeps the recorded names', () => {
+    const files = generate({ nameSuffixes: [{ unit: 'ms', suffix: 'milliseconds' }] });
+    const rules = files['prometheus/gym-recording.rules.yml'];
+    expect(rules).toContain('rate(gym_resources_operation_queue_duration_ms_milliseconds_bucket[5m])');
+    expect(rules).not.toContain('rate(gym_resources_operation_queue_duration_ms_bucket[5m])');
+    expect(rules).toContain('record: instance:gym_resources_operation_queue_duration_ms_bucket:rate5m');
+    // Every millisecond histogram reaches the dashboard through a recorded name, so its JSON does not change.
+    expect(files['grafana/gym-telemetry.json']).toBe(generate()['grafana/gym-telemetry.json']);
+  });
+
+  it.each([
+    ['not an array', { unit: 'ms', suffix: 'x' }],
+    ['an unknown unit', [{ unit: 'h', suffix: 'hours' }]],
+    ['a bad suffix', [{ unit: 'ms', suffix: 'a b' }]],
+    ['a bad kind', [{ unit: 'ms', suffix: 'x', kinds: ['summary'] }]],
+    ['null entry', [null]],
+  ])('refuses %s with a RangeError', (_what, nameSuffixes) => {
+    expect(() => generate({ nameSuffixes: nameSuffixes as never })).toThrow(RangeError);
+  });
+
+  it('writes the same files under a polluted Object.prototype', () => {
+    const clean = generate();
+    const proto = Object.prototype as Record<string, unknown>;
+    for (const key of ['kinds', 'suffix', 'unit', 'polluted', 'expr', 'for', 'labels']) proto[key] = 'x';
+    try {
+      expect(generate()).toEqual(clean);
+    } finally {
+      for (const key of ['kinds', 'suffix', 'unit', 'polluted', 'expr', 'for', 'labels']) delete proto[key];
+    }
+  });
+
+  it('ignores a polluted Object.prototype.nameSuffixes', () => {
+    const proto = Object.prototype as Record<string, unknown>;
+    proto.nameSuffixes = [{ unit: 'ms', suffix: 'milliseconds' }];
+    try {
+      expect(generate({})).toEqual(generate());
+      expect(generate({})['prometheus/gym-recording.rules.yml']).not.toContain('milliseconds');
+    } finally {
+      delete proto.nameSuffixes;
+    }
+  });
+});

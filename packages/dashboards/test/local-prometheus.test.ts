@@ -1,0 +1,76 @@
+// The demo's `--prometheus` module against the Prometheus installed here: it starts on
+// loopback with this package's rules and an empty file_sd file, stops cleanly (twice is fine),
+// and reports a missing or failing binary instead of hanging.
+
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from '@jest/globals';
+import { findPrometheus, startDemoPrometheus, startLocalPrometheus } from '../../../apps/demo/src/local-prometheus.js';
+
+async function rules(url: string): Promise<{ name: string; rules: { name: string; health: string }[] }[]> {
+  const response = await fetch(`${url}/api/v1/rules`);
+  const json = (await response.json()) as {
+    data: { groups: { name: string; rules: { name: string; health: string }[] }[] };
+  };
+  return json.data.groups;
+}
+
+describe('startLocalPrometheus', () => {
+  it('starts Prometheus on 127.0.0.1 with both rule groups loaded, and stops it', async () => {
+    const local = await startLocalPrometheus();
+    if (local === undefined) throw new Error('a Prometheus on PATH or at /usr/bin/prometheus is required');
+    try {
+      expect(local.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(JSON.parse(await readFile(local.targetsFile, 'utf8'))).toEqual([]);
+      const groups = await rules(local.url);
+      expect(groups.map((group) => group.name).sort()).toEqual(['gym-telemetry.alerts', 'gym-telemetry.recording']);
+      expect(groups.flatMap((group) => group.rules)).toHaveLength(23);
+      for (const file of local.ruleFiles) expect(existsSync(file)).toBe(true);
+    } finally {
+      await local.stop();
+      await local.stop();
+    }
+    await expect(fetch(`${local.url}/-/ready`)).rejects.toThrow();
+    for (const file of local.ruleFiles) expect(existsSync(file)).toBe(false);
+  }, 30_000);
+
+  it('resolves undefined when the binary does not exist', async () => {
+    expect(await findPrometheus('/nonexistent/prometheus')).toBeUndefined();
+    expect(await startLocalPrometheus({ binary: '/nonexistent/prometheus' })).toBeUndefined();
+  });
+
+  it('rejects, naming the exit, when the binary exits at once', async () => {
+    await expect(startLocalPrometheus({ binary: '/bin/false' })).rejects.toThrow(/Prometheus exited \(code 1\)/);
+  });
+});
+
+describe('startDemoPrometheus', () => {
+  it('says why and starts nothing when the fleet exports OTLP', async () => {
+    const lines: string[] = [];
+    const started = await startDemoPrometheus({
+      scrapeable: false,
+      linger: 0,
+      out: (line) => lines.push(`out ${line}`),
+      err: (line) => lines.push(`err ${line}`),
+    });
+    expect(started).toBeUndefined();
+    expect(lines).toEqual([expect.stringMatching(/^err --prometheus: the fleet exports OTLP/)]);
+  });
+
+  it('prints the URL, and how to keep it up', async () => {
+    const lines: string[] = [];
+    const started = await startDemoPrometheus({
+      scrapeable: true,
+      linger: 0,
+      out: (line) => lines.push(line),
+      err: (line) => lines.push(`err ${line}`),
+    });
+    try {
+      expect(started).toBeDefined();
+      expect(lines[0]).toContain(`Prometheus    ${started?.url}`);
+      expect(lines[1]).toContain('--linger');
+    } finally {
+      await started?.stop();
+    }
+  }, 30_000);
+});

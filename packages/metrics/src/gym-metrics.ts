@@ -1,0 +1,183 @@
+// The recorder. `GymMetrics` holds where to record (an injected meter or provider, else the
+// global provider while exporting); its instruments come from the meter it resolves, made
+// once per meter (gym-instruments.ts). The free functions are the default recorder: the same
+// code with the meter source passed per call, so a call without options allocates nothing.
+//
+// Nothing here throws into the caller: a bad value is dropped and reported once, and a meter,
+// provider, option getter or logger that throws is reported once (the logger's own failure is
+// swallowed by @gym/core) and retried on the next call.
+
+import { METRIC_SERVERS_ACTIVE } from '@gym/constants';
+import { resolveMeter } from '@gym/core';
+import { instrumentsOf } from './gym-instruments.js';
+import { isOrchestrator } from './orchestrator.js';
+import { reporter, SCOPE } from './report.js';
+import type { MetricsOptions } from './types.js';
+import {
+  isValidCount,
+  isValidDuration,
+  reportInvalidCount,
+  reportInvalidDuration,
+  reportInvalidFlag,
+} from './validate.js';
+import { tallyVerify } from './verify-tally.js';
+
+const DROPPED_CALL = 'the call was dropped (nothing recorded)';
+const DROPPED_POINT = 'the duration point was dropped; the outcome still counts in the success rate';
+
+/**
+ * Records the `gym.*` rollout, verify and fleet instruments on one meter source.
+ *
+ * ```ts
+ * const gym = new GymMetrics({ meterProvider });
+ * gym.recordVerify(40, true);
+ * ```
+ */
+export class GymMetrics {
+  readonly #source: MetricsOptions | null | undefined;
+
+  /**
+   * @param options - Where to record: `meter`, else `meterProvider`, else (both absent or
+   *   `null`) the global MeterProvider while metrics are exporting. Read on every record, so a
+   *   getter is asked each time; one that throws is reported once and that record is dropped.
+   */
+  constructor(options?: MetricsOptions | null) {
+    this.#source = options;
+  }
+
+  /** {@link recordRolloutDuration} on this recorder's meter source. */
+  recordRolloutDuration(ms: number): void {
+    rolloutDuration(ms, this.#source);
+  }
+
+  /** {@link recordVerify} on this recorder's meter source. */
+  recordVerify(ms: number, succeeded: boolean): void {
+    verify(ms, succeeded, this.#source);
+  }
+
+  /** {@link recordActiveServers} on this recorder's meter source. */
+  recordActiveServers(count: number): void {
+    activeServers(count, this.#source);
+  }
+}
+
+/**
+ * Records one rollout's duration into `gym.rollout.duration_ms` (histogram, unit `ms`,
+ * buckets `GYM_DURATION_BOUNDARIES_MS`, no attributes).
+ *
+ * A no-op unless metrics are exporting (an injected meter or provider, or
+ * `isMetricsExporting()`). Never throws: a negative, NaN, infinite or non-number `ms` is
+ * dropped with one diag warning per kind of mistake, and a failing meter is reported once.
+ *
+ * @param ms - The rollout's wall time in milliseconds, a finite number >= 0.
+ * @param options - Optional meter or meter provider to record into.
+ */
+export function recordRolloutDuration(ms: number, options?: MetricsOptions | null): void {
+  rolloutDuration(ms, options);
+}
+
+/**
+ * Records one verify call: its duration into `gym.verify.duration_ms` (histogram, unit `ms`,
+ * buckets `GYM_DURATION_BOUNDARIES_MS`) and the cumulative success fraction of this process
+ * into `gym.verify.success_rate` (synchronous gauge, unit `1`).
+ *
+ * The tally behind the fraction counts every call with a boolean `succeeded`, even while
+ * metrics are not exporting (nothing else happens then), and is shared by every copy of this
+ * package in the process. An invalid `ms` drops only the duration point, with one diag
+ * warning per kind of mistake: the outcome still counts, so a failure is never hidden by a bad
+ * number. A non-boolean `succeeded` drops the whole call. Never throws.
+ *
+ * @param ms - The verify call's wall time in milliseconds, a finite number >= 0.
+ * @param succeeded - Whether the verify call completed (not whether the task passed).
+ * @param options - Optional meter or meter provider to record into.
+ */
+export function recordVerify(ms: number, succeeded: boolean, options?: MetricsOptions | null): void {
+  verify(ms, succeeded, options);
+}
+
+/**
+ * Sets `gym.servers.active` (synchronous gauge, no attributes) to the number of servers in
+ * the fleet. Only the orchestrator writes it: after the servers start, and 0 before they
+ * shut down.
+ *
+ * A no-op unless metrics are exporting. In a process that has not declared itself the
+ * orchestrator (`declareOrchestrator()`, or the published telemetry state) it is refused:
+ * nothing is recorded and one diag warning is written for the process. Never throws: a
+ * negative, non-integer, NaN or infinite `count` is dropped with one warning per kind of
+ * mistake, and a failing meter is reported once.
+ *
+ * @param count - Servers in the fleet, an integer >= 0.
+ * @param options - Optional meter or meter provider to record into.
+ */
+export function recordActiveServers(count: number, options?: MetricsOptions | null): void {
+  activeServers(count, options);
+}
+
+function rolloutDuration(ms: number, source: MetricsOptions | null | undefined): void {
+  if (!isValidDuration(ms)) {
+    reportInvalidDuration('recordRolloutDuration', 'ms', ms, DROPPED_CALL);
+    return;
+  }
+  try {
+    const meter = resolveMeter(source, SCOPE, reporter);
+    if (meter === undefined) return;
+    instrumentsOf(meter).rolloutDuration.record(ms);
+  } catch (error) {
+    reportFailure(error);
+  }
+}
+
+function verify(ms: number, succeeded: boolean, source: MetricsOptions | null | undefined): void {
+  if (typeof succeeded !== 'boolean') {
+    reportInvalidFlag('recordVerify', 'succeeded', succeeded);
+    return;
+  }
+  const validMs = isValidDuration(ms);
+  if (!validMs) reportInvalidDuration('recordVerify', 'ms', ms, DROPPED_POINT);
+  const rate = tallyVerify(succeeded);
+  try {
+    const meter = resolveMeter(source, SCOPE, reporter);
+    if (meter === undefined) return;
+    const instruments = instrumentsOf(meter);
+    if (validMs) instruments.verifyDuration.record(ms);
+    instruments.verifySuccessRate.record(rate);
+  } catch (error) {
+    reportFailure(error);
+  }
+}
+
+function activeServers(count: number, source: MetricsOptions | null | undefined): void {
+  if (!isValidCount(count)) {
+    reportInvalidCount('recordActiveServers', 'count', count);
+    return;
+  }
+  try {
+    // Resolved first: the refusal speaks only when the write would have been exported.
+    const meter = resolveMeter(source, SCOPE, reporter);
+    if (meter === undefined) return;
+    if (!isOrchestrator()) {
+      reporter.warnOnce('recordActiveServers:not-orchestrator', refusal);
+      return;
+    }
+    instrumentsOf(meter).serversActive.record(count);
+  } catch (error) {
+    reportFailure(error);
+  }
+}
+
+function reportFailure(error: unknown): void {
+  reporter.warnOnce(
+    'record',
+    'recording failed; the value was dropped and the caller carried on (the next call tries again)',
+    error,
+  );
+}
+
+function refusal(): string {
+  return (
+    `recordActiveServers refused: ${METRIC_SERVERS_ACTIVE} has one writer, the orchestrator, and ` +
+    'this process has not declared itself the orchestrator. Call declareOrchestrator() in the ' +
+    "orchestrator process (or initialise @gym/otel-bootstrap with serverType 'orchestrator'); " +
+    'servers must not write this gauge. Nothing was recorded; later calls here are refused silently.'
+  );
+}

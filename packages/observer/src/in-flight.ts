@@ -1,0 +1,165 @@
+// `gym.server.requests.in_flight`: every request from arrival to response end or client
+// abort. +1 when the server emits 'request' (our listener is prepended, so it runs before the
+// application's handler); −1 exactly once, at the response's 'finish' (fully handed to the OS)
+// or 'close' (the connection went away first), whichever comes first. The request's own
+// 'close' is not used: since Node 16 it fires as soon as the body was read, long before a
+// slow response ends. A request that was never counted is never subtracted, so the series
+// never goes below zero.
+//
+// Off is free: with nothing exporting, the listener does one global read and returns; no
+// meter lookup, no listeners on the response, no allocation.
+
+import { ATTR_SERVER_NAME, METRIC_REQUESTS_IN_FLIGHT, UNIT_REQUEST } from '@gym/constants';
+import { invalidChoice, isMetricsExporting, type MeterSourceOptions, resolveMeter, sharedSlot } from '@gym/core';
+import { type Attributes, type Meter, type UpDownCounter, ValueType } from '@opentelemetry/api';
+import { reporter, SCOPE } from './scope.js';
+import type { RequestEmitter, TrackInFlightOptions, Untrack } from './types.js';
+import { injectedOf, optionsOf, own, serverNameOf } from './validate.js';
+
+const NO_ATTRIBUTES: Attributes = Object.freeze({});
+const counters = new WeakMap<Meter, UpDownCounter>();
+/** One tracker per server, shared by every copy of this package: tracking twice must not count twice. */
+const tracked = sharedSlot('@gym/observer/tracked-servers@1', () => new WeakMap<object, Untrack>());
+
+/** The in-flight counter of `meter`, created once. May throw (a broken meter): callers catch. */
+export function inFlightCounter(meter: Meter): UpDownCounter {
+  let counter = counters.get(meter);
+  if (counter === undefined) {
+    counter = meter.createUpDownCounter(METRIC_REQUESTS_IN_FLIGHT, {
+      description: 'HTTP requests between arrival and response end or client abort.',
+      unit: UNIT_REQUEST,
+      valueType: ValueType.INT,
+    });
+    counters.set(meter, counter);
+  }
+  return counter;
+}
+
+/** The attribute set of a server name, built once. */
+export function inFlightAttributes(serverName: string | undefined): Attributes {
+  return serverName === undefined ? NO_ATTRIBUTES : Object.freeze({ [ATTR_SERVER_NAME]: serverName });
+}
+
+interface ResponseLike {
+  readonly writableFinished?: boolean;
+  readonly destroyed?: boolean;
+  once(event: string, listener: () => void): unknown;
+  removeListener(event: string, listener: () => void): unknown;
+}
+
+function isEmitter(value: unknown): value is RequestEmitter {
+  const v = value as Record<string, unknown> | null;
+  try {
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      typeof v?.prependListener === 'function' &&
+      typeof v?.removeListener === 'function'
+    );
+  } catch {
+    // A Proxy whose traps throw is not a server: the caller gets the RangeError, not the trap's error.
+    return false;
+  }
+}
+
+/**
+ * Counts the requests of a `node:http` (or `node:https`) server in `gym.server.requests.in_flight`,
+ * with `nemo.gym.server.name` when `serverName` is given. Returns a function that stops counting
+ * new requests (those already counted still end their count). Tracking the same server again
+ * returns the first tracker's function and counts nothing twice. A server or options of the wrong
+ * shape throw a `RangeError` at once; telemetry trouble never throws.
+ */
+export function trackInFlight(server: RequestEmitter, options?: TrackInFlightOptions): Untrack {
+  if (!isEmitter(server)) {
+    throw invalidChoice(
+      'trackInFlight: server',
+      server,
+      'a node:http Server (an object with prependListener and removeListener)',
+    );
+  }
+  const given = optionsOf<TrackInFlightOptions>('trackInFlight: options', options);
+  let source: MeterSourceOptions;
+  let attributes: Attributes;
+  try {
+    const serverName = own(given, 'serverName');
+    source = {
+      meter: injectedOf('trackInFlight: options.meter', own(given, 'meter')),
+      meterProvider: injectedOf('trackInFlight: options.meterProvider', own(given, 'meterProvider')),
+    };
+    attributes = inFlightAttributes(serverNameOf('trackInFlight: options.serverName', serverName));
+  } catch (error) {
+    if (error instanceof RangeError) throw error;
+    reporter.warnOnce('options', 'reading the options failed; nothing is tracked', error);
+    return () => {};
+  }
+  const existing = tracked.get(server);
+  if (existing !== undefined) return existing;
+
+  const injected = isObject(source.meter) || isObject(source.meterProvider);
+  const onRequest = (_request: unknown, response: unknown): void => {
+    if (!injected && !isMetricsExporting()) return;
+    count(response as ResponseLike, source, attributes);
+  };
+  let active = true;
+  const untrack: Untrack = () => {
+    if (!active) return;
+    active = false;
+    tracked.delete(server);
+    try {
+      server.removeListener('request', onRequest);
+    } catch (error) {
+      reporter.warnOnce('untrack', 'removing the request listener failed', error);
+    }
+  };
+  try {
+    server.prependListener('request', onRequest);
+  } catch (error) {
+    reporter.warnOnce('track', 'adding the request listener failed; nothing is tracked', error);
+    return () => {};
+  }
+  tracked.set(server, untrack);
+  return untrack;
+}
+
+function isObject(value: unknown): boolean {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null;
+}
+
+function count(response: ResponseLike, source: MeterSourceOptions, attributes: Attributes): void {
+  let counter: UpDownCounter;
+  try {
+    const meter = resolveMeter(source, SCOPE, reporter);
+    if (meter === undefined) return;
+    counter = inFlightCounter(meter);
+    // Already over before we saw it (another prepended listener ended it): nothing to count.
+    if (response.writableFinished === true || response.destroyed === true) return;
+    counter.add(1, attributes);
+  } catch (error) {
+    reporter.warnOnce('in-flight', 'counting a request in flight failed; this request is not counted', error);
+    return;
+  }
+  let open = true;
+  const end = (): void => {
+    if (!open) return;
+    open = false;
+    try {
+      response.removeListener('finish', end);
+      response.removeListener('close', end);
+    } catch {
+      // The once-listeners go with the response anyway.
+    }
+    try {
+      counter.add(-1, attributes);
+    } catch (error) {
+      reporter.warnOnce('in-flight', 'counting a request in flight failed; this request is not counted', error);
+    }
+  };
+  try {
+    response.once('finish', end);
+    response.once('close', end);
+  } catch (error) {
+    // Without an end listener the count would never come down: take it back now.
+    reporter.warnOnce('in-flight-listen', 'watching a response failed; this request is not counted', error);
+    end();
+  }
+}

@@ -1,0 +1,51 @@
+// The public surface of @gym/observer. Internal shapes live next to their code and are never
+// re-exported.
+
+import type { Meter, MeterProvider } from '@opentelemetry/api';
+
+/** Options of `startObserver`. Every field is optional. */
+export interface ObserverOptions {
+  /** Record on this meter. */
+  readonly meter?: Meter | null | undefined;
+  /** Record on a meter of this provider (ignored when `meter` is given). Both absent: the global provider, while exporting. */
+  readonly meterProvider?: MeterProvider | null | undefined;
+  /**
+   * How often the event-loop lag timer asks to wake, in milliseconds: one `gym.event_loop.lag_ms`
+   * sample per interval. A finite number from 1 to 2147483647; default 100.
+   */
+  readonly lagIntervalMs?: number | undefined;
+  /**
+   * This server's name. When given, `gym.server.requests.in_flight` is published at 0 under
+   * `nemo.gym.server.name` from the start, so an idle server shows 0 rather than no series.
+   * Must match `SERVER_NAME_PATTERN` (1 to 128 of `A-Z a-z 0-9 _ . -`, not starting with `_ . -`).
+   */
+  readonly serverName?: string | undefined;
+}
+
+/** A running observer. */
+export interface Observer {
+  /**
+   * Stops every timer and observer this observer started and stops reporting its observable
+   * instruments. Idempotent; never throws. After it, `startObserver` starts a fresh observer.
+   */
+  stop(): void;
+}
+
+/** Options of `trackInFlight`. Every field is optional. */
+export interface TrackInFlightOptions {
+  /** The `nemo.gym.server.name` attribute of every count; must match `SERVER_NAME_PATTERN`. */
+  readonly serverName?: string | undefined;
+  /** Record on this meter. */
+  readonly meter?: Meter | null | undefined;
+  /** Record on a meter of this provider (ignored when `meter` is given). Both absent: the global provider, while exporting. */
+  readonly meterProvider?: MeterProvider | null | undefined;
+}
+
+/** Stops counting new requests of a server; requests already counted still end their count. Idempotent. */
+export type Untrack = () => void;
+
+/** What `trackInFlight` accepts: a `node:http` or `node:https` server, or anything emitting `'request'` like one. */
+export interface RequestEmitter {
+  prependListener(event: 'request', listener: (request: unknown, response: unknown) => void): unknown;
+  removeListener(event: 'request', listener: (request: unknown, response: unknown) => void): unknown;
+}

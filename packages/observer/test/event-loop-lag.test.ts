@@ -1,0 +1,170 @@
+// gym.event_loop.lag_ms by Gym's definition: how late a timer that asked to wake after a fixed
+// interval actually woke. The blocked-loop cases run the real clock (a busy loop measured by
+// performance.now() is deterministic: the lag timer is overdue when the block ends and fires
+// before any timer armed after it); the arithmetic cases use an injected clock and fake timers.
+
+import { LAG_BOUNDARIES_MS, METRIC_EVENT_LOOP_LAG } from '@gym/constants';
+import { startObserver } from '@gym/observer';
+import { createMetricHarness, findMetric, histogramPoint } from '@gym/test-kit';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import type { Histogram } from '@opentelemetry/api';
+import { EventLoopLagSampler } from '../src/event-loop-lag.js';
+
+function blockFor(ms: number): number {
+  const start = performance.now();
+  while (performance.now() - start < ms) {
+    // A synchronous block: exactly what a CPU-bound handler does to a Node server.
+  }
+  return performance.now() - start;
+}
+
+/** Resolves after every timer that was already due at the call has fired. */
+const afterDueTimers = () => new Promise<void>((resolve) => setTimeout(resolve, 1));
+
+describe('a blocked event loop', () => {
+  it('a 200 ms synchronous block shows up as one sample of at least 150 ms', async () => {
+    const harness = createMetricHarness();
+    const observer = startObserver({ meterProvider: harness.meterProvider, lagIntervalMs: 10 });
+    try {
+      const blocked = blockFor(200);
+      await afterDueTimers();
+      const collected = await harness.collect();
+      const lag = histogramPoint(collected, METRIC_EVENT_LOOP_LAG);
+      expect(lag.max).toBeGreaterThanOrEqual(150);
+      // Actual wake − intended wake: the block minus the 10 ms the timer asked to sleep, at most.
+      expect(lag.max).toBeGreaterThanOrEqual(blocked - 10);
+      expect(lag.count).toBeGreaterThanOrEqual(1);
+    } finally {
+      observer.stop();
+      await harness.shutdown();
+    }
+  });
+
+  it('with the default 100 ms interval, the same block reports the block minus the interval', async () => {
+    const harness = createMetricHarness();
+    const observer = startObserver({ meterProvider: harness.meterProvider });
+    try {
+      const blocked = blockFor(200);
+      await afterDueTimers();
+      const lag = histogramPoint(await harness.collect(), METRIC_EVENT_LOOP_LAG);
+      // One sample for the whole block (a setTimeout chain does not catch up tick by tick).
+      expect(lag.count).toBeGreaterThanOrEqual(1);
+      expect(lag.max).toBeGreaterThanOrEqual(blocked - 100);
+      // Not the block itself: the 100 ms the timer asked to sleep are not lag.
+      expect(lag.min).toBeLessThan(blocked);
+    } finally {
+      observer.stop();
+      await harness.shutdown();
+    }
+  });
+
+  it('is a histogram in ms with the lag boundaries and no attributes', async () => {
+    const harness = createMetricHarness();
+    const observer = startObserver({ meterProvider: harness.meterProvider, lagIntervalMs: 5 });
+    try {
+      blockFor(30);
+      await afterDueTimers();
+      const collected = await harness.collect();
+      const metric = findMetric(collected, METRIC_EVENT_LOOP_LAG);
+      expect(metric.descriptor.unit).toBe('ms');
+      const point = metric.dataPoints[0]!;
+      expect(point.attributes).toEqual({});
+      expect(histogramPoint(collected, METRIC_EVENT_LOOP_LAG).buckets.boundaries).toEqual([...LAG_BOUNDARIES_MS]);
+    } finally {
+      observer.stop();
+      await harness.shutdown();
+    }
+  });
+});
+
+describe('EventLoopLagSampler (injected clock, fake timers)', () => {
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
+  function recorder(onRecord?: (value: number) => void): { histogram: Histogram; values: number[] } {
+    const values: number[] = [];
+    const histogram = {
+      record(value: number) {
+        values.push(value);
+        onRecord?.(value);
+      },
+    } as unknown as Histogram;
+    return { histogram, values };
+  }
+
+  it('records actual wake − intended wake, one sample per interval, clamped at 0', () => {
+    jest.useFakeTimers();
+    const { histogram, values } = recorder();
+    const times = [0, 130, 130, 225, 225, 320];
+    const clock = () => times.shift() ?? Number.NaN;
+    const sampler = new EventLoopLagSampler(histogram, 100, clock);
+    sampler.start(); // armed at 0 → intended 100
+    jest.advanceTimersByTime(100); // woke at 130: lag 30; re-armed at 130 → intended 230
+    jest.advanceTimersByTime(100); // woke at 225 ("early" by the clock): lag 0; re-armed at 225
+    jest.advanceTimersByTime(100); // woke at 320: lag −5 → 0
+    sampler.stop();
+    expect(values).toEqual([30, 0, 0]);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('a throwing clock costs that interval its sample, never the caller, and sampling goes on', () => {
+    jest.useFakeTimers();
+    const { histogram, values } = recorder();
+    let reads = 0;
+    const clock = () => {
+      reads += 1;
+      if (reads === 1) throw new Error('clock broke');
+      return reads * 100;
+    };
+    const sampler = new EventLoopLagSampler(histogram, 100, clock);
+    expect(() => sampler.start()).not.toThrow();
+    expect(() => jest.advanceTimersByTime(100)).not.toThrow(); // no intended time: no sample
+    jest.advanceTimersByTime(100); // armed at 300 → intended 400; woke at read 4 = 400
+    expect(values).toEqual([0]);
+    expect(jest.getTimerCount()).toBe(1);
+    sampler.stop();
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('a throwing histogram never reaches the timer callback, and sampling goes on', () => {
+    jest.useFakeTimers();
+    let calls = 0;
+    const histogram = {
+      record() {
+        calls += 1;
+        throw new Error('record broke');
+      },
+    } as unknown as Histogram;
+    const sampler = new EventLoopLagSampler(histogram, 10, () => 0);
+    sampler.start();
+    expect(() => jest.advanceTimersByTime(30)).not.toThrow();
+    expect(calls).toBe(3);
+    sampler.stop();
+  });
+
+  it('stop from inside a record leaves no timer armed', () => {
+    jest.useFakeTimers();
+    let sampler: EventLoopLagSampler | undefined;
+    const { histogram, values } = recorder(() => sampler?.stop());
+    sampler = new EventLoopLagSampler(histogram, 10, () => 0);
+    sampler.start();
+    jest.advanceTimersByTime(10);
+    expect(values).toHaveLength(1);
+    expect(jest.getTimerCount()).toBe(0);
+    jest.advanceTimersByTime(100);
+    expect(values).toHaveLength(1);
+  });
+
+  it('stop twice, start after stop: nothing armed', () => {
+    jest.useFakeTimers();
+    const sampler = new EventLoopLagSampler(recorder().histogram, 10, () => 0);
+    sampler.start();
+    sampler.start();
+    expect(jest.getTimerCount()).toBe(1);
+    sampler.stop();
+    sampler.stop();
+    sampler.start();
+    expect(jest.getTimerCount()).toBe(0);
+  });
+});

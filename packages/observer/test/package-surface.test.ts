@@ -1,0 +1,45 @@
+// The public surface and the README's promises, tied to the code.
+
+import { readFileSync } from 'node:fs';
+import {
+  LAG_BOUNDARIES_MS,
+  METRIC_EVENT_LOOP_LAG,
+  METRIC_PROCESS_CPU_TIME,
+  METRIC_PROCESS_MEMORY_USAGE,
+  METRIC_PROCESS_OPEN_FD_COUNT,
+  METRIC_PROCESS_THREAD_COUNT,
+  METRIC_REQUESTS_IN_FLIGHT,
+  METRIC_V8JS_GC_DURATION,
+  V8JS_GC_DURATION_BOUNDARIES_S,
+  V8JS_GC_TYPES,
+} from '@gym/constants';
+import { FAILURE_POLICY } from '@gym/core';
+import * as observer from '@gym/observer';
+import { expect, it } from '@jest/globals';
+
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+
+it('exports exactly startObserver and trackInFlight', () => {
+  expect(Object.keys(observer).sort()).toEqual(['startObserver', 'trackInFlight']);
+});
+
+it('the README states the failure policy word for word', () => {
+  expect(readme).toContain(FAILURE_POLICY);
+});
+
+it('the README lists every instrument, gc type and bucket boundary', () => {
+  for (const name of [
+    METRIC_EVENT_LOOP_LAG,
+    METRIC_REQUESTS_IN_FLIGHT,
+    METRIC_PROCESS_CPU_TIME,
+    METRIC_PROCESS_MEMORY_USAGE,
+    METRIC_PROCESS_THREAD_COUNT,
+    METRIC_PROCESS_OPEN_FD_COUNT,
+    METRIC_V8JS_GC_DURATION,
+  ]) {
+    expect(readme).toContain(`\`${name}\``);
+  }
+  for (const type of V8JS_GC_TYPES) expect(readme).toContain(`\`${type}\``);
+  expect(readme).toContain(LAG_BOUNDARIES_MS.join(', '));
+  expect(readme).toContain(V8JS_GC_DURATION_BOUNDARIES_S.join(', '));
+});

@@ -1,0 +1,170 @@
+// process.* under OpenTelemetry's names, units and attributes, read at collection time, checked
+// against independent reads of the same numbers.
+
+import { closeSync, openSync, readdirSync } from 'node:fs';
+import {
+  ATTR_CPU_MODE,
+  METRIC_PROCESS_CPU_TIME,
+  METRIC_PROCESS_MEMORY_USAGE,
+  METRIC_PROCESS_OPEN_FD_COUNT,
+  METRIC_PROCESS_THREAD_COUNT,
+} from '@gym/constants';
+import { startObserver } from '@gym/observer';
+import { captureDiag, counterValue, createMetricHarness, findMetric, type MetricHarness } from '@gym/test-kit';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { DataPointType } from '@opentelemetry/sdk-metrics';
+import { type ProcSource, startProcessMetrics, threadsOf } from '../src/process-metrics.js';
+
+const linux = process.platform === 'linux';
+
+let harness: MetricHarness;
+beforeEach(() => {
+  harness = createMetricHarness();
+});
+afterEach(async () => {
+  await harness.shutdown();
+});
+
+describe('through startObserver', () => {
+  it('process.cpu.time: a counter in s by cpu.mode user and system, between two independent reads', async () => {
+    const observer = startObserver({ meterProvider: harness.meterProvider });
+    try {
+      const before = process.cpuUsage();
+      const collected = await harness.collect();
+      const after = process.cpuUsage();
+      const metric = findMetric(collected, METRIC_PROCESS_CPU_TIME);
+      expect(metric.descriptor.unit).toBe('s');
+      expect(metric.dataPointType).toBe(DataPointType.SUM);
+      expect((metric as { isMonotonic?: boolean }).isMonotonic).toBe(true);
+      expect(
+        metric.dataPoints
+          .map((p) => p.attributes)
+          .sort((a, b) => String(a[ATTR_CPU_MODE]).localeCompare(String(b[ATTR_CPU_MODE]))),
+      ).toEqual([{ [ATTR_CPU_MODE]: 'system' }, { [ATTR_CPU_MODE]: 'user' }]);
+      const user = counterValue(collected, METRIC_PROCESS_CPU_TIME, { [ATTR_CPU_MODE]: 'user' })!;
+      const system = counterValue(collected, METRIC_PROCESS_CPU_TIME, { [ATTR_CPU_MODE]: 'system' })!;
+      expect(user).toBeGreaterThanOrEqual(before.user / 1e6);
+      expect(user).toBeLessThanOrEqual(after.user / 1e6);
+      expect(system).toBeGreaterThanOrEqual(before.system / 1e6);
+      expect(system).toBeLessThanOrEqual(after.system / 1e6);
+    } finally {
+      observer.stop();
+    }
+  });
+
+  it('process.memory.usage: resident bytes (By), no attributes, near an independent read', async () => {
+    const observer = startObserver({ meterProvider: harness.meterProvider });
+    try {
+      const collected = await harness.collect();
+      const rss = process.memoryUsage.rss();
+      const metric = findMetric(collected, METRIC_PROCESS_MEMORY_USAGE);
+      expect(metric.descriptor.unit).toBe('By');
+      expect(metric.dataPointType).toBe(DataPointType.SUM);
+      expect((metric as { isMonotonic?: boolean }).isMonotonic).toBe(false);
+      const value = counterValue(collected, METRIC_PROCESS_MEMORY_USAGE, {})!;
+      expect(Number.isInteger(value)).toBe(true);
+      expect(value).toBeGreaterThan(rss / 2);
+      expect(value).toBeLessThan(rss * 2);
+    } finally {
+      observer.stop();
+    }
+  });
+
+  (linux ? it : it.skip)('process.thread.count ({thread}) matches /proc/self/task', async () => {
+    const observer = startObserver({ meterProvider: harness.meterProvider });
+    try {
+      const collected = await harness.collect();
+      const tasks = readdirSync('/proc/self/task').length;
+      const metric = findMetric(collected, METRIC_PROCESS_THREAD_COUNT);
+      expect(metric.descriptor.unit).toBe('{thread}');
+      const value = counterValue(collected, METRIC_PROCESS_THREAD_COUNT, {})!;
+      expect(value).toBeGreaterThanOrEqual(2);
+      expect(Math.abs(value - tasks)).toBeLessThanOrEqual(2);
+    } finally {
+      observer.stop();
+    }
+  });
+
+  (linux ? it : it.skip)(
+    'process.open_file_descriptor.count ({count}) rises by exactly the descriptors opened',
+    async () => {
+      const observer = startObserver({ meterProvider: harness.meterProvider });
+      const opened: number[] = [];
+      try {
+        const metric = findMetric(await harness.collect(), METRIC_PROCESS_OPEN_FD_COUNT);
+        expect(metric.descriptor.unit).toBe('{count}');
+        const before = counterValue(await harness.collect(), METRIC_PROCESS_OPEN_FD_COUNT, {})!;
+        for (let i = 0; i < 5; i += 1) opened.push(openSync('/proc/self/status', 'r'));
+        const after = counterValue(await harness.collect(), METRIC_PROCESS_OPEN_FD_COUNT, {})!;
+        expect(after - before).toBe(5);
+        // Not counting the directory listing's own descriptor: equal to a listing minus one.
+        expect(after).toBe(readdirSync('/proc/self/fd').length - 1);
+      } finally {
+        for (const fd of opened) closeSync(fd);
+        observer.stop();
+      }
+    },
+  );
+});
+
+describe('startProcessMetrics', () => {
+  it('without /proc (not Linux): CPU and memory only, no thread or descriptor series', async () => {
+    const meter = harness.meterProvider.getMeter('t');
+    const metrics = startProcessMetrics(meter, undefined);
+    try {
+      const names = [...(await harness.collect()).keys()].sort();
+      expect(names).toEqual([METRIC_PROCESS_CPU_TIME, METRIC_PROCESS_MEMORY_USAGE]);
+    } finally {
+      metrics.stop();
+    }
+  });
+
+  it('a failing /proc read costs its own series only, reported once', async () => {
+    const warnings = captureDiag();
+    const broken: ProcSource = {
+      status: () => {
+        throw new Error('no status');
+      },
+      openDescriptors: () => {
+        throw new Error('no fds');
+      },
+    };
+    const metrics = startProcessMetrics(harness.meterProvider.getMeter('t'), broken);
+    try {
+      await harness.collect();
+      const names = [...(await harness.collect()).keys()].sort();
+      expect(names).toEqual([METRIC_PROCESS_CPU_TIME, METRIC_PROCESS_MEMORY_USAGE]);
+      expect(warnings.lines('warn').filter((l) => l.includes('thread count'))).toHaveLength(1);
+      expect(warnings.lines('warn').filter((l) => l.includes('file descriptors'))).toHaveLength(1);
+    } finally {
+      metrics.stop();
+      warnings.stop();
+    }
+  });
+
+  it('stop() unregisters the callback: values freeze at the last collection; stop twice is fine', async () => {
+    const metrics = startProcessMetrics(harness.meterProvider.getMeter('t'), undefined);
+    const user = async () =>
+      counterValue(await harness.collect(), METRIC_PROCESS_CPU_TIME, { [ATTR_CPU_MODE]: 'user' });
+    const burn = () => {
+      const until = performance.now() + 30;
+      while (performance.now() < until) {}
+    };
+    const first = await user();
+    burn();
+    const second = await user();
+    expect(second).toBeGreaterThan(first!);
+    metrics.stop();
+    metrics.stop();
+    const third = await user();
+    burn();
+    // Cumulative export keeps the last observed value; an unregistered callback never updates it.
+    expect(await user()).toBe(third);
+  });
+
+  it('threadsOf reads the Threads line and nothing else', () => {
+    expect(threadsOf('Name:\tnode\nThreads:\t11\nSigQ:\t0/1\n')).toBe(11);
+    expect(threadsOf('Name:\tnode\nThreadsX:\t11\n')).toBeUndefined();
+    expect(threadsOf('')).toBeUndefined();
+  });
+});

@@ -1,0 +1,244 @@
+// startObserver's lifecycle: one observer per meter, idempotent stop that clears every timer and
+// observer, nothing at all when nothing exports, and telemetry trouble that never throws.
+
+import { ATTR_SERVER_NAME, METRIC_EVENT_LOOP_LAG, METRIC_REQUESTS_IN_FLIGHT } from '@gym/constants';
+import { setTelemetryState } from '@gym/core';
+import { startObserver } from '@gym/observer';
+import { captureDiag, counterValue, createMetricHarness } from '@gym/test-kit';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import type { Meter } from '@opentelemetry/api';
+
+afterEach(() => {
+  jest.useRealTimers();
+  setTelemetryState(undefined);
+});
+
+const refTimers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+describe('one observer per meter', () => {
+  it('a second start returns the same observer; after stop a new one starts', async () => {
+    const harness = createMetricHarness();
+    const first = startObserver({ meterProvider: harness.meterProvider });
+    const second = startObserver({ meterProvider: harness.meterProvider, lagIntervalMs: 5 });
+    expect(second).toBe(first);
+    // The same meter injected directly is the same source.
+    expect(startObserver({ meter: harness.meterProvider.getMeter('@gym/observer') })).toBe(first);
+    first.stop();
+    const third = startObserver({ meterProvider: harness.meterProvider });
+    expect(third).not.toBe(first);
+    third.stop();
+    await harness.shutdown();
+  });
+
+  it('different providers get different observers', async () => {
+    const a = createMetricHarness();
+    const b = createMetricHarness();
+    const oa = startObserver({ meterProvider: a.meterProvider });
+    const ob = startObserver({ meterProvider: b.meterProvider });
+    expect(ob).not.toBe(oa);
+    oa.stop();
+    ob.stop();
+    await Promise.all([a.shutdown(), b.shutdown()]);
+  });
+});
+
+describe('timers', () => {
+  it('nothing exporting and nothing injected: starting does nothing, no timer', () => {
+    jest.useFakeTimers();
+    setTelemetryState({ metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator: false });
+    const observer = startObserver();
+    expect(jest.getTimerCount()).toBe(0);
+    observer.stop();
+    observer.stop();
+  });
+
+  it('stop clears the lag timer (fake timers count it)', async () => {
+    jest.useFakeTimers({ doNotFake: ['performance', 'queueMicrotask', 'nextTick', 'setImmediate'] });
+    const harness = createMetricHarness();
+    const observer = startObserver({ meterProvider: harness.meterProvider });
+    expect(jest.getTimerCount()).toBe(1);
+    jest.advanceTimersByTime(1000);
+    expect(jest.getTimerCount()).toBe(1);
+    observer.stop();
+    expect(jest.getTimerCount()).toBe(0);
+    observer.stop();
+    expect(jest.getTimerCount()).toBe(0);
+    jest.useRealTimers();
+    await harness.shutdown();
+  });
+
+  it('the lag timer is unref’d: it never appears among the timers that keep the process alive', async () => {
+    const harness = createMetricHarness();
+    const before = refTimers();
+    const observer = startObserver({ meterProvider: harness.meterProvider, lagIntervalMs: 1000 });
+    expect(refTimers()).toBe(before);
+    observer.stop();
+    await harness.shutdown();
+  });
+});
+
+describe('serverName', () => {
+  it('publishes the in-flight series at 0 under the server name from the start', async () => {
+    const harness = createMetricHarness();
+    const observer = startObserver({ meterProvider: harness.meterProvider, serverName: 'resources' });
+    try {
+      expect(
+        counterValue(await harness.collect(), METRIC_REQUESTS_IN_FLIGHT, { [ATTR_SERVER_NAME]: 'resources' }),
+      ).toBe(0);
+    } finally {
+      observer.stop();
+      await harness.shutdown();
+    }
+  });
+
+  it('a second start with a server name publishes that series on the observer already running', async () => {
+    const harness = createMetricHarness();
+    const first = startObserver({ meterProvider: harness.meterProvider });
+    try {
+      expect(startObserver({ meterProvider: harness.meterProvider, serverName: 'resources' })).toBe(first);
+      expect(
+        counterValue(await harness.collect(), METRIC_REQUESTS_IN_FLIGHT, { [ATTR_SERVER_NAME]: 'resources' }),
+      ).toBe(0);
+    } finally {
+      first.stop();
+      await harness.shutdown();
+    }
+  });
+});
+
+describe('never throws into the caller', () => {
+  it('a meter that throws on every call: start and stop return, trouble reported once per part', () => {
+    const warnings = captureDiag();
+    const boom = () => {
+      throw new Error('meter broke');
+    };
+    const meter = new Proxy({}, { get: () => boom }) as unknown as Meter;
+    try {
+      const observer = startObserver({ meter, serverName: 'resources' });
+      expect(() => observer.stop()).not.toThrow();
+      const again = startObserver({ meter });
+      again.stop();
+      const parts = ['lag', 'process', 'gc', 'in-flight'];
+      for (const part of parts) {
+        expect(warnings.lines('warn').filter((l) => l.includes(`observer's ${part} metrics failed`))).toHaveLength(1);
+      }
+      expect(warnings.lines('warn').every((l) => l.startsWith('@gym/observer:'))).toBe(true);
+    } finally {
+      warnings.stop();
+    }
+  });
+
+  it('a throwing options getter is reported, not thrown; the observer does nothing', () => {
+    jest.useFakeTimers();
+    const warnings = captureDiag();
+    try {
+      const options = {
+        get meter(): Meter {
+          throw new Error('getter broke');
+        },
+      };
+      const observer = startObserver(options);
+      expect(jest.getTimerCount()).toBe(0);
+      observer.stop();
+      expect(warnings.lines('warn').some((l) => l.includes('getter broke'))).toBe(true);
+    } finally {
+      warnings.stop();
+    }
+  });
+
+  it('stop from inside a record (the lag histogram calls it) leaves nothing running', async () => {
+    jest.useFakeTimers({ doNotFake: ['performance', 'queueMicrotask', 'nextTick', 'setImmediate'] });
+    const harness = createMetricHarness();
+    const real = harness.meterProvider.getMeter('@gym/observer');
+    let observer: ReturnType<typeof startObserver> | undefined;
+    let records = 0;
+    const meter = new Proxy(real, {
+      get(target, key, receiver) {
+        if (key === 'createHistogram') {
+          return (name: string, options: object) => {
+            const histogram = target.createHistogram(name, options);
+            if (name !== METRIC_EVENT_LOOP_LAG) return histogram;
+            return {
+              record(value: number) {
+                records += 1;
+                histogram.record(value);
+                observer?.stop();
+              },
+            };
+          };
+        }
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    observer = startObserver({ meter, lagIntervalMs: 10 });
+    jest.advanceTimersByTime(10);
+    expect(records).toBe(1);
+    expect(jest.getTimerCount()).toBe(0);
+    jest.advanceTimersByTime(100);
+    expect(records).toBe(1);
+    jest.useRealTimers();
+    await harness.shutdown();
+  });
+
+  it('stop from inside a collection callback, then collect again: no error, nothing left', async () => {
+    const harness = createMetricHarness();
+    const observer = startObserver({ meterProvider: harness.meterProvider });
+    const meter = harness.meterProvider.getMeter('stopper');
+    const gauge = meter.createObservableGauge('stopper');
+    gauge.addCallback((result) => {
+      observer.stop();
+      result.observe(1);
+    });
+    await expect(harness.collect()).resolves.toBeInstanceOf(Map);
+    await expect(harness.collect()).resolves.toBeInstanceOf(Map);
+    expect(startObserver({ meterProvider: harness.meterProvider })).not.toBe(observer);
+    startObserver({ meterProvider: harness.meterProvider }).stop();
+    await harness.shutdown();
+  });
+});
+
+describe('programming errors throw at once', () => {
+  it.each([
+    [0, /lagIntervalMs must be a finite number of milliseconds from 1 to 2147483647; got number 0/],
+    [Number.NaN, /got number NaN/],
+    [2 ** 31, /got number 2147483648/],
+    ['100', /got string "100"/],
+  ])('lagIntervalMs %p', (value, message) => {
+    expect(() => startObserver({ lagIntervalMs: value as number })).toThrow(message);
+  });
+
+  it('serverName and options', () => {
+    expect(() => startObserver({ serverName: '' })).toThrow(/serverName must be a string matching.*got string ""/);
+    expect(() => startObserver({ serverName: '../x' })).toThrow(RangeError);
+    // A huge value is named, not echoed: the message stays short.
+    let message = '';
+    try {
+      startObserver({ serverName: 'x'.repeat(1_000_000) });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/\(1000000 chars\)$/);
+    expect(message.length).toBeLessThan(400);
+    expect(() => startObserver(42 as never)).toThrow(/options must be an options object or undefined; got number 42/);
+    expect(() => startObserver({ meter: 'meter' as never })).toThrow(
+      /options.meter must be an object or undefined; got string "meter"/,
+    );
+    expect(() => startObserver({ meterProvider: 1 as never })).toThrow(/options.meterProvider must be an object/);
+  });
+
+  it('a polluted Object.prototype changes nothing', () => {
+    jest.useFakeTimers();
+    setTelemetryState({ metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator: false });
+    const proto = Object.prototype as Record<string, unknown>;
+    proto.lagIntervalMs = 'not a number';
+    proto.meter = { createHistogram: () => ({ record() {} }) };
+    try {
+      const observer = startObserver({});
+      expect(jest.getTimerCount()).toBe(0);
+      observer.stop();
+    } finally {
+      delete proto.lagIntervalMs;
+      delete proto.meter;
+    }
+  });
+});

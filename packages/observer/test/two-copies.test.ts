@@ -1,0 +1,75 @@
+// Two copies of @gym/observer in one process (an install that did not deduplicate it) share one
+// observer per meter and never count a request twice. Real copies: the built package copied
+// twice into a temporary directory, loaded by a plain node child.
+
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, it } from '@jest/globals';
+
+const dist = fileURLToPath(new URL('../dist', import.meta.url));
+const nodeModules = fileURLToPath(new URL('../../../node_modules', import.meta.url));
+
+const SCRIPT = `
+import { once } from 'node:events';
+import { createServer, request } from 'node:http';
+import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+const a = await import('./a/index.js');
+const b = await import('./b/index.js');
+class Reader extends MetricReader { async onShutdown() {} async onForceFlush() {} }
+const reader = new Reader();
+const meterProvider = new MeterProvider({ readers: [reader] });
+const first = a.startObserver({ meterProvider });
+const second = b.startObserver({ meterProvider });
+let arrived;
+const arrival = new Promise((resolve) => { arrived = resolve; });
+const server = createServer((_req, res) => arrived(res));
+const untrackA = a.trackInFlight(server, { serverName: 'copies', meterProvider });
+const untrackB = b.trackInFlight(server, { serverName: 'copies', meterProvider });
+server.listen(0, '127.0.0.1');
+await once(server, 'listening');
+let peak = 0;
+const inFlight = async () => {
+  const { resourceMetrics } = await reader.collect();
+  const metric = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === 'gym.server.requests.in_flight');
+  return metric?.dataPoints[0]?.value ?? 0;
+};
+const done = new Promise((resolve) => {
+  const req = request({ port: server.address().port, host: '127.0.0.1', agent: false }, (res) => { res.resume(); res.on('end', resolve); });
+  req.end();
+});
+const held = await arrival;
+peak = await inFlight();
+const closed = once(held, 'close');
+held.end('ok');
+await done;
+await closed;
+const after = await inFlight();
+first.stop(); second.stop(); untrackA(); untrackB();
+server.close();
+process.stdout.write(JSON.stringify({ distinctModules: a.startObserver !== b.startObserver, sameObserver: first === second, sameUntrack: untrackA === untrackB, peak, after }));
+`;
+
+it('two copies share one observer per meter and count each request once', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gym-observer-copies-'));
+  try {
+    symlinkSync(nodeModules, join(dir, 'node_modules'), 'dir');
+    writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
+    cpSync(dist, join(dir, 'a'), { recursive: true });
+    cpSync(dist, join(dir, 'b'), { recursive: true });
+    writeFileSync(join(dir, 'main.mjs'), SCRIPT);
+    const run = spawnSync(process.execPath, [join(dir, 'main.mjs')], { encoding: 'utf8', timeout: 30_000 });
+    expect(run.stderr).toBe('');
+    expect(JSON.parse(run.stdout)).toEqual({
+      distinctModules: true,
+      sameObserver: true,
+      sameUntrack: true,
+      peak: 1,
+      after: 0,
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

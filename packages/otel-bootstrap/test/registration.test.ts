@@ -1,0 +1,157 @@
+// "Exporting" must be true only when the libraries can see the provider. The OpenTelemetry API
+// keeps its globals in one slot shared by every 1.x copy; a copy of another version that owns
+// the slot makes `metrics.setGlobalMeterProvider` return false, and a provider registered by
+// such a copy is invisible to this one. Both are simulated the way they happen: a foreign
+// object planted in the slot.
+
+import { getTelemetryState } from '@gym/core';
+import { resetDiag } from '@gym/test-kit';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { metrics, trace } from '@opentelemetry/api';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import { type InitTelemetryOptions, initTelemetry } from '../src/index.js';
+import { resetTelemetryForTesting } from '../src/telemetry.js';
+
+const SLOT = Symbol.for('opentelemetry.js.api.1');
+type Slot = Record<string, unknown>;
+const holder = globalThis as unknown as Record<symbol, Slot | undefined>;
+let saved: Slot | undefined;
+
+beforeEach(() => {
+  saved = holder[SLOT];
+});
+
+afterEach(async () => {
+  await resetTelemetryForTesting();
+  if (saved === undefined) delete holder[SLOT];
+  else holder[SLOT] = saved;
+});
+
+function options(env: NodeJS.ProcessEnv, warnings: string[]): InitTelemetryOptions {
+  return {
+    serverName: 'policy_model',
+    serverType: 'resources_servers',
+    env: { NEMO_GYM_OTEL_ENABLED: '1', ...env },
+    onWarning: (message) => warnings.push(message),
+  };
+}
+
+const PROMETHEUS = { NEMO_GYM_OTEL_EXPORTER: 'prometheus', OTEL_EXPORTER_PROMETHEUS_PORT: '0' };
+
+/** The version string of this process's @opentelemetry/api, as it writes it into the slot. */
+function ownApiVersion(): string {
+  const before = holder[SLOT];
+  // Registering (and removing) a silent diag logger makes this API create the slot, version included.
+  resetDiag();
+  const version = holder[SLOT]?.version as string;
+  if (before === undefined) delete holder[SLOT];
+  return version;
+}
+
+describe('another copy of @opentelemetry/api, of another version, owns the global slot', () => {
+  it('metrics: the handle and the published state say "not exporting", one warning says why', async () => {
+    holder[SLOT] = { version: '1.3.0' };
+    const warnings: string[] = [];
+    const handle = await initTelemetry(options(PROMETHEUS, warnings));
+    expect(handle).toMatchObject({ metricsExporting: false, tracesExporting: false, isExporting: false });
+    expect(handle?.prometheusEndpoint).toBeUndefined();
+    expect(getTelemetryState()).toMatchObject({ metricsExporting: false, tracesExporting: false });
+    expect(warnings).toEqual([
+      '@gym/otel-bootstrap: metrics not exporting: registering the MeterProvider with @opentelemetry/api failed (the global slot belongs to @opentelemetry/api 1.3.0)',
+    ]);
+    // Nothing of ours was left in the foreign slot.
+    expect(holder[SLOT]).toEqual({ version: '1.3.0' });
+    handle?.meter.createCounter('gym.test').add(1);
+  });
+
+  it('metrics and traces: one warning for both, every span-group gate shut', async () => {
+    holder[SLOT] = { version: '1.3.0' };
+    const warnings: string[] = [];
+    const handle = await initTelemetry(options({ NEMO_GYM_OTEL_EXPORTER: 'console' }, warnings));
+    expect(handle).toMatchObject({ metricsExporting: false, tracesExporting: false, isExporting: false });
+    expect(getTelemetryState()?.spanGroups.size).toBe(0);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /^@gym\/otel-bootstrap: metrics and traces not exporting: registering the MeterProvider .*; registering the TracerProvider /,
+    );
+  });
+
+  it('the Prometheus endpoint of a refused MeterProvider is closed again', async () => {
+    holder[SLOT] = { version: '1.3.0' };
+    const { createServer } = await import('node:net');
+    // Take a free port, free it, and ask the bootstrap for it: if the refused setup left its
+    // server listening, this port stays taken.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen({ host: '127.0.0.1', port: 0 }, resolve));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((resolve) => probe.close(resolve));
+    await initTelemetry(options({ ...PROMETHEUS, OTEL_EXPORTER_PROMETHEUS_PORT: String(port) }, []));
+    await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
+  });
+
+  it('a provider registered through that copy is invisible here, so it is not "exporting" either', async () => {
+    const theirs = new MeterProvider();
+    holder[SLOT] = { version: '1.3.0', metrics: theirs };
+    expect(metrics.getMeterProvider()).not.toBe(theirs); // what the libraries see
+    const warnings: string[] = [];
+    const handle = await initTelemetry(options(PROMETHEUS, warnings));
+    expect(handle).toMatchObject({ metricsExporting: false, isExporting: false });
+    expect(getTelemetryState()?.metricsExporting).toBe(false);
+    expect(warnings).toEqual([
+      '@gym/otel-bootstrap: metrics not exporting: a MeterProvider is registered through another copy of @opentelemetry/api that this one cannot use (the global slot belongs to @opentelemetry/api 1.3.0)',
+    ]);
+    await theirs.shutdown();
+  });
+
+  it('a tracer provider registered through that copy: traces not exporting, gates shut', async () => {
+    holder[SLOT] = { version: '1.3.0', trace: { getTracer: () => undefined } };
+    const warnings: string[] = [];
+    const handle = await initTelemetry(options({ NEMO_GYM_OTEL_EXPORTER: 'none' }, warnings));
+    expect(handle).toMatchObject({ tracesExporting: false, isExporting: false });
+    expect(getTelemetryState()?.spanGroups.size).toBe(0);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('traces not exporting: a TracerProvider is registered through another copy');
+  });
+});
+
+describe('a global slot that throws when written', () => {
+  it('registration never throws into setup: not exporting, one warning, the endpoint released', async () => {
+    holder[SLOT] = Object.freeze({ version: ownApiVersion() });
+    const warnings: string[] = [];
+    const handle = await initTelemetry(options(PROMETHEUS, warnings));
+    expect(handle).toMatchObject({ metricsExporting: false, isExporting: false });
+    expect(handle?.prometheusEndpoint).toBeUndefined();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /^@gym\/otel-bootstrap: metrics not exporting: registering the MeterProvider .*TypeError/,
+    );
+  });
+});
+
+describe('a provider this API can see is reused and counts as exporting', () => {
+  it('metrics registered through this copy of the API', async () => {
+    const theirs = new MeterProvider();
+    metrics.setGlobalMeterProvider(theirs);
+    try {
+      const warnings: string[] = [];
+      const handle = await initTelemetry(options(PROMETHEUS, warnings));
+      expect(handle).toMatchObject({ metricsExporting: true });
+      expect(getTelemetryState()?.metricsExporting).toBe(true);
+      expect(warnings).toEqual([]);
+    } finally {
+      metrics.disable();
+      await theirs.shutdown();
+    }
+  });
+
+  it('our own providers, when the slot is ours: exporting, and shutdown leaves the slot empty', async () => {
+    const warnings: string[] = [];
+    const handle = await initTelemetry(options({ NEMO_GYM_OTEL_EXPORTER: 'console' }, warnings));
+    expect(handle).toMatchObject({ metricsExporting: true, tracesExporting: true });
+    expect(warnings).toEqual([]);
+    await resetTelemetryForTesting();
+    expect(holder[SLOT]?.metrics).toBeUndefined();
+    expect(holder[SLOT]?.trace).toBeUndefined();
+    expect(trace.getTracerProvider()).toBeDefined();
+  });
+});

@@ -1,0 +1,30 @@
+// @gym/test-kit: the repository's private test helpers (never published). Every helper runs on
+// a real OpenTelemetry SDK; tests assert on what the SDK exports.
+
+export { capture, type Deferred, deferred, type Settled, settle } from './deferred.js';
+export { DeltaPullMetricReader } from './delta-reader.js';
+export {
+  captureDiag,
+  DiagCapture,
+  type DiagLevel,
+  type DiagMessage,
+  installThrowingDiagLogger,
+  resetDiag,
+  ThrowingDiagLogger,
+} from './diag-capture.js';
+export { ManualClock } from './manual-clock.js';
+export {
+  attributeSets,
+  counterValue,
+  createMetricHarness,
+  findMetric,
+  gaugeValue,
+  histogramCount,
+  histogramPoint,
+  type MetricHarness,
+  type MetricHarnessOptions,
+  PullMetricReader,
+  pointsOf,
+  sameAttributes,
+} from './metric-harness.js';
+export { createSpanHarness, type SpanHarness } from './span-harness.js';

@@ -1,0 +1,59 @@
+// The top-level README's "instrument your server" example compiles against the packages'
+// real types (strict, like the packages), so it cannot drift from their APIs. It is checked
+// outside the repository with the workspace packages mapped to their sources.
+
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, expect, it } from '@jest/globals';
+
+const run = promisify(execFile);
+const repo = new URL('..', import.meta.url).pathname;
+const require = createRequire(import.meta.url);
+const dir = mkdtempSync(join(tmpdir(), 'gym-readme-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const readme = readFileSync(join(repo, 'README.md'), 'utf8');
+const example = /## Instrument your server\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+
+it('the README keeps its two commands first', () => {
+  expect(readme.indexOf('```sh\nnpm ci && npm run demo\n```')).toBeGreaterThan(0);
+  expect(readme.indexOf('```sh\nnpm ci && npm test\n```')).toBeGreaterThan(0);
+  expect(readme.indexOf('npm ci && npm test')).toBeLessThan(readme.indexOf('## '));
+});
+
+it('the "instrument your server" example type-checks against the packages', async () => {
+  expect(example).toContain('resourcesOperation');
+  // The example's own helpers (the user's code) are declared; everything else is real.
+  const source = `declare type Task = { id: string };
+declare function runVerifier(task: Task, signal?: AbortSignal): Promise<boolean>;
+${example}`;
+  writeFileSync(join(dir, 'example.mts'), source);
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      extends: join(repo, 'tsconfig.base.json'),
+      compilerOptions: {
+        noEmit: true,
+        composite: false,
+        declaration: false,
+        rootDir: '/',
+        typeRoots: [join(repo, 'node_modules', '@types')],
+        paths: {
+          '@gym/*': [join(repo, 'packages', '*', 'src', 'index.ts')],
+          'async-mutex': [join(repo, 'node_modules', 'async-mutex', 'lib', 'index.d.ts')],
+        },
+      },
+      files: ['example.mts'],
+    }),
+  );
+  const tsc = join(dirname(require.resolve('typescript/package.json')), 'bin', 'tsc');
+  const result = await run(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')]).then(
+    () => '',
+    (error: { stdout?: string }) => error.stdout ?? String(error),
+  );
+  expect(result).toBe('');
+}, 120_000);
