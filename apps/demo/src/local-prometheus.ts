@@ -60,7 +60,8 @@ export async function findPrometheus(binary?: string): Promise<string | undefine
   return undefined;
 }
 
-function freePort(): Promise<number> {
+/** A TCP port on 127.0.0.1 that was free a moment ago (for a program that cannot report a port it bound itself). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.unref();

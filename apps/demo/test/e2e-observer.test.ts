@@ -3,76 +3,33 @@
 // in-flight following two slow real requests up and back to 0. A real Prometheus (loopback,
 // temporary storage, 1 s scrapes) then reads the same series through PromQL.
 
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import type { LocalPrometheus } from '../src/local-prometheus.js';
 import { freePort } from './support/free-port.js';
 import { prometheusEnv, startServer, type TestServer, terminate, waitFor } from './support/processes.js';
+import { query as promQuery, scrapeOnly, startPrometheus, type Vector } from './support/prometheus.js';
 
-const PROMETHEUS = '/usr/bin/prometheus';
 const NAME = 'observer_e2e';
 let server: TestServer | undefined;
-let prometheus: ChildProcess | undefined;
-let prometheusUrl = '';
-let dir = '';
+let prometheus: LocalPrometheus | undefined;
+
+function query(promql: string): Promise<Vector[]> {
+  return promQuery(prometheus!, promql);
+}
 
 beforeAll(async () => {
-  if (!existsSync(PROMETHEUS)) throw new Error(`${PROMETHEUS} is required for this test`);
   server = await startServer(
     ['--name', NAME, '--judge-limit', '4', '--judge-latency-ms', '1500'],
     prometheusEnv(await freePort()),
   );
-  const target = new URL(server.metrics!);
-  dir = await mkdtemp(join(tmpdir(), 'gym-observer-e2e-'));
-  const config = join(dir, 'prometheus.yml');
-  await writeFile(
-    config,
-    [
-      'global:',
-      '  scrape_interval: 1s',
-      '  scrape_timeout: 1s',
-      'scrape_configs:',
-      '  - job_name: gym-observer',
-      `    metrics_path: ${target.pathname}`,
-      '    static_configs:',
-      `      - targets: ['${target.host}']`,
-      '',
-    ].join('\n'),
-  );
-  const port = await freePort();
-  prometheusUrl = `http://127.0.0.1:${port}`;
-  prometheus = spawn(
-    PROMETHEUS,
-    [
-      `--config.file=${config}`,
-      `--storage.tsdb.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      '--log.level=warn',
-    ],
-    { stdio: 'ignore' },
-  );
+  prometheus = await startPrometheus();
+  await scrapeOnly(prometheus, server.metrics!);
 }, 30_000);
 
 afterAll(async () => {
-  await terminate(prometheus);
+  await prometheus?.stop();
   await terminate(server?.process.child);
-  if (dir !== '') await rm(dir, { recursive: true, force: true });
 });
-
-interface Vector {
-  metric: Record<string, string>;
-  value: [number, string];
-}
-
-async function query(promql: string): Promise<Vector[]> {
-  const response = await fetch(`${prometheusUrl}/api/v1/query?query=${encodeURIComponent(promql)}`);
-  const json = (await response.json()) as { status: string; data?: { result: Vector[] }; error?: string };
-  if (json.status !== 'success') throw new Error(`${promql}: ${json.error}`);
-  return json.data?.result ?? [];
-}
 
 async function scrape(): Promise<string> {
   const response = await fetch(server!.metrics!);
@@ -127,18 +84,18 @@ it('a real Prometheus reads the observer series', async () => {
   const lag = await waitFor(
     'Prometheus to scrape the lag histogram',
     async () => {
-      const result = await query('gym_event_loop_lag_ms_count{job="gym-observer"}');
+      const result = await query('gym_event_loop_lag_ms_count{job="gym-demo"}');
       return result.length === 1 && Number(result[0]!.value[1]) > 0 ? result : undefined;
     },
     30_000,
     250,
   );
   expect(lag[0]!.metric.otel_scope_name).toBe('@gym/observer');
-  const p99 = await query('histogram_quantile(0.99, gym_event_loop_lag_ms_bucket{job="gym-observer"})');
+  const p99 = await query('histogram_quantile(0.99, gym_event_loop_lag_ms_bucket{job="gym-demo"})');
   expect(p99).toHaveLength(1);
   const inFlight = await query(`gym_server_requests_in_flight{nemo_gym_server_name="${NAME}"}`);
   expect(inFlight.map((v) => Number(v.value[1]))).toEqual([0]);
-  const cpu = await query('process_cpu_time_total{job="gym-observer"}');
+  const cpu = await query('process_cpu_time_total{job="gym-demo"}');
   expect(cpu.map((v) => v.metric.cpu_mode).sort()).toEqual(['system', 'user']);
-  expect(await query('process_memory_usage{job="gym-observer"}')).toHaveLength(1);
+  expect(await query('process_memory_usage{job="gym-demo"}')).toHaveLength(1);
 }, 60_000);

@@ -4,34 +4,19 @@
 // scrapes) collects everything; the assertions are PromQL over its HTTP API, i.e. exactly
 // what a dashboard would see.
 
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { freePort } from './support/free-port.js';
+import type { LocalPrometheus } from '../src/local-prometheus.js';
 import { type Captured, distFile, exited, isAlive, spawnNode, terminate, waitFor } from './support/processes.js';
+import { query as promQuery, startPrometheus, type Vector } from './support/prometheus.js';
 
-const PROMETHEUS = '/usr/bin/prometheus';
 const SERVERS = 3;
 
-let dir: string;
-let prometheus: ChildProcess | undefined;
-let prometheusUrl: string;
+let prometheus: LocalPrometheus | undefined;
 let orchestrator: Captured | undefined;
 let serverPids: number[] = [];
 
-interface Vector {
-  metric: Record<string, string>;
-  value: [number, string];
-}
-
-async function query(promql: string): Promise<Vector[]> {
-  const response = await fetch(`${prometheusUrl}/api/v1/query?query=${encodeURIComponent(promql)}`);
-  const json = (await response.json()) as { status: string; data?: { result: Vector[] }; error?: string };
-  if (json.status !== 'success') throw new Error(`${promql}: ${json.error}`);
-  return json.data?.result ?? [];
+function query(promql: string): Promise<Vector[]> {
+  return promQuery(prometheus!, promql);
 }
 
 async function scalar(promql: string): Promise<number> {
@@ -41,37 +26,8 @@ async function scalar(promql: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(PROMETHEUS)) throw new Error(`${PROMETHEUS} is required for this test`);
-  dir = await mkdtemp(join(tmpdir(), 'gym-demo-e2e-'));
-  const targets = join(dir, 'targets.json');
-  const config = join(dir, 'prometheus.yml');
-  await writeFile(
-    config,
-    [
-      'global:',
-      '  scrape_interval: 1s',
-      '  scrape_timeout: 1s',
-      '  evaluation_interval: 1s',
-      'scrape_configs:',
-      '  - job_name: gym-demo',
-      '    file_sd_configs:',
-      `      - files: ['${targets}']`,
-      '        refresh_interval: 1s',
-      '',
-    ].join('\n'),
-  );
-  const port = await freePort();
-  prometheusUrl = `http://127.0.0.1:${port}`;
-  prometheus = spawn(
-    PROMETHEUS,
-    [
-      `--config.file=${config}`,
-      `--storage.tsdb.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`,
-      '--log.level=warn',
-    ],
-    { stdio: 'ignore' },
-  );
+  prometheus = await startPrometheus();
+  const targets = prometheus.targetsFile;
   orchestrator = spawnNode(
     distFile('orchestrator.js'),
     ['--servers', String(SERVERS), '--limit', '1', '--duration', '8', '--targets-file', targets, '--linger', '45'],
@@ -112,8 +68,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await terminate(orchestrator?.child);
-  await terminate(prometheus);
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  await prometheus?.stop();
 });
 
 describe('the demo fleet as Prometheus sees it', () => {

@@ -5,30 +5,16 @@
 // copies are real files resolved by Node itself (`npm test` builds first).
 
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { copyBuiltPackage as copyPackage, linkDirectory as link, REPO_ROOT } from '@gym/test-kit';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 
 const run = promisify(execFile);
-const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+const REPO = REPO_ROOT;
 let work = '';
-
-/** Copies a built workspace package (package.json + dist) to `to`. */
-function copyPackage(name: string, to: string): void {
-  const from = join(REPO, 'packages', name);
-  if (!existsSync(join(from, 'dist', 'index.js'))) throw new Error(`packages/${name} is not built: run npm run build`);
-  mkdirSync(to, { recursive: true });
-  cpSync(join(from, 'package.json'), join(to, 'package.json'));
-  cpSync(join(from, 'dist'), join(to, 'dist'), { recursive: true });
-}
-
-function link(target: string, path: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  symlinkSync(target, path, 'dir');
-}
 
 beforeAll(() => {
   work = mkdtempSync(join(tmpdir(), 'gym-metrics-two-copies-'));

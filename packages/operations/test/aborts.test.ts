@@ -5,10 +5,21 @@
 import { getEventListeners } from 'node:events';
 import { ATTR_EXECUTOR, ATTR_OPERATION, METRIC_OPERATION_ACTIVE, METRIC_OPERATION_QUEUED } from '@gym/constants';
 import { meteredLimit, type OperationLimit, resourcesOperation } from '@gym/operations';
+import {
+  capture,
+  collectMetrics,
+  counterValue,
+  createMetricHarness,
+  deferred,
+  ManualClock,
+  type PullMetricReader,
+  settle,
+} from '@gym/test-kit';
 import { describe, expect, it } from '@jest/globals';
+import type { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { Mutex, Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
-import { capture, counterValue, countingLimit, deferred, exported, ManualClock, newSdk, settle } from './helpers.js';
+import { countingLimit } from './helpers.js';
 
 const SERIES = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'inline' };
 
@@ -68,11 +79,14 @@ const KINDS: [string, () => Made][] = [
   ]),
 ];
 
-const PATHS: [
-  string,
-  () => { provider?: ReturnType<typeof newSdk>['provider']; reader?: ReturnType<typeof newSdk>['reader'] },
-][] = [
-  ['measured', () => newSdk()],
+const PATHS: [string, () => { provider?: MeterProvider; reader?: PullMetricReader }][] = [
+  [
+    'measured',
+    () => {
+      const { meterProvider: provider, reader } = createMetricHarness();
+      return { provider, reader };
+    },
+  ],
   ['unmeasured', () => ({})],
 ];
 
@@ -127,7 +141,7 @@ describe.each(KINDS)('%s', (_kind, make) => {
         }
         expect({ depth, free: isFree() }).toEqual({ depth, free: true });
         if (reader !== undefined) {
-          const m = await exported(reader);
+          const m = await collectMetrics(reader);
           expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
           expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
         }
@@ -226,7 +240,7 @@ describe('p-limit: 1,000 queued operations abort', () => {
         const results = await Promise.all(waiters);
         expect(results.every((r) => !r.ok && r.error === reason)).toBe(true);
         if (reader !== undefined) {
-          const m = await exported(reader);
+          const m = await collectMetrics(reader);
           expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
           expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(1);
         }

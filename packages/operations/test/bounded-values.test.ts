@@ -5,9 +5,9 @@
 
 import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OUTCOME, METRIC_OPERATION_DURATION, type Outcome } from '@gym/constants';
 import { type OperationContext, resourcesOperation } from '@gym/operations';
+import { capture, collectMetrics, createMetricHarness, histogramPoint, type PullMetricReader } from '@gym/test-kit';
 import { describe, expect, it } from '@jest/globals';
 import { Semaphore } from 'async-mutex';
-import { capture, exported, histogramPoint, newSdk } from './helpers.js';
 
 /** Values that convert to `value` without being it. */
 const LOOKALIKES: [string, (value: string) => unknown][] = [
@@ -19,7 +19,7 @@ const LOOKALIKES: [string, (value: string) => unknown][] = [
 
 describe('operation and executor: strings of their sets, nothing that converts to one', () => {
   it.each(LOOKALIKES)('operation as %s → RangeError, the limit untouched, nothing recorded', async (_name, make) => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     const semaphore = new Semaphore(1);
     let ran = false;
     const settled = await capture(
@@ -40,11 +40,11 @@ describe('operation and executor: strings of their sets, nothing that converts t
     }
     expect(ran).toBe(false);
     expect(semaphore.getValue()).toBe(1);
-    expect((await exported(reader)).size).toBe(0);
+    expect((await collectMetrics(reader)).size).toBe(0);
   });
 
   it.each(LOOKALIKES)('executor as %s → RangeError, the limit untouched, nothing recorded', async (_name, make) => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     let ran = false;
     const settled = await capture(
       resourcesOperation(
@@ -63,7 +63,7 @@ describe('operation and executor: strings of their sets, nothing that converts t
       );
     }
     expect(ran).toBe(false);
-    expect((await exported(reader)).size).toBe(0);
+    expect((await collectMetrics(reader)).size).toBe(0);
   });
 
   it('inherited names ("toString", "__proto__", "constructor") are not members', async () => {
@@ -82,14 +82,14 @@ describe('the outcome reaches the runner only through the validating setter', ()
   const SERIES = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'inline' };
 
   /** Every duration point carries exactly the three keys, with values from their sets. */
-  async function assertOnlyBoundedPoints(reader: ReturnType<typeof newSdk>['reader'], expected: Outcome) {
-    const m = await exported(reader);
+  async function assertOnlyBoundedPoints(reader: PullMetricReader, expected: Outcome) {
+    const m = await collectMetrics(reader);
     const points = m.get(METRIC_OPERATION_DURATION)?.dataPoints ?? [];
     expect(points).toHaveLength(1);
     for (const point of points) {
       expect(Object.keys(point.attributes).sort()).toEqual([ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OUTCOME].sort());
     }
-    expect(histogramPoint(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: expected })?.value.count).toBe(1);
+    expect(histogramPoint(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: expected }).count).toBe(1);
   }
 
   const bypasses: [string, (op: OperationContext) => void][] = [
@@ -115,7 +115,7 @@ describe('the outcome reaches the runner only through the validating setter', ()
   ];
 
   it.each(bypasses)('%s: not an outcome; the operation ends ok with bounded attributes', async (_name, bypass) => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     const options = { operation: 'tool', executor: 'inline', meterProvider: provider } as const;
     const result = await resourcesOperation(new Semaphore(1), options, (op) => {
       bypass(op);
@@ -126,7 +126,7 @@ describe('the outcome reaches the runner only through the validating setter', ()
   });
 
   it.each(bypasses)('%s after setting timeout through the setter: the setter’s value stands', async (_name, bypass) => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     const options = { operation: 'tool', executor: 'inline', meterProvider: provider } as const;
     await resourcesOperation(null, options, (op) => {
       op.outcome = 'timeout';

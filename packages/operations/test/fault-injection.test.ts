@@ -5,7 +5,17 @@
 
 import { ATTR_EXECUTOR, ATTR_OPERATION, METRIC_OPERATION_ACTIVE, METRIC_OPERATION_QUEUED } from '@gym/constants';
 import { resourcesOperation } from '@gym/operations';
-import { describe, expect, it } from '@jest/globals';
+import {
+  capture,
+  captureDiag,
+  collectMetrics,
+  counterValue,
+  createMetricHarness,
+  type DiagCapture,
+  deferred,
+  settle,
+} from '@gym/test-kit';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { Meter, MeterProvider } from '@opentelemetry/api';
 import {
   PeriodicExportingMetricReader,
@@ -14,12 +24,17 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
-import { capture, collectWarnings, counterValue, deferred, exported, newSdk, settle } from './helpers.js';
 
 const SERIES = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'thread' };
 const OPTIONS = { operation: 'tool', executor: 'thread' } as const;
 
-const captured = collectWarnings();
+let diagnostics: DiagCapture;
+beforeEach(() => {
+  diagnostics = captureDiag();
+});
+afterEach(() => diagnostics.stop());
+/** The warning and error messages of the running test. */
+const warnings = (): string[] => diagnostics.atLeast('warn').map((entry) => entry.message);
 
 /** A real SDK meter whose histograms throw on every record (observable counters stay real). */
 function meterWithThrowingHistograms(meter: Meter): Meter {
@@ -40,7 +55,7 @@ function meterWithThrowingHistograms(meter: Meter): Meter {
 
 describe('a meter or exporter that throws', () => {
   it('histogram.record throws: result and error unchanged, limit released, live counts right, logged once', async () => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     const meter = meterWithThrowingHistograms(provider.getMeter('faulty'));
     const semaphore = new Semaphore(1);
     const options = { ...OPTIONS, meter };
@@ -54,7 +69,7 @@ describe('a meter or exporter that throws', () => {
       }),
     );
     await settle();
-    let m = await exported(reader);
+    let m = await collectMetrics(reader);
     expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(1);
     expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(1);
     hold.resolve();
@@ -66,11 +81,11 @@ describe('a meter or exporter that throws', () => {
     expect(third).toEqual({ ok: false, error: 'gone' });
 
     expect(semaphore.getValue()).toBe(1);
-    m = await exported(reader);
+    m = await collectMetrics(reader);
     expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
     expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
-    expect(captured.messages.filter((w) => w.includes('recording'))).toHaveLength(1);
-    expect(captured.messages[0]).toMatch(/@gym\/operations: recording gym\.resources\.operation\.\w+ failed/);
+    expect(warnings().filter((w) => w.includes('recording'))).toHaveLength(1);
+    expect(warnings()[0]).toMatch(/@gym\/operations: recording gym\.resources\.operation\.\w+ failed/);
   });
 
   it('creating instruments throws: operations run unmeasured, limit released, logged once', async () => {
@@ -94,8 +109,8 @@ describe('a meter or exporter that throws', () => {
       ).toEqual({ ok: false, error });
     }
     expect(semaphore.getValue()).toBe(2);
-    expect(captured.messages).toHaveLength(1);
-    expect(captured.messages[0]).toMatch(
+    expect(warnings()).toHaveLength(1);
+    expect(warnings()[0]).toMatch(
       /^@gym\/operations: creating the operation instruments failed; .*no instruments today/,
     );
   });
@@ -110,8 +125,8 @@ describe('a meter or exporter that throws', () => {
     expect(await resourcesOperation(limit, { ...OPTIONS, meterProvider: provider }, () => 'a')).toBe('a');
     expect(await resourcesOperation(limit, { ...OPTIONS, meterProvider: provider }, () => 'b')).toBe('b');
     expect(limit.activeCount + limit.pendingCount).toBe(0);
-    expect(captured.messages).toHaveLength(1);
-    expect(captured.messages[0]).toMatch(/^@gym\/operations: getting a meter failed; .*provider is shut down hard/);
+    expect(warnings()).toHaveLength(1);
+    expect(warnings()[0]).toMatch(/^@gym\/operations: getting a meter failed; .*provider is shut down hard/);
   });
 
   it('an exporter that throws while exporting: operations are unaffected', async () => {
@@ -153,16 +168,16 @@ it('a limit look-alike that throws when entered: the operation rejects with its 
     }
     async waitForUnlock() {}
   }
-  const { provider, reader } = newSdk();
+  const { meterProvider: provider, reader } = createMetricHarness();
   const settled = await capture(resourcesOperation(new BrokenLock(), { ...OPTIONS, meterProvider: provider }, () => 1));
   expect(settled).toEqual({ ok: false, error: new Error('lock state unavailable') });
-  const m = await exported(reader);
+  const m = await collectMetrics(reader);
   expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
   expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
 });
 
 it('a fresh SDK still works after the faulty ones (failures are per meter, not global)', async () => {
-  const { provider, reader } = newSdk();
+  const { meterProvider: provider, reader } = createMetricHarness();
   await resourcesOperation(null, { ...OPTIONS, meterProvider: provider }, () => {});
-  expect((await exported(reader)).size).toBe(4);
+  expect((await collectMetrics(reader)).size).toBe(4);
 });

@@ -14,16 +14,23 @@ import {
   OPERATION_BOUNDARIES_MS,
 } from '@gym/constants';
 import { resourcesOperation } from '@gym/operations';
+import {
+  collectMetrics,
+  counterValue,
+  createMetricHarness,
+  deferred,
+  histogramPoint,
+  ManualClock,
+} from '@gym/test-kit';
 import { describe, expect, it } from '@jest/globals';
 import { ValueType } from '@opentelemetry/api';
-import { DataPointType, type Histogram } from '@opentelemetry/sdk-metrics';
+import { DataPointType } from '@opentelemetry/sdk-metrics';
 import { Semaphore } from 'async-mutex';
 import { operationMetricsFor } from '../src/operation-metrics.js';
 import { SCOPE_NAME, VERSION } from '../src/version.js';
-import { counterValue, deferred, exported, histogramPoint, ManualClock, newSdk } from './helpers.js';
 
 async function oneOperation() {
-  const { provider, reader } = newSdk();
+  const { meterProvider: provider, reader } = createMetricHarness();
   const clock = new ManualClock();
   await resourcesOperation(
     new Semaphore(1),
@@ -94,7 +101,7 @@ describe('instruments', () => {
 
   it('carries exactly the attribute keys of Gym (executor not nested under operation; outcome on the duration only)', async () => {
     const { reader } = await oneOperation();
-    const m = await exported(reader);
+    const m = await collectMetrics(reader);
     const keys = (name: string) => m.get(name)!.dataPoints.map((p) => Object.keys(p.attributes).sort());
     const base = ['nemo.gym.resources.executor', 'nemo.gym.resources.operation'];
     expect(keys('gym.resources.operation.queue_duration_ms')).toEqual([base]);
@@ -116,7 +123,7 @@ describe('instruments', () => {
   });
 
   it('both histograms use OPERATION_BOUNDARIES_MS, and values land in the bucket whose upper bound includes them', async () => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     const clock = new ManualClock();
     const options = { operation: 'tool', executor: 'thread', meterProvider: provider, clock: clock.now } as const;
     for (const ms of [0, 1, 1.5, 5, 1_800_000, 1_800_001]) {
@@ -124,10 +131,10 @@ describe('instruments', () => {
         clock.time += ms;
       });
     }
-    const m = await exported(reader);
+    const m = await collectMetrics(reader);
     const series = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'thread' };
-    const queue = histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, series)!.value as Histogram;
-    const run = histogramPoint(m, METRIC_OPERATION_DURATION, { ...series, [ATTR_OUTCOME]: 'ok' })!.value as Histogram;
+    const queue = histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, series);
+    const run = histogramPoint(m, METRIC_OPERATION_DURATION, { ...series, [ATTR_OUTCOME]: 'ok' });
     const expected = [1, 5, 10, 50, 100, 500, 1000, 5000, 10000, 30000, 60000, 300000, 1800000];
     expect(queue.buckets.boundaries).toEqual(expected);
     expect(run.buckets.boundaries).toEqual(expected);
@@ -149,7 +156,7 @@ describe('instruments', () => {
 
 describe('caching per meter', () => {
   it('instruments and attribute objects are built once per meter and reused', () => {
-    const { provider } = newSdk();
+    const { meterProvider: provider } = createMetricHarness();
     const meter = provider.getMeter('x');
     const metrics = operationMetricsFor(meter)!;
     expect(operationMetricsFor(meter)).toBe(metrics);
@@ -157,48 +164,48 @@ describe('caching per meter', () => {
     expect(metrics.series('verify', 'process')).toBe(series);
     expect(series.byOutcome.timeout).toBe(metrics.series('verify', 'process').byOutcome.timeout);
     expect(metrics.series('verify', 'inline')).not.toBe(series);
-    expect(operationMetricsFor(newSdk().provider.getMeter('x'))).not.toBe(metrics);
+    expect(operationMetricsFor(createMetricHarness().meterProvider.getMeter('x'))).not.toBe(metrics);
   });
 
   it('a re-initialised process (a new provider) gets fresh instruments and fresh live counts', async () => {
-    const first = newSdk();
-    const second = newSdk();
+    const first = createMetricHarness();
+    const second = createMetricHarness();
     const hold = deferred();
     const series = { [ATTR_OPERATION]: 'verify', [ATTR_EXECUTOR]: 'process' };
     const options = { operation: 'verify', executor: 'process' } as const;
-    const running = resourcesOperation(null, { ...options, meterProvider: first.provider }, () => hold.promise);
-    await resourcesOperation(null, { ...options, meterProvider: second.provider }, () => {});
+    const running = resourcesOperation(null, { ...options, meterProvider: first.meterProvider }, () => hold.promise);
+    await resourcesOperation(null, { ...options, meterProvider: second.meterProvider }, () => {});
 
-    const a = await exported(first.reader);
-    const b = await exported(second.reader);
+    const a = await collectMetrics(first.reader);
+    const b = await collectMetrics(second.reader);
     expect(counterValue(a, METRIC_OPERATION_ACTIVE, series)).toBe(1);
     expect(counterValue(b, METRIC_OPERATION_ACTIVE, series)).toBe(0);
-    expect(histogramPoint(b, METRIC_OPERATION_QUEUE_DURATION, series)?.value.count).toBe(1);
+    expect(histogramPoint(b, METRIC_OPERATION_QUEUE_DURATION, series).count).toBe(1);
     hold.resolve();
     await running;
-    expect(counterValue(await exported(first.reader), METRIC_OPERATION_ACTIVE, series)).toBe(0);
+    expect(counterValue(await collectMetrics(first.reader), METRIC_OPERATION_ACTIVE, series)).toBe(0);
   });
 
   it('an injected meter wins over an injected meterProvider', async () => {
-    const viaMeter = newSdk();
-    const viaProvider = newSdk();
+    const viaMeter = createMetricHarness();
+    const viaProvider = createMetricHarness();
     await resourcesOperation(
       null,
       {
         operation: 'other',
         executor: 'other',
-        meter: viaMeter.provider.getMeter('injected'),
-        meterProvider: viaProvider.provider,
+        meter: viaMeter.meterProvider.getMeter('injected'),
+        meterProvider: viaProvider.meterProvider,
       },
       () => {},
     );
-    expect((await exported(viaMeter.reader)).get(METRIC_OPERATION_DURATION)?.dataPoints).toHaveLength(1);
-    expect((await exported(viaProvider.reader)).size).toBe(0);
+    expect((await collectMetrics(viaMeter.reader)).get(METRIC_OPERATION_DURATION)?.dataPoints).toHaveLength(1);
+    expect((await collectMetrics(viaProvider.reader)).size).toBe(0);
   });
 
   it('only series that were used are reported by the live counts', async () => {
     const { reader } = await oneOperation();
-    const m = await exported(reader);
+    const m = await collectMetrics(reader);
     expect(m.get(METRIC_OPERATION_QUEUED)!.dataPoints).toHaveLength(1);
     expect(m.get(METRIC_OPERATION_ACTIVE)!.dataPoints).toHaveLength(1);
   });

@@ -4,14 +4,20 @@
 
 import { ATTR_CONCURRENCY_LIMIT_NAME, MAX_LIMIT_NAMES, METRIC_CONCURRENCY_LIMIT } from '@gym/constants';
 import { meteredLimit } from '@gym/operations';
-import { expect, it } from '@jest/globals';
+import { captureDiag, collectMetrics, createMetricHarness, type DiagCapture } from '@gym/test-kit';
+import { afterEach, beforeEach, expect, it } from '@jest/globals';
 import { Semaphore } from 'async-mutex';
-import { collectWarnings, exported, newSdk } from './helpers.js';
 
-const captured = collectWarnings();
+let diagnostics: DiagCapture;
+beforeEach(() => {
+  diagnostics = captureDiag();
+});
+afterEach(() => diagnostics.stop());
+/** The warning and error messages of the running test. */
+const warnings = (): string[] => diagnostics.atLeast('warn').map((entry) => entry.message);
 
 it(`the first ${MAX_LIMIT_NAMES} distinct names are exported; later new names work but are never exported, with one warning`, async () => {
-  const { provider, reader } = newSdk();
+  const { meterProvider: provider, reader } = createMetricHarness();
   const options = (limitName: string) => ({ component: 'other', limitName, meterProvider: provider }) as const;
   const admitted = Array.from({ length: MAX_LIMIT_NAMES }, (_, i) =>
     meteredLimit(new Semaphore(1), options(`limit_${i}`)),
@@ -25,7 +31,7 @@ it(`the first ${MAX_LIMIT_NAMES} distinct names are exported; later new names wo
   expect(refused.state()).toMatchObject({ limit: 2, active: 0, available: 2 });
   expect(await refusedToo.run(() => 1)).toBe(1);
 
-  const m = await exported(reader);
+  const m = await collectMetrics(reader);
   const names = (m.get(METRIC_CONCURRENCY_LIMIT)?.dataPoints ?? []).map(
     (p) => p.attributes[ATTR_CONCURRENCY_LIMIT_NAME],
   );
@@ -36,8 +42,8 @@ it(`the first ${MAX_LIMIT_NAMES} distinct names are exported; later new names wo
     .get(METRIC_CONCURRENCY_LIMIT)
     ?.dataPoints.find((p) => p.attributes[ATTR_CONCURRENCY_LIMIT_NAME] === 'limit_0');
   expect(limit0?.value).toBe(4); // summed with `again`
-  expect(captured.messages).toHaveLength(1);
-  expect(captured.messages[0]).toMatch(
+  expect(warnings()).toHaveLength(1);
+  expect(warnings()[0]).toMatch(
     /^@gym\/operations: more than 64 distinct metered limit names in this process; "one_too_many" and any later new name work but are never exported/,
   );
   expect(admitted).toHaveLength(MAX_LIMIT_NAMES);

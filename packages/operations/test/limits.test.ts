@@ -13,24 +13,24 @@ import {
   METRIC_OPERATION_QUEUED,
 } from '@gym/constants';
 import { type OperationLimit, resourcesOperation } from '@gym/operations';
+import {
+  capture,
+  collectMetrics,
+  counterValue,
+  createMetricHarness,
+  deferred,
+  histogramCount,
+  histogramPoint,
+  ManualClock,
+  settle,
+} from '@gym/test-kit';
 import { describe, expect, it, jest } from '@jest/globals';
 import { E_ALREADY_LOCKED, E_TIMEOUT, Mutex, Semaphore, tryAcquire, withTimeout } from 'async-mutex';
 import pLimit from 'p-limit';
 import { AsyncMutexAdapter } from '../src/async-mutex-adapter.js';
 import { adapterFor } from '../src/limit-registry.js';
 import { PLimitAdapter } from '../src/p-limit-adapter.js';
-import {
-  capture,
-  counterValue,
-  countingLimit,
-  deferred,
-  exported,
-  histogramCount,
-  histogramPoint,
-  ManualClock,
-  newSdk,
-  settle,
-} from './helpers.js';
+import { countingLimit } from './helpers.js';
 
 const SERIES = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'inline' };
 const OK = { ...SERIES, [ATTR_OUTCOME]: 'ok' };
@@ -54,7 +54,7 @@ class CountedMutex extends Mutex {
 }
 
 function setup() {
-  const { provider, reader } = newSdk();
+  const { meterProvider: provider, reader } = createMetricHarness();
   const clock = new ManualClock();
   const options = { operation: 'tool', executor: 'inline', meterProvider: provider, clock: clock.now } as const;
   const log: string[] = [];
@@ -147,11 +147,11 @@ describe('async-mutex Semaphore', () => {
 
     await c.finish();
     expect(semaphore.getValue()).toBe(1);
-    const m = await exported(reader);
-    const queue = histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES)!.value;
+    const m = await collectMetrics(reader);
+    const queue = histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES);
     // a waited 0, b gave up after 10, c waited exactly a's 30 ms of running.
     expect(queue).toMatchObject({ count: 3, sum: 40, min: 0, max: 30 });
-    expect(histogramPoint(m, METRIC_OPERATION_DURATION, OK)!.value).toMatchObject({ count: 2, max: 30 });
+    expect(histogramPoint(m, METRIC_OPERATION_DURATION, OK)).toMatchObject({ count: 2, max: 30 });
   });
 
   it('waiters aborted at the head, in the middle and at the tail all leave; the rest keep their order', async () => {
@@ -287,7 +287,7 @@ describe('async-mutex Mutex', () => {
     expect(mutex.acquires).toBe(2);
     expect(mutex.isLocked()).toBe(false);
     expect((await b.settled).ok).toBe(false);
-    const m = await exported(reader);
+    const m = await collectMetrics(reader);
     expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(3);
     expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(2);
   });
@@ -333,7 +333,7 @@ describe('p-limit', () => {
     await jobs[2]!.finish();
     expect(maxActive()).toBe(2);
     expect(limit.activeCount + limit.pendingCount).toBe(0);
-    const queue = histogramPoint(await exported(reader), METRIC_OPERATION_QUEUE_DURATION, SERIES)!.value;
+    const queue = histogramPoint(await collectMetrics(reader), METRIC_OPERATION_QUEUE_DURATION, SERIES);
     expect(queue).toMatchObject({ count: 3, sum: 25, max: 25 });
   });
 
@@ -354,7 +354,7 @@ describe('p-limit', () => {
     const reason = new Error('b gave up');
     controller.abort(reason);
     expect(await b.settled).toEqual({ ok: false, error: reason });
-    let m = await exported(reader);
+    let m = await collectMetrics(reader);
     expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(1); // only c is still waiting
     expect(limit.pendingCount).toBe(0);
     expect(lineOf(limit).waiting).toBe(1);
@@ -366,8 +366,8 @@ describe('p-limit', () => {
     expect(b.started).toBe(false);
     await c.finish();
     expect(limit.activeCount + limit.pendingCount).toBe(0);
-    m = await exported(reader);
-    expect(histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES)!.value).toMatchObject({
+    m = await collectMetrics(reader);
+    expect(histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES)).toMatchObject({
       count: 3,
       sum: 25, // a 0, b 5 (gave up), c 20 = a's run time
       max: 20,
@@ -413,7 +413,7 @@ describe('p-limit', () => {
     expect(limit.pendingCount).toBe(0); // nothing of ours in p-limit's queue
     expect(lineOf(limit).waiting).toBe(2);
     limit.clearQueue(); // reaches nothing of ours
-    expect(counterValue(await exported(reader), METRIC_OPERATION_QUEUED, SERIES)).toBe(2);
+    expect(counterValue(await collectMetrics(reader), METRIC_OPERATION_QUEUED, SERIES)).toBe(2);
     direct.resolve();
     await bare;
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -424,7 +424,7 @@ describe('p-limit', () => {
     expect(log).toEqual(['a', 'b']);
     await settle();
     expect(limit.activeCount + limit.pendingCount).toBe(0);
-    const m = await exported(reader);
+    const m = await collectMetrics(reader);
     expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
     expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
   });
@@ -517,7 +517,7 @@ describe('acquire()/release() objects', () => {
       await a.finish();
       await jest.advanceTimersByTimeAsync(0);
       expect(semaphore.getValue()).toBe(1);
-      const m = await exported(reader);
+      const m = await collectMetrics(reader);
       expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(3);
       expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
       expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
@@ -534,14 +534,14 @@ describe('null (unlimited work)', () => {
     const jobs = ['a', 'b', 'c'].map((n) => job(null, n));
     await settle();
     expect(log).toEqual(['a', 'b', 'c']);
-    let m = await exported(reader);
+    let m = await collectMetrics(reader);
     expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
     expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(3);
     clock.time = 8;
     for (const j of jobs) await j.finish();
-    m = await exported(reader);
-    expect(histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES)!.value).toMatchObject({ count: 3, sum: 0 });
-    expect(histogramPoint(m, METRIC_OPERATION_DURATION, OK)!.value).toMatchObject({ count: 3, sum: 24 });
+    m = await collectMetrics(reader);
+    expect(histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES)).toMatchObject({ count: 3, sum: 0 });
+    expect(histogramPoint(m, METRIC_OPERATION_DURATION, OK)).toMatchObject({ count: 3, sum: 24 });
     expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
   });
 });

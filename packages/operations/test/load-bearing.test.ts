@@ -13,10 +13,16 @@ import {
   METRIC_OPERATION_QUEUED,
 } from '@gym/constants';
 import { type OperationLimit, resourcesOperation } from '@gym/operations';
+import {
+  collectMetrics,
+  counterValue,
+  createMetricHarness,
+  histogramPoint,
+  type PullMetricReader,
+} from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Mutex, Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
-import { counterValue, exported, histogramPoint, newSdk, type TestReader } from './helpers.js';
 
 const SERIES = { [ATTR_OPERATION]: 'verify', [ATTR_EXECUTOR]: 'subprocess' };
 
@@ -27,8 +33,8 @@ afterEach(() => {
   jest.useRealTimers();
 });
 
-async function counts(reader: TestReader) {
-  const m = await exported(reader);
+async function counts(reader: PullMetricReader) {
+  const m = await collectMetrics(reader);
   return {
     queued: counterValue(m, METRIC_OPERATION_QUEUED, SERIES),
     active: counterValue(m, METRIC_OPERATION_ACTIVE, SERIES),
@@ -43,7 +49,7 @@ describe.each<[string, () => OperationLimit]>([
   ['p-limit(1)', () => pLimit(1)],
 ])('limit 1 (%s), two operations', (_kind, makeLimit) => {
   it("the second's queue time equals the first's run time; queued reaches 1, active never exceeds 1, both end at 0", async () => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     const limit = makeLimit();
     const options = { operation: 'verify', executor: 'subprocess', meterProvider: provider } as const;
     const seen: { queued: number | undefined; active: number | undefined }[] = [];
@@ -72,9 +78,9 @@ describe.each<[string, () => OperationLimit]>([
     ]);
     expect(Math.max(...seen.map((s) => s.active ?? 0))).toBe(1);
 
-    const m = await exported(reader);
-    const queue = histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES)!.value;
-    const run = histogramPoint(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'ok' })!.value;
+    const m = await collectMetrics(reader);
+    const queue = histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES);
+    const run = histogramPoint(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'ok' });
     // Run times: 250 (first) and 100 (second). Queue times: 0 (first) and 250 (second).
     expect(run).toMatchObject({ count: 2, sum: 350, min: 100, max: 250 });
     expect(queue).toMatchObject({ count: 2, sum: 250, min: 0 });

@@ -23,21 +23,24 @@ import {
   meteredLimit,
   resourcesOperation,
 } from '@gym/operations';
+import {
+  capture,
+  collectMetrics,
+  createMetricHarness,
+  deferred,
+  histogramCount,
+  histogramPoint,
+  type PullMetricReader,
+  pointsOf,
+  sameAttributes,
+  settle,
+} from '@gym/test-kit';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { metrics, ValueType } from '@opentelemetry/api';
 import { AggregationTemporality, DataPointType, type MetricData } from '@opentelemetry/sdk-metrics';
 import { Mutex, Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
-import {
-  capture,
-  countingLimit,
-  deferred,
-  exported,
-  histogramCount,
-  histogramPoint,
-  newSdk,
-  settle,
-} from './helpers.js';
+import { countingLimit } from './helpers.js';
 
 afterEach(() => {
   jest.useRealTimers();
@@ -47,18 +50,12 @@ afterEach(() => {
 
 /** The value of the point of `name` with exactly `attributes`, or undefined. */
 function pointValue(m: Map<string, MetricData>, name: string, attributes: Record<string, string>): number | undefined {
-  const metric = m.get(name);
-  const point = metric?.dataPoints.find(
-    (p) =>
-      Object.keys(p.attributes).length === Object.keys(attributes).length &&
-      Object.entries(attributes).every(([k, v]) => p.attributes[k] === v),
-  );
-  return point?.value as number | undefined;
+  return pointsOf<number>(m, name).find((p) => sameAttributes(p.attributes, attributes))?.value;
 }
 
 /** Every series of one attribute set, by short name. */
-async function series(reader: ReturnType<typeof newSdk>['reader'], attributes: Record<string, string>) {
-  const m = await exported(reader);
+async function series(reader: PullMetricReader, attributes: Record<string, string>) {
+  const m = await collectMetrics(reader);
   const at = (name: string) => pointValue(m, `gym.concurrency.${name}`, attributes);
   return {
     limit: at('limit'),
@@ -109,7 +106,7 @@ const KINDS: Kind[] = [
 
 describe('instruments', () => {
   it('exports exactly the seven gym.concurrency.* instruments with their kinds, units, value types and attribute keys', async () => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     const limit = meteredLimit(new Semaphore(4), {
       component: 'model',
       limitName: 'upstream_requests',
@@ -197,7 +194,7 @@ describe('instruments', () => {
       rejected: 0,
     });
     // The component attribute carries the component given.
-    const m = await exported(reader);
+    const m = await collectMetrics(reader);
     expect(m.get('gym.concurrency.limit')?.dataPoints[0]?.attributes).toEqual({
       'nemo.gym.concurrency.component': 'model',
       'nemo.gym.concurrency.limit_name': 'upstream_requests',
@@ -206,21 +203,21 @@ describe('instruments', () => {
   });
 
   it('without serverName the points carry only component and limit name', async () => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     meteredLimit(pLimit(3), { component: 'resources', limitName: 'tools', meterProvider: provider });
-    const m = await exported(reader);
+    const m = await collectMetrics(reader);
     expect(m.get('gym.concurrency.limit')?.dataPoints.map((p) => p.attributes)).toEqual([ATTRS('tools')]);
   });
 
   it('admission_timeouts_total has no point at all for a limit without admissionTimeoutMs', async () => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     const limit = meteredLimit(new Semaphore(1), {
       component: 'resources',
       limitName: 'no_deadline',
       meterProvider: provider,
     });
     await limit.run(() => 1);
-    const m = await exported(reader);
+    const m = await collectMetrics(reader);
     expect(m.get(METRIC_CONCURRENCY_ADMISSION_TIMEOUTS)?.dataPoints ?? []).toEqual([]);
     expect(pointValue(m, 'gym.concurrency.admission_cancelled_total', ATTRS('no_deadline'))).toBe(0);
     // A second limit of the same attribute set with a deadline brings the point (for the set).
@@ -230,11 +227,13 @@ describe('instruments', () => {
       admissionTimeoutMs: 50,
       meterProvider: provider,
     });
-    expect(pointValue(await exported(reader), METRIC_CONCURRENCY_ADMISSION_TIMEOUTS, ATTRS('no_deadline'))).toBe(0);
+    expect(pointValue(await collectMetrics(reader), METRIC_CONCURRENCY_ADMISSION_TIMEOUTS, ATTRS('no_deadline'))).toBe(
+      0,
+    );
   });
 
   it('limits with the same attribute set are summed; another set is its own series', async () => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     const options = { component: 'resources', limitName: 'judges', meterProvider: provider } as const;
     const a = meteredLimit(new Semaphore(2), options);
     const b = meteredLimit(pLimit(3), options);
@@ -265,7 +264,7 @@ describe('instruments', () => {
   it('counts are kept with telemetry off and exported only while exporting', async () => {
     // A delta reader exports only what the callbacks observed in this collection (a cumulative
     // reader of the JS SDK keeps repeating the last value of every attribute set it ever saw).
-    const { provider, reader } = newSdk(AggregationTemporality.DELTA);
+    const { meterProvider: provider, reader } = createMetricHarness({ temporality: AggregationTemporality.DELTA });
     metrics.setGlobalMeterProvider(provider);
     setTelemetryState({ metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator: false });
     const limit = meteredLimit(new Semaphore(1), { component: 'agent', limitName: 'global_limit', maxQueued: 0 });
@@ -282,16 +281,16 @@ describe('instruments', () => {
       admissionCancelled: 0,
       admissionRejected: 1,
     });
-    expect((await exported(reader)).size).toBe(0);
+    expect((await collectMetrics(reader)).size).toBe(0);
 
     setTelemetryState({ metricsExporting: true, tracesExporting: false, spanGroups: [], orchestrator: false });
     limit.state(); // its first use while exporting
     const attributes = { [ATTR_CONCURRENCY_COMPONENT]: 'agent', [ATTR_CONCURRENCY_LIMIT_NAME]: 'global_limit' };
-    const m = await exported(reader);
+    const m = await collectMetrics(reader);
     expect(pointValue(m, 'gym.concurrency.limit', attributes)).toBe(1);
     expect(pointValue(m, 'gym.concurrency.active', attributes)).toBe(1);
     setTelemetryState({ metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator: false });
-    expect((await exported(reader)).get('gym.concurrency.limit')?.dataPoints ?? []).toEqual([]);
+    expect((await collectMetrics(reader)).get('gym.concurrency.limit')?.dataPoints ?? []).toEqual([]);
     hold.resolve();
     await running;
   });
@@ -319,7 +318,7 @@ describe('capacity', () => {
   });
 
   it('p-limit: follows limiter.concurrency when it is changed at run time, and waiters start when it is raised', async () => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     const limiter = pLimit(2);
     const limit = meteredLimit(limiter, { component: 'resources', limitName: 'p_tools', meterProvider: provider });
     const holds = Array.from({ length: 6 }, () => deferred());
@@ -455,7 +454,7 @@ describe('programming errors throw at once, naming the value and what is allowed
 
 describe.each(KINDS)('admission on a $name', ({ make }) => {
   function setup(options: Partial<MeteredLimitOptions> = {}) {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     const { limit: inner, extra, isFree } = make();
     const limit = meteredLimit(inner, {
       component: 'resources',
@@ -604,9 +603,9 @@ describe.each(KINDS)('admission on a $name', ({ make }) => {
     hold.resolve();
     await jest.advanceTimersByTimeAsync(0);
     await Promise.all(holders);
-    const m = await exported(reader);
+    const m = await collectMetrics(reader);
     const serie = { [ATTR_OPERATION]: 'judge', [ATTR_EXECUTOR]: 'inline' };
-    expect(histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, serie)?.value.count).toBe(5);
+    expect(histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, serie).count).toBe(5);
     expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(2); // only the two holders ran
     expect(limit.state()).toMatchObject({
       active: 0,
@@ -622,7 +621,7 @@ describe.each(KINDS)('admission on a $name', ({ make }) => {
 
 describe('a Mutex', () => {
   it('one at a time; waiters counted; an abort counted as cancelled', async () => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     const mutex = new Mutex();
     const limit = meteredLimit(mutex, { component: 'sandbox', limitName: 'sandbox_lock', meterProvider: provider });
     const hold = deferred();

@@ -20,11 +20,20 @@ import {
   meteredLimit,
   resourcesOperation,
 } from '@gym/operations';
+import {
+  capture,
+  collectMetrics,
+  counterValue,
+  createMetricHarness,
+  histogramCount,
+  pointsOf,
+  sameAttributes,
+} from '@gym/test-kit';
 import { describe, expect, it } from '@jest/globals';
 import type { MetricData } from '@opentelemetry/sdk-metrics';
 import { Mutex, Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
-import { capture, counterValue, countingLimit, exported, histogramCount, newSdk, prng } from './helpers.js';
+import { countingLimit, prng } from './helpers.js';
 
 const CALLS = 10_000;
 const SEED = 0x2545f491;
@@ -32,8 +41,9 @@ const SEED = 0x2545f491;
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** The value of the point of `name` with exactly `attributes` (a gauge or a counter), or undefined. */
 function value(m: Map<string, MetricData>, name: string, attributes: Record<string, string>): number | undefined {
-  return counterValue(m, name, attributes);
+  return pointsOf<number>(m, name).find((p) => sameAttributes(p.attributes, attributes))?.value;
 }
 
 describe.each<[string, () => { limit: MeterableLimit; capacity?: number; slots: number; isFree: () => boolean }]>([
@@ -68,7 +78,7 @@ describe.each<[string, () => { limit: MeterableLimit; capacity?: number; slots: 
 ])('metered %s', (_name, make) => {
   it(`${CALLS} mixed calls: every count comes back and every admission counter equals what the callers saw`, async () => {
     const random = prng(SEED);
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     const { limit: inner, capacity, slots, isFree } = make();
     const limit = meteredLimit(inner, {
       component: 'resources',
@@ -154,7 +164,7 @@ describe.each<[string, () => { limit: MeterableLimit; capacity?: number; slots: 
       admissionCancelled: seen.cancelled,
       admissionRejected: seen.rejected,
     });
-    const m = await exported(reader);
+    const m = await collectMetrics(reader);
     const attributes = { [ATTR_CONCURRENCY_COMPONENT]: 'resources', [ATTR_CONCURRENCY_LIMIT_NAME]: 'stress' };
     expect({
       limit: value(m, 'gym.concurrency.limit', attributes),

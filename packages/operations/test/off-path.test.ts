@@ -14,22 +14,22 @@ import {
 } from '@gym/constants';
 import { isMetricsExporting, setTelemetryState } from '@gym/core';
 import { type OperationLimit, resourcesOperation } from '@gym/operations';
+import {
+  capture,
+  collectMetrics,
+  counterValue,
+  createMetricHarness,
+  deferred,
+  histogramCount,
+  histogramPoint,
+  ManualClock,
+  settle,
+} from '@gym/test-kit';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { metrics } from '@opentelemetry/api';
 import { Mutex, Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
-import {
-  capture,
-  counterValue,
-  countingLimit,
-  deferred,
-  exported,
-  histogramCount,
-  histogramPoint,
-  ManualClock,
-  newSdk,
-  settle,
-} from './helpers.js';
+import { countingLimit } from './helpers.js';
 
 const SERIES = { [ATTR_OPERATION]: 'judge', [ATTR_EXECUTOR]: 'process' };
 
@@ -83,7 +83,7 @@ describe('metrics not exporting', () => {
     '%s: only enters and leaves the limit — no clock read, no instrument, no count',
     async (_k, make, isFree) => {
       // A real SDK is registered globally, but the published state says metrics are off.
-      const { provider, reader } = newSdk();
+      const { meterProvider: provider, reader } = createMetricHarness();
       metrics.setGlobalMeterProvider(provider);
       publish(false);
       expect(isMetricsExporting()).toBe(false);
@@ -102,12 +102,12 @@ describe('metrics not exporting', () => {
       await settle();
       expect(isFree(limit as never)).toBe(true);
       expect(clock.reads).toBe(0);
-      expect((await exported(reader)).size).toBe(0); // not even an instrument was created
+      expect((await collectMetrics(reader)).size).toBe(0); // not even an instrument was created
 
       // Now turn metrics on: one operation, and the counts read as if the off ones never happened.
       publish(true);
       await resourcesOperation(limit, { operation: 'judge', executor: 'process', clock: clock.now }, () => {});
-      const m = await exported(reader);
+      const m = await collectMetrics(reader);
       expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(1);
       expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
       expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
@@ -126,12 +126,12 @@ describe('metrics not exporting', () => {
 
 describe('an SDK set up by the user, without @gym/otel-bootstrap', () => {
   it('a globally registered MeterProvider is used when nobody published a state', async () => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     metrics.setGlobalMeterProvider(provider);
     const clock = new ManualClock();
     const { returned } = await mix(new Semaphore(1), clock);
     expect(returned).toBe('returned');
-    const m = await exported(reader);
+    const m = await collectMetrics(reader);
     expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(5);
     expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(4); // all but the one aborted while waiting
     expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
@@ -140,7 +140,7 @@ describe('an SDK set up by the user, without @gym/otel-bootstrap', () => {
 
 describe('exporting state changes mid-operation: the decision taken at entry holds', () => {
   it('started while exporting, finished after metrics were turned off → still recorded, counts back to 0', async () => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     metrics.setGlobalMeterProvider(provider);
     publish(true);
     const clock = new ManualClock();
@@ -155,16 +155,15 @@ describe('exporting state changes mid-operation: the decision taken at entry hol
     clock.time = 60;
     hold.resolve();
     await running;
-    const m = await exported(reader);
+    const m = await collectMetrics(reader);
     expect(
-      histogramPoint(m, METRIC_OPERATION_DURATION, { ...SERIES, 'nemo.gym.resources.operation.outcome': 'ok' })?.value
-        .sum,
+      histogramPoint(m, METRIC_OPERATION_DURATION, { ...SERIES, 'nemo.gym.resources.operation.outcome': 'ok' }).sum,
     ).toBe(60);
     expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
   });
 
   it('started while off, finished after metrics were turned on → nothing recorded, counts untouched', async () => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     metrics.setGlobalMeterProvider(provider);
     publish(false);
     const clock = new ManualClock();
@@ -176,17 +175,17 @@ describe('exporting state changes mid-operation: the decision taken at entry hol
     publish(true);
     const onRun = resourcesOperation(semaphore, options, () => 'on'); // waits behind the off one
     await settle();
-    let m = await exported(reader);
+    let m = await collectMetrics(reader);
     expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(1);
     expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0); // the off one is not counted
     clock.time = 15;
     hold.resolve();
     await offRun;
     expect(await onRun).toBe('on');
-    m = await exported(reader);
+    m = await collectMetrics(reader);
     expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(1);
     expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
-    expect(histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES)?.value.sum).toBe(15);
+    expect(histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES).sum).toBe(15);
     expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
     expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
     expect(clock.reads).toBe(3); // the on one only: asked, held, ended

@@ -13,26 +13,26 @@ import {
   type Outcome,
 } from '@gym/constants';
 import { resourcesOperation } from '@gym/operations';
-import { describe, expect, it } from '@jest/globals';
-import { Semaphore } from 'async-mutex';
-import pLimit from 'p-limit';
 import {
   capture,
+  collectMetrics,
   counterValue,
+  createMetricHarness,
   deferred,
-  exported,
   histogramCount,
   histogramPoint,
   ManualClock,
-  newSdk,
   settle,
-} from './helpers.js';
+} from '@gym/test-kit';
+import { describe, expect, it } from '@jest/globals';
+import { Semaphore } from 'async-mutex';
+import pLimit from 'p-limit';
 
 const SERIES = { [ATTR_OPERATION]: 'verify', [ATTR_EXECUTOR]: 'subprocess' };
 const withOutcome = (outcome: Outcome) => ({ ...SERIES, [ATTR_OUTCOME]: outcome });
 
 function setup() {
-  const { provider, reader } = newSdk();
+  const { meterProvider: provider, reader } = createMetricHarness();
   const clock = new ManualClock();
   const options = { operation: 'verify', executor: 'subprocess', meterProvider: provider, clock: clock.now } as const;
   return { provider, reader, clock, options };
@@ -49,14 +49,14 @@ describe('outcome and edge cases', () => {
     });
 
     expect(result).toBe('result');
-    const m = await exported(reader);
+    const m = await collectMetrics(reader);
     const run = histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('ok'));
-    expect(run?.value.count).toBe(1);
-    expect(run?.value.sum).toBe(7);
+    expect(run.count).toBe(1);
+    expect(run.sum).toBe(7);
     expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
     const queue = histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES);
-    expect(queue?.value.count).toBe(1);
-    expect(queue?.value.sum).toBe(0);
+    expect(queue.count).toBe(1);
+    expect(queue.sum).toBe(0);
     expect(semaphore.getValue()).toBe(2);
   });
 
@@ -68,8 +68,8 @@ describe('outcome and edge cases', () => {
         return 42;
       });
       expect(result).toBe(42);
-      const m = await exported(reader);
-      expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome(outcome))?.value.count).toBe(1);
+      const m = await collectMetrics(reader);
+      expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome(outcome)).count).toBe(1);
       expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
     });
 
@@ -84,8 +84,8 @@ describe('outcome and edge cases', () => {
       );
       expect(settled).toEqual({ ok: false, error });
       if (!settled.ok) expect(settled.error).toBe(error);
-      const m = await exported(reader);
-      expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome(outcome))?.value.count).toBe(1);
+      const m = await collectMetrics(reader);
+      expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome(outcome)).count).toBe(1);
       expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
     });
   });
@@ -102,10 +102,10 @@ describe('outcome and edge cases', () => {
     );
     expect(settled.ok).toBe(false);
     if (!settled.ok) expect(settled.error).toBe(error);
-    const m = await exported(reader);
+    const m = await collectMetrics(reader);
     const run = histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('error'));
-    expect(run?.value.count).toBe(1);
-    expect(run?.value.sum).toBe(3);
+    expect(run.count).toBe(1);
+    expect(run.sum).toBe(3);
     expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
     expect(semaphore.getValue()).toBe(1);
   });
@@ -128,10 +128,10 @@ describe('outcome and edge cases', () => {
     const settled = await running;
     expect(settled.ok).toBe(false);
     if (!settled.ok) expect(settled.error).toBe(reason);
-    const m = await exported(reader);
+    const m = await collectMetrics(reader);
     const run = histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('cancelled'));
-    expect(run?.value.count).toBe(1);
-    expect(run?.value.sum).toBe(12);
+    expect(run.count).toBe(1);
+    expect(run.sum).toBe(12);
     expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
     expect(semaphore.getValue()).toBe(1);
   });
@@ -146,8 +146,8 @@ describe('outcome and edge cases', () => {
     );
     expect(settled.ok).toBe(false);
     if (!settled.ok) expect(settled.error).toBe(abortError);
-    const m = await exported(reader);
-    expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('cancelled'))?.value.count).toBe(1);
+    const m = await collectMetrics(reader);
+    expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('cancelled')).count).toBe(1);
     expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
   });
 
@@ -159,8 +159,8 @@ describe('outcome and edge cases', () => {
       return 'done anyway';
     });
     expect(result).toBe('done anyway');
-    const m = await exported(reader);
-    expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('ok'))?.value.count).toBe(1);
+    const m = await collectMetrics(reader);
+    expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('ok')).count).toBe(1);
     expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
   });
 
@@ -177,7 +177,7 @@ describe('outcome and edge cases', () => {
       }),
     );
     await settle();
-    let m = await exported(reader);
+    let m = await collectMetrics(reader);
     expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(1);
     expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(1);
 
@@ -188,7 +188,7 @@ describe('outcome and edge cases', () => {
     expect(settled.ok).toBe(false);
     if (!settled.ok) expect(settled.error).toBe(reason);
     // It left at once: queued back to 0 while the first still runs, and it took no slot.
-    m = await exported(reader);
+    m = await collectMetrics(reader);
     expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
     expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(1);
     expect(semaphore.getValue()).toBe(0);
@@ -203,13 +203,13 @@ describe('outcome and edge cases', () => {
     expect(ran).toBe(false);
     expect(semaphore.getValue()).toBe(1);
 
-    m = await exported(reader);
+    m = await collectMetrics(reader);
     const queue = histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES);
-    expect(queue?.value.count).toBe(2);
-    expect(queue?.value.sum).toBe(40); // first: 0, aborted second: 40
-    expect(queue?.value.max).toBe(40);
+    expect(queue.count).toBe(2);
+    expect(queue.sum).toBe(40); // first: 0, aborted second: 40
+    expect(queue.max).toBe(40);
     expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1); // only the first ran
-    expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('ok'))?.value.sum).toBe(50);
+    expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('ok')).sum).toBe(50);
     expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
     expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
   });
@@ -233,8 +233,8 @@ describe('outcome and edge cases', () => {
     expect(settled).toEqual({ ok: false, error: reason });
     expect(ran).toBe(false);
     expect(acquires).toEqual([]);
-    const m = await exported(reader);
-    expect(histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES)?.value).toMatchObject({ count: 1, sum: 0 });
+    const m = await collectMetrics(reader);
+    expect(histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES)).toMatchObject({ count: 1, sum: 0 });
     expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(0);
   });
 
@@ -283,7 +283,7 @@ describe('outcome and edge cases', () => {
       expect(semaphore.getValue()).toBe(1);
       expect(acquires).toEqual([]);
       expect(clock.reads).toBe(0);
-      expect((await exported(reader)).size).toBe(0);
+      expect((await collectMetrics(reader)).size).toBe(0);
     });
   });
 
@@ -305,8 +305,8 @@ describe('outcome and edge cases', () => {
       'op.outcome must be one of "ok", "error", "timeout", "cancelled", "crashed" (or undefined); got string "timed_out"',
     );
     expect(after).toBe('timeout');
-    const m = await exported(reader);
-    expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('timeout'))?.value.count).toBe(1);
+    const m = await collectMetrics(reader);
+    expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('timeout')).count).toBe(1);
   });
 
   it('an outcome assignment error that escapes the body → error (the RangeError is rethrown)', async () => {
@@ -318,8 +318,8 @@ describe('outcome and edge cases', () => {
     );
     expect(settled.ok).toBe(false);
     if (!settled.ok) expect(settled.error).toBeInstanceOf(RangeError);
-    const m = await exported(reader);
-    expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('error'))?.value.count).toBe(1);
+    const m = await collectMetrics(reader);
+    expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('error')).count).toBe(1);
   });
 });
 
@@ -337,7 +337,7 @@ describe('programming errors other than bounded values', () => {
       expect(settled.error).toBeInstanceOf(TypeError);
       expect((settled.error as Error).message).toMatch(message);
     }
-    expect((await exported(reader)).size).toBe(0);
+    expect((await collectMetrics(reader)).size).toBe(0);
   });
 
   it('a body that is not a function, or a signal that is not an AbortSignal → TypeError', async () => {

@@ -16,19 +16,20 @@ import {
   type Outcome,
 } from '@gym/constants';
 import { type OperationLimit, resourcesOperation } from '@gym/operations';
-import { describe, expect, it } from '@jest/globals';
-import { Semaphore } from 'async-mutex';
-import pLimit from 'p-limit';
 import {
   capture,
+  collectMetrics,
   counterValue,
-  countingLimit,
-  exported,
+  createMetricHarness,
   histogramCount,
-  histogramPoint,
-  newSdk,
-  prng,
-} from './helpers.js';
+  pointsOf,
+  sameAttributes,
+} from '@gym/test-kit';
+import { describe, expect, it } from '@jest/globals';
+import type { Histogram } from '@opentelemetry/sdk-metrics';
+import { Semaphore } from 'async-mutex';
+import pLimit from 'p-limit';
+import { countingLimit, prng } from './helpers.js';
 
 const OPERATIONS = 16_384;
 const LIMIT = 64;
@@ -65,7 +66,7 @@ describe.each<[string, () => { limit: OperationLimit; isFree: () => boolean }]>(
 ])('stress through %s', (_name, makeLimit) => {
   it(`${OPERATIONS} operations of a random mix leave every slot free, the counts at 0 and the histograms exact`, async () => {
     const random = prng(SEED);
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     const { limit, isFree } = makeLimit();
     const options = { operation: 'verify', executor: 'subprocess', meterProvider: provider } as const;
 
@@ -144,7 +145,7 @@ describe.each<[string, () => { limit: OperationLimit; isFree: () => boolean }]>(
 
     // Midway: the limit holds, and the exported live counts say so.
     for (let t = 0; t < 50; t++) await turn();
-    const midway = await exported(reader);
+    const midway = await collectMetrics(reader);
     expect(counterValue(midway, METRIC_OPERATION_ACTIVE, SERIES)).toBeLessThanOrEqual(LIMIT);
     expect(counterValue(midway, METRIC_OPERATION_QUEUED, SERIES)).toBeGreaterThan(0);
 
@@ -159,14 +160,16 @@ describe.each<[string, () => { limit: OperationLimit; isFree: () => boolean }]>(
     expect(expectedRuns.cancelled).toBeGreaterThan(0);
     expect(isFree()).toBe(true);
 
-    const m = await exported(reader);
+    const m = await collectMetrics(reader);
     expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
     expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
     expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(OPERATIONS);
     const exportedRuns = Object.fromEntries(
       OUTCOMES.map((o) => [
         o,
-        histogramPoint(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: o })?.value.count ?? 0,
+        pointsOf<Histogram>(m, METRIC_OPERATION_DURATION).find((p) =>
+          sameAttributes(p.attributes, { ...SERIES, [ATTR_OUTCOME]: o }),
+        )?.value.count ?? 0,
       ]),
     );
     expect(exportedRuns).toEqual(expectedRuns);

@@ -11,30 +11,40 @@ import {
   METRIC_OPERATION_QUEUED,
 } from '@gym/constants';
 import { type OperationLimit, type ResourcesOperationOptions, resourcesOperation } from '@gym/operations';
+import {
+  capture,
+  captureDiag,
+  collectMetrics,
+  counterValue,
+  createMetricHarness,
+  type DiagCapture,
+  deferred,
+  histogramCount,
+  settle,
+} from '@gym/test-kit';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { type DiagLogger, DiagLogLevel, diag, type MeterProvider } from '@opentelemetry/api';
+import type { MeterProvider } from '@opentelemetry/api';
 import { Mutex, Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
-import { capture, counterValue, countingLimit, deferred, exported, histogramCount, newSdk, settle } from './helpers.js';
+import { countingLimit } from './helpers.js';
 
 const SERIES = { [ATTR_OPERATION]: 'verify', [ATTR_EXECUTOR]: 'process' };
 
 // Reporting is once per kind per process (per test file here): each test may see the warning at
 // most once, and the whole file sees each kind exactly once.
-let warnings: string[] = [];
 const allWarnings: string[] = [];
+let diagnostics: DiagCapture;
 beforeEach(() => {
-  warnings = [];
-  const push = (message: string) => {
-    warnings.push(message);
-    allWarnings.push(message);
-  };
-  const logger: DiagLogger = { error: push, warn: push, info: () => {}, debug: () => {}, verbose: () => {} };
-  diag.setLogger(logger, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
+  diagnostics = captureDiag();
 });
 afterEach(() => {
-  diag.disable();
+  allWarnings.push(...warnings());
+  diagnostics.stop();
 });
+/** The warning and error messages of the running test. */
+function warnings(): string[] {
+  return diagnostics.atLeast('warn').map((entry) => entry.message);
+}
 afterAll(() => {
   for (const text of [
     'the clock threw',
@@ -100,7 +110,7 @@ describe('a clock that throws', () => {
     it.each([1, 2, 3, 4, 5, 6, 7, 8])(
       'throwing on read %i (and after): results unchanged, slots free, counts exact, durations recorded as 0',
       async (failFrom) => {
-        const { provider, reader } = newSdk();
+        const { meterProvider: provider, reader } = createMetricHarness();
         const { limit, isFree } = make();
         let reads = 0;
         const clock = () => {
@@ -116,20 +126,20 @@ describe('a clock that throws', () => {
         });
         expect(results).toEqual(EXPECTED);
         expect(isFree()).toBe(true);
-        const m = await exported(reader);
+        const m = await collectMetrics(reader);
         expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
         expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
         // Every operation is still counted: the durations the clock could not give are 0.
         expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(3);
         expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(3);
-        expect(warnings.filter((w) => w.includes('the clock threw')).length).toBeLessThanOrEqual(1);
+        expect(warnings().filter((w) => w.includes('the clock threw')).length).toBeLessThanOrEqual(1);
       },
     );
   });
 
   it('a clock that returns a bigint or a string: durations 0, never a TypeError', async () => {
     for (const bad of [() => 10n, () => '10']) {
-      const { provider, reader } = newSdk();
+      const { meterProvider: provider, reader } = createMetricHarness();
       const results = await scenario(new Semaphore(1), {
         operation: 'verify',
         executor: 'process',
@@ -137,7 +147,7 @@ describe('a clock that throws', () => {
         clock: bad as never,
       });
       expect(results).toEqual(EXPECTED);
-      expect(histogramCount(await exported(reader), METRIC_OPERATION_DURATION)).toBe(3);
+      expect(histogramCount(await collectMetrics(reader), METRIC_OPERATION_DURATION)).toBe(3);
     }
   });
 });
@@ -159,35 +169,35 @@ describe('options whose telemetry getters throw', () => {
         const { limit, isFree } = make();
         expect(await scenario(limit, throwing(key, {}))).toEqual(EXPECTED);
         expect(isFree()).toBe(true);
-        expect(warnings.filter((w) => w.includes('options.meterProvider threw')).length).toBeLessThanOrEqual(1);
+        expect(warnings().filter((w) => w.includes('options.meterProvider threw')).length).toBeLessThanOrEqual(1);
       },
     );
 
     it('options.clock throws: measured on the default clock, counts exact', async () => {
-      const { provider, reader } = newSdk();
+      const { meterProvider: provider, reader } = createMetricHarness();
       const { limit, isFree } = make();
       expect(await scenario(limit, throwing('clock', { meterProvider: provider }))).toEqual(EXPECTED);
       expect(isFree()).toBe(true);
-      const m = await exported(reader);
+      const m = await collectMetrics(reader);
       expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(3);
       expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
       expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
-      expect(warnings.filter((w) => w.includes('reading options.clock threw')).length).toBeLessThanOrEqual(1);
+      expect(warnings().filter((w) => w.includes('reading options.clock threw')).length).toBeLessThanOrEqual(1);
     });
   });
 
   it('a clock that is not a function: measured on the default clock, reported once (never a TypeError)', async () => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     const options = { operation: 'verify', executor: 'process', meterProvider: provider, clock: 'fast' } as never;
     expect(await scenario(new Semaphore(1), options)).toEqual(EXPECTED);
-    expect(histogramCount(await exported(reader), METRIC_OPERATION_DURATION)).toBe(3);
-    expect(warnings.filter((w) => w.includes('options.clock must be a function')).length).toBe(1);
+    expect(histogramCount(await collectMetrics(reader), METRIC_OPERATION_DURATION)).toBe(3);
+    expect(warnings().filter((w) => w.includes('options.clock must be a function')).length).toBe(1);
   });
 });
 
 describe('a meter provider that fails is tried again, never written off', () => {
   it('getMeter() throws once, then works: the next operation is recorded', async () => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     let calls = 0;
     const flaky: MeterProvider = {
       getMeter(name, version, options) {
@@ -199,13 +209,13 @@ describe('a meter provider that fails is tried again, never written off', () => 
     const options = { operation: 'verify', executor: 'process', meterProvider: flaky } as const;
     expect(await resourcesOperation(null, options, () => 'first')).toBe('first');
     expect(await resourcesOperation(null, options, () => 'second')).toBe('second');
-    const m = await exported(reader);
+    const m = await collectMetrics(reader);
     expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
-    expect(warnings.filter((w) => w.includes('getting a meter failed'))).toHaveLength(1);
+    expect(warnings().filter((w) => w.includes('getting a meter failed'))).toHaveLength(1);
   });
 
   it('creating the instruments throws once, then works: the next operation is recorded', async () => {
-    const { provider, reader } = newSdk();
+    const { meterProvider: provider, reader } = createMetricHarness();
     const meter = provider.getMeter('flaky');
     let first = true;
     const flaky = new Proxy(meter, {
@@ -223,6 +233,6 @@ describe('a meter provider that fails is tried again, never written off', () => 
     const options = { operation: 'verify', executor: 'process', meter: flaky } as const;
     expect(await resourcesOperation(null, options, () => 1)).toBe(1);
     expect(await resourcesOperation(null, options, () => 2)).toBe(2);
-    expect(histogramCount(await exported(reader), METRIC_OPERATION_DURATION)).toBe(1);
+    expect(histogramCount(await collectMetrics(reader), METRIC_OPERATION_DURATION)).toBe(1);
   });
 });

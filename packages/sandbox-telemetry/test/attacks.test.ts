@@ -19,11 +19,11 @@ import {
   type SandboxHandle,
   samplingInterval,
 } from '@gym/sandbox-telemetry';
+import { createSpanHarness, type DiagCapture, type SpanHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { context, type Tracer, trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { captureDiag, type DiagCapture } from './diag-capture.js';
-import { type Tracing, tracing } from './tracing.js';
+import { captureSandboxDiag } from './support.js';
 
 const SAMPLE = 'gym.sandbox.resource.sample';
 const carried: SandboxAttributes = Object.freeze({
@@ -32,13 +32,13 @@ const carried: SandboxAttributes = Object.freeze({
 });
 const owned = (): SandboxHandle => ({ id: 'sbx-1', owned: true });
 
-let t: Tracing;
+let t: SpanHarness;
 let tracer: Tracer;
 let diagnostics: DiagCapture;
 beforeEach(() => {
-  t = tracing();
-  tracer = t.provider.getTracer('test');
-  diagnostics = captureDiag();
+  t = createSpanHarness();
+  tracer = t.tracerProvider.getTracer('test');
+  diagnostics = captureSandboxDiag();
 });
 afterEach(() => {
   diagnostics.stop();
@@ -107,7 +107,7 @@ describe('a sample that cannot be read still ends in exactly one final record', 
     expect(t.spans(SAMPLE).map((span) => span.attributes['nemo.gym.sandbox.resource.memory_mib'])).toEqual([3, 4]);
     expect(finals()).toHaveLength(1);
     expect(sampler.stats.errors).toBe(2);
-    expect(diagnostics.lines).toEqual([expect.stringContaining('ownKeys exploded')]);
+    expect(diagnostics.lines('warn')).toEqual([expect.stringContaining('ownKeys exploded')]);
   });
 });
 
@@ -287,7 +287,7 @@ describe("this package's own keys are never pushed out by caller attributes", ()
     expect(t.spans('gym.sandbox.request')[2]!.attributes['nemo.gym.sandbox.note']).toHaveLength(
       MAX_CALLER_VALUE_LENGTH,
     );
-    expect(diagnostics.lines).toEqual([
+    expect(diagnostics.lines('warn')).toEqual([
       expect.stringContaining(`at most ${MAX_CALLER_ATTRIBUTES} are carried`),
       expect.stringContaining(`longer than ${MAX_CALLER_VALUE_LENGTH} characters were cut`),
     ]);
@@ -395,7 +395,7 @@ describe('a throwing option getter or context manager never fails the caller', (
     const carried = recordRequest({ resources: {} }, undefined, throwing('context', { tracer }) as never);
     expect(carried[ATTR_SANDBOX_REQUEST_ID]).toBeDefined();
     expect(t.spans('gym.sandbox.request')).toHaveLength(1);
-    expect(diagnostics.lines).toEqual([
+    expect(diagnostics.lines('warn')).toEqual([
       expect.stringContaining('reading option tracer threw'),
       expect.stringContaining('reading option tracerProvider threw'),
       expect.stringContaining('reading option context threw'),
@@ -431,7 +431,7 @@ describe('a throwing option getter or context manager never fails the caller', (
     } finally {
       context.disable();
     }
-    expect(diagnostics.lines.join('\n')).toContain('context manager down');
+    expect(diagnostics.lines('warn').join('\n')).toContain('context manager down');
   });
 
   it('a stopTimeoutSeconds getter: the default is used', () => {
@@ -441,7 +441,7 @@ describe('a throwing option getter or context manager never fails the caller', (
 
 describe('the sample interval: one grammar and a floor', () => {
   beforeEach(() => {
-    trace.setGlobalTracerProvider(tracing().provider);
+    trace.setGlobalTracerProvider(createSpanHarness().tracerProvider);
     process.env.NEMO_GYM_OTEL_SPAN_GROUPS = 'sandbox';
   });
 
@@ -449,7 +449,7 @@ describe('the sample interval: one grammar and a floor', () => {
     process.env.NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS = raw;
     expect(samplingInterval()).toBe(0);
     expect(samplingInterval()).toBe(0);
-    expect(diagnostics.lines).toEqual([expect.stringContaining(`="${raw}" is not valid`)]);
+    expect(diagnostics.lines('warn')).toEqual([expect.stringContaining(`="${raw}" is not valid`)]);
   });
 
   it('0.1, the floor itself, is accepted', () => {
@@ -467,7 +467,7 @@ describe('the sample interval: one grammar and a floor', () => {
     });
     expect(samplingInterval()).toBe(0);
     expect(samplingInterval()).toBe(0);
-    expect(diagnostics.lines).toEqual([expect.stringContaining('0.05 s is refused')]);
+    expect(diagnostics.lines('warn')).toEqual([expect.stringContaining('0.05 s is refused')]);
   });
 
   it('a sampler built with an interval below the floor does not run, with one warning', () => {
@@ -477,6 +477,8 @@ describe('the sample interval: one grammar and a floor', () => {
     expect(sampler.state).toBe('idle');
     expect(jest.getTimerCount()).toBe(0);
     new ResourceSampler({}, owned(), carried, 0.01, { tracer }).start();
-    expect(diagnostics.lines).toEqual([expect.stringContaining('ResourceSampler intervalSeconds = 0.01 s is refused')]);
+    expect(diagnostics.lines('warn')).toEqual([
+      expect.stringContaining('ResourceSampler intervalSeconds = 0.01 s is refused'),
+    ]);
   });
 });

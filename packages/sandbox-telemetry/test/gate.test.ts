@@ -11,9 +11,9 @@ import {
   recordRequest,
   type SandboxHandle,
 } from '@gym/sandbox-telemetry';
+import { createSpanHarness, type SpanHarness } from '@gym/test-kit';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { trace } from '@opentelemetry/api';
-import { type Tracing, tracing } from './tracing.js';
 
 /** An object whose every read throws: proof that a code path never looked at it. */
 const untouchable = new Proxy(
@@ -35,9 +35,9 @@ afterEach(() => {
   jest.useRealTimers();
 });
 
-function registerGlobal(): Tracing {
-  const t = tracing();
-  trace.setGlobalTracerProvider(t.provider);
+function registerGlobal(): SpanHarness {
+  const t = createSpanHarness();
+  trace.setGlobalTracerProvider(t.tracerProvider);
   return t;
 }
 

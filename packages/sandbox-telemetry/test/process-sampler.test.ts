@@ -17,9 +17,9 @@ import {
   recordAllocation,
   recordRequest,
 } from '@gym/sandbox-telemetry';
+import { createSpanHarness } from '@gym/test-kit';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { tracing } from './tracing.js';
 
 // The sandbox: on `grow` it keeps 16 MiB more (touched, so it is resident); on `burn` it
 // spins until it has used 300 ms more CPU; it acknowledges every command on stdout.
@@ -75,14 +75,14 @@ const memory = (span: ReadableSpan) => span.attributes[ATTR_RESOURCE_MEMORY_MIB]
 
 describe('ResourceSampler over a real child process', () => {
   it('memory and CPU samples grow with the child; a dead child is counted, and stop still writes one final record', async () => {
-    const t = tracing();
-    const tracer = t.provider.getTracer('test');
+    const t = createSpanHarness();
+    const tracer = t.tracerProvider.getTracer('test');
     const { proc, lines, command } = startChild();
     await until('the child to start', () => lines.includes('ready'));
 
     const provider = createProcessResourceProvider();
     const carried = recordRequest({ resources: { cpu: 1, memoryMib: 512 } }, undefined, { tracer });
-    const parent = t.parent();
+    const parent = t.parent('sandbox.create');
     const handle: ProcessSandboxHandle = {
       id: `local-${proc.pid}`,
       owned: true,

@@ -6,10 +6,10 @@ import {
   type SandboxHandle,
   SandboxInputError,
 } from '@gym/sandbox-telemetry';
+import { createSpanHarness, type DiagCapture, type SpanHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { Tracer } from '@opentelemetry/api';
-import { captureDiag, type DiagCapture } from './diag-capture.js';
-import { expectSandboxAttributes, type Tracing, tracing } from './tracing.js';
+import { captureSandboxDiag, expectSandboxAttributes } from './support.js';
 
 const allocation: ResourceAllocation = {
   source: 'docker',
@@ -17,19 +17,19 @@ const allocation: ResourceAllocation = {
   components: [{ name: 'main', requests: {}, limits: { cpu: 1, memoryMib: 512 } }],
 };
 
-let t: Tracing;
+let t: SpanHarness;
 let tracer: Tracer;
 let diagnostics: DiagCapture;
 beforeEach(() => {
-  t = tracing();
-  tracer = t.provider.getTracer('test');
-  diagnostics = captureDiag();
+  t = createSpanHarness();
+  tracer = t.tracerProvider.getTracer('test');
+  diagnostics = captureSandboxDiag();
 });
 afterEach(() => diagnostics.stop());
 
 describe('recordAllocation', () => {
   it('writes one gym.sandbox.allocation span with the carried identity, the sandbox id and the allocation', async () => {
-    const parent = t.parent();
+    const parent = t.parent('sandbox.create');
     const handle: SandboxHandle = { id: 'sbx-1', owned: true, context: parent.context };
     const carried = recordRequest({ resources: { cpu: 1 } }, { 'nemo.gym.sandbox.provider': 'docker' }, { tracer });
     const provider: ResourceProvider = { resourceAllocation: async () => allocation };
@@ -97,9 +97,9 @@ describe('recordAllocation', () => {
       await expect(recordAllocation({ id: 'x', owned: true }, provider, {}, { tracer })).resolves.toBeUndefined();
     }
     expect(t.spans()).toEqual([]);
-    expect(diagnostics.lines).toHaveLength(1);
-    expect(diagnostics.lines[0]).toContain('could not tell a sandbox allocation');
-    expect(diagnostics.lines[0]).toContain('api down');
+    expect(diagnostics.lines('warn')).toHaveLength(1);
+    expect(diagnostics.lines('warn')[0]).toContain('could not tell a sandbox allocation');
+    expect(diagnostics.lines('warn')[0]).toContain('api down');
   });
 
   it('malformed arguments are programming errors: thrown synchronously', () => {

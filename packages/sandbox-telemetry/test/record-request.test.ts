@@ -1,20 +1,20 @@
 import { ATTR_SANDBOX_REQUEST_ID, recordRequest, SandboxInputError, type SandboxSpec } from '@gym/sandbox-telemetry';
+import { createSpanHarness, type DiagCapture, type SpanHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { context, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { captureDiag, type DiagCapture } from './diag-capture.js';
-import { expectSandboxAttributes, type Tracing, tracing } from './tracing.js';
+import { captureSandboxDiag, expectSandboxAttributes } from './support.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const spec: SandboxSpec = { resources: { cpu: 2, memoryMib: 1024, gpu: 0 } };
 
-let t: Tracing;
+let t: SpanHarness;
 let tracer: Tracer;
 let diagnostics: DiagCapture;
 beforeEach(() => {
-  t = tracing();
-  tracer = t.provider.getTracer('test');
-  diagnostics = captureDiag();
+  t = createSpanHarness();
+  tracer = t.tracerProvider.getTracer('test');
+  diagnostics = captureSandboxDiag();
 });
 afterEach(() => {
   diagnostics.stop();
@@ -69,9 +69,9 @@ describe('recordRequest', () => {
 
   it('is parented to options.context, else to the active context', () => {
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    const explicit = t.parent();
+    const explicit = t.parent('sandbox.create');
     recordRequest(spec, undefined, { tracer, context: explicit.context });
-    const active = t.parent();
+    const active = t.parent('sandbox.create');
     context.with(active.context, () => recordRequest(spec, undefined, { tracer }));
     const [a, b] = t.spans('gym.sandbox.request');
     expect(a!.parentSpanContext?.spanId).toBe(explicit.span.spanContext().spanId);
@@ -80,7 +80,7 @@ describe('recordRequest', () => {
   });
 
   it('takes the tracer from an injected provider', () => {
-    recordRequest(spec, undefined, { tracerProvider: t.provider });
+    recordRequest(spec, undefined, { tracerProvider: t.tracerProvider });
     const [span] = t.spans('gym.sandbox.request');
     expect(span!.instrumentationScope.name).toBe('@gym/sandbox-telemetry');
   });
@@ -115,7 +115,7 @@ describe('recordRequest', () => {
     const carried = recordRequest(spec, undefined, { tracer: broken });
     recordRequest(spec, undefined, { tracer: broken });
     expect(carried[ATTR_SANDBOX_REQUEST_ID]).toMatch(UUID);
-    expect(diagnostics.lines).toEqual([expect.stringContaining('gym.sandbox.request span failed')]);
-    expect(diagnostics.lines[0]).toContain('exporter exploded');
+    expect(diagnostics.lines('warn')).toEqual([expect.stringContaining('gym.sandbox.request span failed')]);
+    expect(diagnostics.lines('warn')[0]).toContain('exporter exploded');
   });
 });

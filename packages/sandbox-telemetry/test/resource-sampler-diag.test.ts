@@ -3,21 +3,21 @@
 // (One file of its own: "once per process" is module state, so the order below matters.)
 
 import { type ResourceProvider, ResourceSampler, type SandboxAttributes } from '@gym/sandbox-telemetry';
+import { createSpanHarness, type DiagCapture } from '@gym/test-kit';
 import { afterAll, beforeAll, beforeEach, expect, it, jest } from '@jest/globals';
 import type { Tracer } from '@opentelemetry/api';
-import { captureDiag, type DiagCapture } from './diag-capture.js';
-import { tracing } from './tracing.js';
+import { captureSandboxDiag } from './support.js';
 
 let diagnostics: DiagCapture;
 let tracer: Tracer;
 beforeAll(() => {
-  diagnostics = captureDiag();
+  diagnostics = captureSandboxDiag();
 });
 afterAll(() => diagnostics.stop());
 beforeEach(() => {
   jest.useFakeTimers();
-  tracer = tracing().provider.getTracer('test');
-  diagnostics.lines.length = 0;
+  tracer = createSpanHarness().tracerProvider.getTracer('test');
+  diagnostics.clear();
 });
 
 /** Runs three samplers over `provider` for three ticks each and stops them; returns their stats. */
@@ -44,18 +44,20 @@ it('a failing provider: one line for three samplers, with the error; every failu
     },
   });
   expect(stats.map((s) => s.errors)).toEqual([4, 4, 4]);
-  expect(diagnostics.lines).toHaveLength(1);
-  expect(diagnostics.lines[0]).toContain('@gym/sandbox-telemetry: sandbox sbx-1: the provider failed to sample');
-  expect(diagnostics.lines[0]).toContain('process 123 is gone');
+  expect(diagnostics.lines('warn')).toHaveLength(1);
+  expect(diagnostics.lines('warn')[0]).toContain(
+    '@gym/sandbox-telemetry: sandbox sbx-1: the provider failed to sample',
+  );
+  expect(diagnostics.lines('warn')[0]).toContain('process 123 is gone');
   // Later failures of the same kind stay silent.
   await runThree({ resourceSample: () => Promise.reject(new Error('again')) });
-  expect(diagnostics.lines).toHaveLength(1);
+  expect(diagnostics.lines('warn')).toHaveLength(1);
 });
 
 it('a non-object sample: one line naming what came back', async () => {
   const stats = await runThree({ resourceSample: () => 'oops' as unknown as SandboxAttributes });
   expect(stats.map((s) => s.errors)).toEqual([4, 4, 4]);
-  expect(diagnostics.lines).toEqual([
+  expect(diagnostics.lines('warn')).toEqual([
     expect.stringContaining('the provider returned string "oops" instead of an attributes object'),
   ]);
 });
@@ -63,7 +65,7 @@ it('a non-object sample: one line naming what came back', async () => {
 it('bad values: one line naming the first key and value and the rule', async () => {
   const stats = await runThree({ resourceSample: () => ({ 'nemo.gym.sandbox.resource.cpu': Number.NaN }) });
   expect(stats.map((s) => s.dropped)).toEqual([4, 4, 4]);
-  expect(diagnostics.lines).toEqual([
+  expect(diagnostics.lines('warn')).toEqual([
     expect.stringContaining(
       "dropped sample value nemo.gym.sandbox.resource.cpu=number NaN: keys must start with 'nemo.gym.sandbox.'",
     ),
@@ -73,7 +75,7 @@ it('bad values: one line naming the first key and value and the rule', async () 
 it('a final sample that does not settle: one line with the timeout', async () => {
   const stats = await runThree({ resourceSample: () => new Promise<SandboxAttributes>(() => {}) }, 0.5);
   expect(stats).toEqual([1, 2, 3].map(() => ({ samples: 1, errors: 1, dropped: 0, skipped: 2 })));
-  expect(diagnostics.lines).toEqual([expect.stringContaining('the final sample did not settle within 500 ms')]);
+  expect(diagnostics.lines('warn')).toEqual([expect.stringContaining('the final sample did not settle within 500 ms')]);
 });
 
 it('a tracer that throws: one line with its error', async () => {
@@ -84,5 +86,5 @@ it('a tracer that throws: one line with its error', async () => {
   } as unknown as Tracer;
   const stats = await runThree({ resourceSample: () => ({ 'nemo.gym.sandbox.resource.cpu': 1 }) });
   expect(stats.map((s) => s.errors)).toEqual([4, 4, 4]);
-  expect(diagnostics.lines).toEqual([expect.stringContaining('tracer down')]);
+  expect(diagnostics.lines('warn')).toEqual([expect.stringContaining('tracer down')]);
 });

@@ -6,11 +6,12 @@ import {
   type SandboxHandle,
   SandboxInputError,
 } from '@gym/sandbox-telemetry';
+import { createSpanHarness, type SpanHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { context, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { expectSandboxAttributes, type Tracing, tracing } from './tracing.js';
+import { expectSandboxAttributes } from './support.js';
 
 const SAMPLE = 'gym.sandbox.resource.sample';
 const carried: SandboxAttributes = Object.freeze({
@@ -18,12 +19,12 @@ const carried: SandboxAttributes = Object.freeze({
   'nemo.gym.sandbox.request.id': '6f1c2a4e-8d1b-4c7e-9a51-0c7d3e2b1f00',
 });
 
-let t: Tracing;
+let t: SpanHarness;
 let tracer: Tracer;
 beforeEach(() => {
   jest.useFakeTimers();
-  t = tracing();
-  tracer = t.provider.getTracer('test');
+  t = createSpanHarness();
+  tracer = t.tracerProvider.getTracer('test');
 });
 afterEach(() => {
   context.disable();
@@ -76,7 +77,7 @@ function owned(extra: Partial<SandboxHandle> = {}): SandboxHandle {
 
 describe('ResourceSampler loop', () => {
   it('writes one sample per interval, parented to the handle context, carrying the identity', async () => {
-    const parent = t.parent();
+    const parent = t.parent('sandbox.create');
     const { provider } = countingProvider();
     const sampler = new ResourceSampler(provider, owned({ context: parent.context }), carried, 2, { tracer });
     sampler.start();
@@ -102,7 +103,7 @@ describe('ResourceSampler loop', () => {
 
   it('without handle.context, records are parented to the context active at start()', async () => {
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    const parent = t.parent();
+    const parent = t.parent('sandbox.create');
     const sampler = new ResourceSampler(countingProvider().provider, owned(), carried, 1, { tracer });
     context.with(parent.context, () => sampler.start());
     await jest.advanceTimersByTimeAsync(1000);
@@ -456,7 +457,7 @@ describe('exactly one final record, whatever the interleaving', () => {
   it('200 random schedules of start, stop, time and provider delays/failures', async () => {
     for (let seed = 1; seed <= 200; seed++) {
       const next = random(seed);
-      const local = tracing();
+      const local = createSpanHarness();
       const delays = Array.from({ length: 50 }, () => Math.floor(next() * 3500));
       let call = 0;
       const provider: ResourceProvider = {
@@ -468,7 +469,7 @@ describe('exactly one final record, whatever the interleaving', () => {
         },
       };
       const sampler = new ResourceSampler(provider, owned(), carried, 1, {
-        tracer: local.provider.getTracer('t'),
+        tracer: local.tracerProvider.getTracer('t'),
         stopTimeoutSeconds: 2,
       });
       let started = false;

@@ -1,9 +1,9 @@
 import { setTelemetryState } from '@gym/core';
 import { samplingInterval } from '@gym/sandbox-telemetry';
+import { createSpanHarness, type DiagCapture } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { trace } from '@opentelemetry/api';
-import { captureDiag, type DiagCapture } from './diag-capture.js';
-import { tracing } from './tracing.js';
+import { captureSandboxDiag } from './support.js';
 
 const ENV = 'NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS';
 const LENS = 'NEMO_LENS_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS';
@@ -11,7 +11,7 @@ const GROUPS = 'NEMO_GYM_OTEL_SPAN_GROUPS';
 
 let diagnostics: DiagCapture;
 beforeEach(() => {
-  diagnostics = captureDiag();
+  diagnostics = captureSandboxDiag();
 });
 afterEach(() => {
   diagnostics.stop();
@@ -64,14 +64,14 @@ describe('without a published state (OpenTelemetry globals and the environment)'
   });
 
   it('is the env value once a TracerProvider is registered and the sandbox group is on', () => {
-    trace.setGlobalTracerProvider(tracing().provider);
+    trace.setGlobalTracerProvider(createSpanHarness().tracerProvider);
     expect(samplingInterval()).toBe(3);
     process.env[GROUPS] = 'default';
     expect(samplingInterval()).toBe(0);
   });
 
   it('falls back to NEMO_LENS_… when the first variable is unset or blank', () => {
-    trace.setGlobalTracerProvider(tracing().provider);
+    trace.setGlobalTracerProvider(createSpanHarness().tracerProvider);
     process.env[ENV] = '  ';
     process.env[LENS] = '0.25';
     expect(samplingInterval()).toBe(0.25);
@@ -82,26 +82,28 @@ describe('without a published state (OpenTelemetry globals and the environment)'
   });
 
   it('unset or 0 means off, with no warning', () => {
-    trace.setGlobalTracerProvider(tracing().provider);
+    trace.setGlobalTracerProvider(createSpanHarness().tracerProvider);
     delete process.env[ENV];
     expect(samplingInterval()).toBe(0);
     process.env[ENV] = '0';
     expect(samplingInterval()).toBe(0);
-    expect(diagnostics.lines).toEqual([]);
+    expect(diagnostics.lines('warn')).toEqual([]);
   });
 
   it.each(['abc', '-1', '1e3', '0x10', 'Infinity', '5s', '99999999'])('malformed %p → 0 and one warning', (raw) => {
-    trace.setGlobalTracerProvider(tracing().provider);
+    trace.setGlobalTracerProvider(createSpanHarness().tracerProvider);
     process.env[ENV] = raw;
     expect(samplingInterval()).toBe(0);
     expect(samplingInterval()).toBe(0);
-    expect(diagnostics.lines).toHaveLength(1);
-    expect(diagnostics.lines[0]).toContain(`${ENV}=${JSON.stringify(raw)}`);
-    expect(diagnostics.lines[0]).toContain('allowed: 0 (no sampling) or a plain decimal number of seconds from 0.1 to');
+    expect(diagnostics.lines('warn')).toHaveLength(1);
+    expect(diagnostics.lines('warn')[0]).toContain(`${ENV}=${JSON.stringify(raw)}`);
+    expect(diagnostics.lines('warn')[0]).toContain(
+      'allowed: 0 (no sampling) or a plain decimal number of seconds from 0.1 to',
+    );
   });
 
   it('accepts plain decimals with surrounding spaces', () => {
-    trace.setGlobalTracerProvider(tracing().provider);
+    trace.setGlobalTracerProvider(createSpanHarness().tracerProvider);
     for (const [raw, seconds] of [
       [' 10 ', 10],
       ['0.5', 0.5],

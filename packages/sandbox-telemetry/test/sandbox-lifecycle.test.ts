@@ -19,11 +19,11 @@ import {
   recordSandboxStartup,
   SandboxLifecycle,
 } from '@gym/sandbox-telemetry';
-import { createMetricHarness, type MetricHarness, pointsOf } from '@gym/test-kit';
+import { createMetricHarness, type DiagCapture, type MetricHarness, pointsOf } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { type Meter, metrics } from '@opentelemetry/api';
 import { AggregationTemporality, DataPointType, type Histogram } from '@opentelemetry/sdk-metrics';
-import { captureDiag, type DiagCapture } from './diag-capture.js';
+import { captureSandboxDiag } from './support.js';
 
 const DOCKER = { [ATTR_SANDBOX_PROVIDER]: 'docker' };
 
@@ -42,7 +42,7 @@ function sandboxGroup(on: boolean): void {
 
 beforeEach(() => {
   m = createMetricHarness();
-  diagnostics = captureDiag();
+  diagnostics = captureSandboxDiag();
   options = { provider: 'docker', meterProvider: m.meterProvider };
   sandboxGroup(true);
 });
@@ -169,7 +169,7 @@ describe('the recorders', () => {
       recordSandboxExecDuration(value as number, options);
     }
     expect((await m.collect()).size).toBe(0);
-    expect(diagnostics.lines).toEqual([
+    expect(diagnostics.lines('warn')).toEqual([
       expect.stringContaining('recordSandboxActive: delta = number NaN is not an integer'),
       expect.stringContaining('recordSandboxStartup: ms = number NaN is not a finite number of milliseconds >= 0'),
       expect.stringContaining('recordSandboxExecDuration: ms = number NaN is not a finite number'),
@@ -195,8 +195,8 @@ describe('the recorders', () => {
       lifecycle.create(() => 1);
       lifecycle.release();
     }).not.toThrow();
-    expect(diagnostics.lines.join('\n')).toContain('no meter');
-    expect(diagnostics.lines.join('\n')).toContain('provider getter exploded');
+    expect(diagnostics.lines('warn').join('\n')).toContain('no meter');
+    expect(diagnostics.lines('warn').join('\n')).toContain('provider getter exploded');
   });
 });
 
@@ -403,7 +403,7 @@ describe('SandboxLifecycle edge rules', () => {
     backwards.create(() => 'sandbox');
     expect(await active()).toBe(2);
     expect(await points(METRIC_SANDBOX_STARTUP_DURATION)).toEqual([]);
-    expect(diagnostics.lines).toEqual([
+    expect(diagnostics.lines('warn')).toEqual([
       expect.stringContaining('the clock threw'),
       expect.stringContaining('the clock went backwards'),
     ]);

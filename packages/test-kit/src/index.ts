@@ -15,6 +15,7 @@ export {
 export { ManualClock } from './manual-clock.js';
 export {
   attributeSets,
+  collectMetrics,
   counterValue,
   createMetricHarness,
   findMetric,
@@ -27,4 +28,5 @@ export {
   pointsOf,
   sameAttributes,
 } from './metric-harness.js';
+export { copyBuiltPackage, linkDirectory, REPO_ROOT } from './package-copies.js';
 export { createSpanHarness, type SpanHarness } from './span-harness.js';

@@ -13,10 +13,10 @@ import {
   type ViewOptions,
 } from '@opentelemetry/sdk-metrics';
 
-/** A MetricReader that collects only when asked (cumulative temporality, like Prometheus). */
+/** A MetricReader that collects only when asked (cumulative temporality, like Prometheus, unless told). */
 export class PullMetricReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
+  constructor(temporality: AggregationTemporality = AggregationTemporality.CUMULATIVE) {
+    super({ aggregationTemporalitySelector: () => temporality });
   }
   protected override async onShutdown(): Promise<void> {}
   protected override async onForceFlush(): Promise<void> {}
@@ -25,6 +25,8 @@ export class PullMetricReader extends MetricReader {
 export interface MetricHarnessOptions {
   /** SDK views, e.g. to check that an explicit bucket override reaches the SDK. */
   readonly views?: ViewOptions[];
+  /** The reader's temporality (cumulative unless told; delta shows only what changed since the last collection). */
+  readonly temporality?: AggregationTemporality;
 }
 
 /** A provider plus a way to read everything it would export. */
@@ -40,22 +42,12 @@ export interface MetricHarness {
 
 /** A fresh MeterProvider with its own pull reader. */
 export function createMetricHarness(options: MetricHarnessOptions = {}): MetricHarness {
-  const reader = new PullMetricReader();
+  const reader = new PullMetricReader(options.temporality);
   const meterProvider = new MeterProvider({ readers: [reader], views: options.views ?? [] });
   return {
     meterProvider,
     reader,
-    async collect() {
-      const { resourceMetrics, errors } = await reader.collect();
-      if (errors.length > 0) throw new AggregateError(errors, 'metric collection failed');
-      const byName = new Map<string, MetricData>();
-      for (const scope of resourceMetrics.scopeMetrics) {
-        for (const metric of scope.metrics) {
-          if (metric.dataPoints.length > 0) byName.set(metric.descriptor.name, metric);
-        }
-      }
-      return byName;
-    },
+    collect: () => collectMetrics(reader),
     async scopes() {
       const { resourceMetrics } = await reader.collect();
       return resourceMetrics.scopeMetrics
@@ -64,6 +56,22 @@ export function createMetricHarness(options: MetricHarnessOptions = {}): MetricH
     },
     shutdown: () => meterProvider.shutdown(),
   };
+}
+
+/**
+ * Every metric `reader` would export now with at least one data point, by instrument name.
+ * Collection errors throw. For tests that pass readers around rather than harnesses.
+ */
+export async function collectMetrics(reader: MetricReader): Promise<Map<string, MetricData>> {
+  const { resourceMetrics, errors } = await reader.collect();
+  if (errors.length > 0) throw new AggregateError(errors, 'metric collection failed');
+  const byName = new Map<string, MetricData>();
+  for (const scope of resourceMetrics.scopeMetrics) {
+    for (const metric of scope.metrics) {
+      if (metric.dataPoints.length > 0) byName.set(metric.descriptor.name, metric);
+    }
+  }
+  return byName;
 }
 
 /** True when both attribute sets hold exactly the same keys and values. */
