@@ -170,6 +170,22 @@ async function run(options: DemoOptions): Promise<number> {
       const { targetsFile, linger } = options;
       localPrometheus = await startDemoPrometheus({ scrapeable: prometheus, targetsFile, linger, out, err });
     }
+    // The file_sd file Prometheus watches: the orchestrator's endpoint and every live server's,
+    // rewritten whenever a restarted server comes back on a new port.
+    let targetsFile: string | undefined;
+    const writeCurrentTargets = async (): Promise<void> => {
+      if (targetsFile === undefined || fleet === undefined) return;
+      const endpoints = [telemetry?.prometheusEndpoint, ...fleet.members.map((member) => member.metrics)].filter(
+        (endpoint): endpoint is string => typeof endpoint === 'string',
+      );
+      await writeTargets(targetsFile, endpoints);
+    };
+    // One write at a time (two servers may come back together); each write reads the fleet anew.
+    let targetsWritten: Promise<void> = Promise.resolve();
+    const refreshTargets = (): Promise<void> => {
+      targetsWritten = targetsWritten.then(writeCurrentTargets, writeCurrentTargets);
+      return targetsWritten;
+    };
     fleet = await Fleet.start({
       count: options.servers,
       serverArgs: [
@@ -220,6 +236,10 @@ async function run(options: DemoOptions): Promise<number> {
           `${member.name} restarted (restart ${member.restart} of ${options.restarts}): pid ${member.pid} ${member.url}` +
             (member.metrics ? ` metrics ${member.metrics}` : ''),
         );
+        // A restarted server has a new metrics port: Prometheus must follow it.
+        refreshTargets().catch((error: unknown) =>
+          note(`could not rewrite the Prometheus targets: ${error instanceof Error ? error.message : String(error)}`),
+        );
       },
       onRestartFailed: (name, reason, retryInMs) => {
         note(
@@ -230,12 +250,9 @@ async function run(options: DemoOptions): Promise<number> {
     const supervised = fleet;
     recordActiveServers(supervised.live);
     for (const member of supervised.members) out(showMember(member));
-    const endpoints = [telemetry?.prometheusEndpoint, ...supervised.members.map((member) => member.metrics)].filter(
-      (endpoint): endpoint is string => typeof endpoint === 'string',
-    );
-    const targetsFile = options.targetsFile ?? localPrometheus?.targetsFile;
+    targetsFile = options.targetsFile ?? localPrometheus?.targetsFile;
     if (targetsFile !== undefined) {
-      await writeTargets(targetsFile, endpoints);
+      await refreshTargets();
       out(`  Prometheus file_sd targets written to ${targetsFile}`);
     }
     const workers = DEFAULT_WORKERS;

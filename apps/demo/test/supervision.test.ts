@@ -4,7 +4,10 @@
 // not storm the dead port, and the run exits non-zero. And a closed stdout (`| head -1`)
 // never crashes the orchestrator: its servers still stop.
 
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { runLoad } from '../src/load-generator.js';
 import { parsePrometheusText } from '../src/prometheus-text.js';
@@ -33,7 +36,11 @@ function serverPid(stdout: string, name: string): number | undefined {
 
 describe('a server killed mid-run', () => {
   it('is restarted and reported; no retry storm; gym_servers_active follows; exit status 3 with the reason', async () => {
-    run = spawnNode(ORCHESTRATOR, ['--servers', '2', '--duration', '8'], PROMETHEUS);
+    const dir = mkdtempSync(join(tmpdir(), 'gym-supervision-'));
+    const targetsFile = join(dir, 'targets.json');
+    const targetHosts = (): string[] =>
+      (JSON.parse(readFileSync(targetsFile, 'utf8')) as { targets: string[] }[]).flatMap((group) => group.targets);
+    run = spawnNode(ORCHESTRATOR, ['--servers', '2', '--duration', '8', '--targets-file', targetsFile], PROMETHEUS);
     const current = run;
     await waitFor('the load to start', () => (current.stdout.includes('Load:') ? true : undefined), 20_000);
     const orchestratorMetrics = /orchestrator\s+pid \d+\s+metrics (\S+)/.exec(current.stdout)?.[1];
@@ -57,13 +64,27 @@ describe('a server killed mid-run', () => {
       }
     })();
     // Mid-run: once a scraper has seen the whole fleet up and the servers have been read once.
-    await waitFor('a scrape of the fleet at 2', () => (seen.includes(2) ? true : undefined), 10_000, 25);
-    await waitFor('the first progress line', () => (/load +\d/.test(current.stderr) ? true : undefined), 10_000);
-    process.kill(victim, 'SIGKILL');
-    await waitFor('the restart', () => (/server-2 restarted/.test(current.stderr) ? true : undefined), 20_000);
-    await waitFor('a scrape after the restart', () => (seen.length >= 3 ? true : undefined), 5_000, 25);
-    watching = false;
-    await watcher;
+    // The watcher stops however this block ends, so a failed wait fails the test instead of hanging it.
+    try {
+      await waitFor('a scrape of the fleet at 2', () => (seen.includes(2) ? true : undefined), 10_000, 25);
+      await waitFor('the first progress line', () => (/load +\d/.test(current.stderr) ? true : undefined), 10_000);
+      process.kill(victim, 'SIGKILL');
+      await waitFor('the restart', () => (/server-2 restarted/.test(current.stderr) ? true : undefined), 20_000);
+      // Prometheus follows the restarted server: its new metrics port replaces the dead one in the file_sd targets.
+      const newMetrics = /server-2 restarted .* metrics (\S+)/.exec(current.stderr)?.[1] as string;
+      expect(newMetrics).toBeDefined();
+      await waitFor(
+        'the targets file to name the restarted server',
+        () => (targetHosts().includes(new URL(newMetrics).host) ? true : undefined),
+        5_000,
+        25,
+      );
+      expect(targetHosts()).toHaveLength(3);
+      await waitFor('a scrape after the restart', () => (seen.length >= 3 ? true : undefined), 5_000, 25);
+    } finally {
+      watching = false;
+      await watcher;
+    }
 
     const { code } = await exited(current.child);
     expect(code).toBe(3);
@@ -91,6 +112,7 @@ describe('a server killed mid-run', () => {
 
     const restarted = Number(/restarted as pid (\d+)/.exec(current.stdout)?.[1]);
     for (const pid of [victim, survivor, restarted]) expect(isAlive(pid)).toBe(false);
+    rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 });
 
