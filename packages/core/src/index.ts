@@ -16,6 +16,7 @@ export {
 export { FAILURE_POLICY } from './failure-policy.js';
 export type { InstrumentScope, MeterSourceOptions, TracerSourceOptions } from './instrument-source.js';
 export { resolveMeter, resolveTracer, wouldRecordMetrics, wouldRecordTraces } from './instrument-source.js';
+export { perMeter } from './per-meter.js';
 export type { Reporter } from './report.js';
 export { createReporter } from './report.js';
 export { SHARED_SLOT_VERSION, sharedSlot } from './shared-slot.js';

@@ -235,3 +235,25 @@ describe('the hot-path slots', () => {
     expect(isMetricsExporting()).toBe(false);
   });
 });
+
+describe('perMeter', () => {
+  it('makes once per meter, keeps nothing when making throws, and tries again next call', async () => {
+    const { perMeter } = await import('@gym/core');
+    const provider = new SdkMeterProvider();
+    const a = provider.getMeter('a');
+    const b = provider.getMeter('b');
+    let calls = 0;
+    let fail = true;
+    const memo = perMeter((meter) => {
+      calls += 1;
+      if (fail) throw new Error('not yet');
+      return { meter };
+    });
+    expect(() => memo(a)).toThrow('not yet');
+    fail = false;
+    const first = memo(a);
+    expect(memo(a)).toBe(first);
+    expect(memo(b)).not.toBe(first);
+    expect(calls).toBe(3);
+  });
+});

@@ -12,6 +12,7 @@ import {
   METRIC_VERIFY_DURATION,
   METRIC_VERIFY_SUCCESS_RATE,
 } from '@gym/constants';
+import { perMeter } from '@gym/core';
 import type { Gauge, Histogram, Meter } from '@opentelemetry/api';
 
 /** Unit of the two duration histograms. Gym keeps milliseconds (and `_ms` names) for its dashboards. */
@@ -51,17 +52,8 @@ export class GymInstruments {
   }
 }
 
-const byMeter = new WeakMap<Meter, GymInstruments>();
-
 /**
  * The instruments of `meter`, made on first use. Throws when the meter does (nothing is
  * cached then, so the next call tries again); callers catch and report.
  */
-export function instrumentsOf(meter: Meter): GymInstruments {
-  let instruments = byMeter.get(meter);
-  if (instruments === undefined) {
-    instruments = new GymInstruments(meter);
-    byMeter.set(meter, instruments);
-  }
-  return instruments;
-}
+export const instrumentsOf: (meter: Meter) => GymInstruments = perMeter((meter) => new GymInstruments(meter));

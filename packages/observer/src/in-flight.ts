@@ -10,30 +10,31 @@
 // meter lookup, no listeners on the response, no allocation.
 
 import { ATTR_SERVER_NAME, METRIC_REQUESTS_IN_FLIGHT, UNIT_REQUEST } from '@gym/constants';
-import { invalidChoice, isMetricsExporting, type MeterSourceOptions, resolveMeter, sharedSlot } from '@gym/core';
+import {
+  invalidChoice,
+  isMetricsExporting,
+  type MeterSourceOptions,
+  perMeter,
+  resolveMeter,
+  sharedSlot,
+} from '@gym/core';
 import { type Attributes, type Meter, type UpDownCounter, ValueType } from '@opentelemetry/api';
 import { reporter, SCOPE } from './scope.js';
 import type { RequestEmitter, TrackInFlightOptions, Untrack } from './types.js';
 import { injectedOf, optionsOf, own, serverNameOf } from './validate.js';
 
 const NO_ATTRIBUTES: Attributes = Object.freeze({});
-const counters = new WeakMap<Meter, UpDownCounter>();
 /** One tracker per server, shared by every copy of this package: tracking twice must not count twice. */
 const tracked = sharedSlot('@gym/observer/tracked-servers@1', () => new WeakMap<object, Untrack>());
 
 /** The in-flight counter of `meter`, created once. May throw (a broken meter): callers catch. */
-export function inFlightCounter(meter: Meter): UpDownCounter {
-  let counter = counters.get(meter);
-  if (counter === undefined) {
-    counter = meter.createUpDownCounter(METRIC_REQUESTS_IN_FLIGHT, {
-      description: 'HTTP requests between arrival and response end or client abort.',
-      unit: UNIT_REQUEST,
-      valueType: ValueType.INT,
-    });
-    counters.set(meter, counter);
-  }
-  return counter;
-}
+export const inFlightCounter: (meter: Meter) => UpDownCounter = perMeter((meter) =>
+  meter.createUpDownCounter(METRIC_REQUESTS_IN_FLIGHT, {
+    description: 'HTTP requests between arrival and response end or client abort.',
+    unit: UNIT_REQUEST,
+    valueType: ValueType.INT,
+  }),
+);
 
 /** The attribute set of a server name, built once. */
 export function inFlightAttributes(serverName: string | undefined): Attributes {

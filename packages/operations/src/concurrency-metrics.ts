@@ -25,7 +25,7 @@ import {
   UNIT_WAIT,
   UNIT_WAITER,
 } from '@gym/constants';
-import { isMetricsExporting, sharedSlot } from '@gym/core';
+import { isMetricsExporting, perMeter, sharedSlot } from '@gym/core';
 import {
   type Attributes,
   type BatchObservableResult,
@@ -234,7 +234,7 @@ function newSum(attributes: Attributes): Sum {
   };
 }
 
-const instruments = new WeakMap<Meter, ConcurrencyInstruments>();
+const instrumentsOf = perMeter((meter) => new ConcurrencyInstruments(meter, limitsOf(meter)));
 
 /**
  * Reports `cell` (of the limit `owner`) on `meter` from now on, for as long as `owner` lives.
@@ -243,17 +243,15 @@ const instruments = new WeakMap<Meter, ConcurrencyInstruments>();
  */
 export function reportOn(meter: Meter, owner: object, cell: LimitCell, viaGlobal: boolean): boolean {
   const limits = limitsOf(meter);
-  if (!instruments.has(meter)) {
-    try {
-      instruments.set(meter, new ConcurrencyInstruments(meter, limits));
-    } catch (error) {
-      reporter.warnOnce(
-        'concurrency-instruments',
-        'creating the gym.concurrency instruments failed; metered limits are not reported, the next use tries again',
-        error,
-      );
-      return false;
-    }
+  try {
+    instrumentsOf(meter);
+  } catch (error) {
+    reporter.warnOnce(
+      'concurrency-instruments',
+      'creating the gym.concurrency instruments failed; metered limits are not reported, the next use tries again',
+      error,
+    );
+    return false;
   }
   const entry: Entry = { owner: new WeakRef(owner), cell, viaGlobal };
   limits.entries.add(entry);

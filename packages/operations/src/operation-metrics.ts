@@ -24,7 +24,7 @@ import {
   OUTCOMES,
   type Outcome,
 } from '@gym/constants';
-import { sharedSlot } from '@gym/core';
+import { perMeter, sharedSlot } from '@gym/core';
 import {
   type Attributes,
   type BatchObservableResult,
@@ -168,17 +168,15 @@ function newSeries(operation: Operation, executor: Executor): Series {
   return { attributes, byOutcome: Object.freeze(byOutcome), queued: 0, active: 0 };
 }
 
-const byMeter = new WeakMap<Meter, OperationMetrics>();
+const metricsOf = perMeter((meter) => new OperationMetrics(meter));
 
 /**
  * The instruments of `meter`, made on first use; `undefined` when making them failed (reported
  * once, and tried again on the next operation: a meter is never written off).
  */
 export function operationMetricsFor(meter: Meter): OperationMetrics | undefined {
-  let found = byMeter.get(meter);
-  if (found !== undefined) return found;
   try {
-    found = new OperationMetrics(meter);
+    return metricsOf(meter);
   } catch (error) {
     reporter.warnOnce(
       'instruments',
@@ -187,6 +185,4 @@ export function operationMetricsFor(meter: Meter): OperationMetrics | undefined 
     );
     return undefined;
   }
-  byMeter.set(meter, found);
-  return found;
 }

@@ -23,6 +23,7 @@ import {
   invalidChoice,
   isMetricsExporting,
   type MeterSourceOptions,
+  perMeter,
   resolveMeter,
   wouldRecordMetrics,
 } from '@gym/core';
@@ -74,7 +75,7 @@ export class SandboxLifecycleInstruments {
   }
 }
 
-const byMeter = new WeakMap<Meter, SandboxLifecycleInstruments>();
+const instrumentsOf = perMeter((meter) => new SandboxLifecycleInstruments(meter));
 const byProvider = new Map<string, Attributes>();
 let lastProvider: unknown = Symbol('no provider yet');
 let lastAttributes: Attributes | undefined;
@@ -89,12 +90,7 @@ export function lifecycleInstruments(source: MeterSourceOptions | undefined): Sa
   const meter = resolveMeter(source, SCOPE, reporter);
   if (meter === undefined) return undefined;
   try {
-    let instruments = byMeter.get(meter);
-    if (instruments === undefined) {
-      instruments = new SandboxLifecycleInstruments(meter);
-      byMeter.set(meter, instruments);
-    }
-    return instruments;
+    return instrumentsOf(meter);
   } catch (error) {
     reportMetricFailure(error);
     return undefined;
