@@ -242,5 +242,5 @@ describe('the allowed places stay allowed (the rules are not blanket bans)', () 
     expect(readFileSync(join(copy, 'apps/demo/src/orchestrator.ts'), 'utf8')).toMatch(
       /import \{[^}]*\brecordActiveServers\b[^}]*\} from '@gym\/metrics'/,
     );
-  }, 120_000);
+  }, 300_000);
 });

@@ -31,6 +31,8 @@ export interface DemoOptions {
   readonly judgeQueueTimeoutMs: number;
   /** Restarts allowed per server when one dies. */
   readonly restarts: number;
+  /** Wait before a dead server's first restart; doubled for each further one (at most 4 s or this). */
+  readonly restartBackoffMs: number;
   /** Write a Prometheus file_sd JSON list of every metrics endpoint here, once the fleet is up. */
   readonly targetsFile?: string | undefined;
   /** Keep the fleet up this many seconds after the summary (for a Prometheus to scrape); a signal ends it early. */
@@ -71,6 +73,8 @@ Options:
   --judge-queue-timeout-ms <ms> (default 500)
   --restarts <n>           restarts allowed per server when one dies, with backoff
                            (0-10, default 3); a death makes the exit status 3 either way
+  --restart-backoff-ms <ms>  wait before the first restart, doubled for each further one
+                           (0-60000, default 250; at most 4 s apart unless this is longer)
   --targets-file <path>    write the fleet's metrics endpoints there as Prometheus file_sd JSON
   --linger <seconds>       keep the fleet up after the summary so a Prometheus can scrape it;
                            Ctrl-C or SIGTERM ends it early (0-600, default 0)
@@ -109,6 +113,7 @@ const schema = z.object({
   judgeMaxQueued: integer('--judge-max-queued', 0, 10_000).default(16),
   judgeQueueTimeoutMs: integer('--judge-queue-timeout-ms', 1, 600_000).default(500),
   restarts: integer('--restarts', 0, 10).default(3),
+  restartBackoffMs: integer('--restart-backoff-ms', 0, 60_000).default(250),
   targetsFile: z.string().min(1, '--targets-file must not be empty').optional(),
   linger: integer('--linger', 0, 600).default(0),
   prometheus: z.boolean().default(false),
@@ -135,6 +140,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
         'judge-max-queued': { type: 'string' },
         'judge-queue-timeout-ms': { type: 'string' },
         restarts: { type: 'string' },
+        'restart-backoff-ms': { type: 'string' },
         'targets-file': { type: 'string' },
         linger: { type: 'string' },
         prometheus: { type: 'boolean' },
@@ -162,6 +168,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     judgeMaxQueued: values['judge-max-queued'],
     judgeQueueTimeoutMs: values['judge-queue-timeout-ms'],
     restarts: values.restarts,
+    restartBackoffMs: values['restart-backoff-ms'],
     targetsFile: values['targets-file'],
     linger: values.linger,
     prometheus: values.prometheus,

@@ -2,7 +2,12 @@
 // request when the previous one answered. More verify workers than verify slots is the
 // point: with a small limit the extra workers wait in the queue, so queue time grows while
 // run time stays what the verifier needs. A few verifies hang or crash on purpose, early
-// enough that a short run shows both outcomes. A server that does not answer is backed off
+// enough that a short run shows both outcomes. Rollout workers drive episodes the way a
+// rollout driver does (a tool call, then a verify of the answer, each sent again after a 503)
+// and report each finished episode's wall time; a sandbox worker creates a sandbox, reads it,
+// runs an exec in it and deletes it. An episode begun before the load's time is up is driven
+// to its end (until the request cap, the caller's abort or the drain deadline), so a short run
+// still finishes what it started. A server that does not answer is backed off
 // from (one probe at a time, exponentially spaced), a server that is down (being restarted)
 // gets no request at all, and a 503 is honoured for its `Retry-After`: a dead or overloaded
 // server never meets a retry storm.
@@ -17,10 +22,12 @@ export interface WorkerCounts {
   readonly tool: number;
   readonly judge: number;
   readonly sandbox: number;
+  /** Rollout workers, each driving one episode at a time (default 0). */
+  readonly rollout?: number | undefined;
 }
 
 /** Default workers per server: verify well above any small limit, the others moderate. */
-export const DEFAULT_WORKERS: WorkerCounts = { verify: 8, tool: 2, judge: 4, sandbox: 1 };
+export const DEFAULT_WORKERS: WorkerCounts = { verify: 8, tool: 2, judge: 4, sandbox: 1, rollout: 1 };
 
 /** One server the load is sent to. */
 export interface LoadTarget {
@@ -41,6 +48,8 @@ export interface LoadOptions {
   readonly signal: AbortSignal;
   /** Called about twice a second with the running totals (not at the end: the caller gets the final totals). */
   readonly onProgress?: (stats: LoadStats) => void;
+  /** Called with the wall time (ms) of every rollout that ran to its end. */
+  readonly onRollout?: (ms: number) => void;
 }
 
 /** Route names as the load generator counts them. */
@@ -66,6 +75,17 @@ export interface ServerLoadStats {
   shed: number;
 }
 
+/** The rollout episodes the load drove. */
+export interface RolloutStats {
+  /** Episodes that ran to their end (the verify answered, whatever it said). */
+  ended: number;
+  /** Episodes begun and given up: a step got no answer, or the load ended first. */
+  abandoned: number;
+  /** Sum and longest of the ended episodes' wall times. */
+  totalMs: number;
+  longestMs: number;
+}
+
 /** Running totals. */
 export interface LoadStats {
   readonly startedAt: number;
@@ -76,6 +96,7 @@ export interface LoadStats {
   /** Requests that got no response, over every route and server. */
   noAnswer: number;
   readonly routes: Record<LoadRoute, RouteStats>;
+  readonly rollouts: RolloutStats;
   /** By server name. */
   readonly servers: Record<string, ServerLoadStats>;
 }
@@ -86,6 +107,17 @@ const DRAIN_MS = 5_000;
 const TOOL_PAUSE_MS = 10;
 /** How long a sandbox worker keeps its sandbox before deleting it; a Node child costs ~50 ms of CPU to start. */
 const SANDBOX_HOLD_MS = 1_000;
+/** SHA-256 rounds of one exec inside a sandbox, and of a rollout's tool call. */
+const SANDBOX_EXEC_ROUNDS = 2_000;
+const ROLLOUT_TOOL_ROUNDS = 500;
+
+/**
+ * How a request is sent. `load`: counts against the budget and stops with it. `finish`: a later
+ * step of an episode already begun, sent after the load's time is up too (not past the request
+ * cap, the caller's abort or the drain deadline). `cleanup`: a delete, sent whatever the budget
+ * says, once, to a server that is up.
+ */
+type SendMode = 'load' | 'finish' | 'cleanup';
 
 interface Response {
   readonly status: number;
@@ -155,11 +187,15 @@ class Budget {
   }
   /** True once time, count or the signal ran out. */
   get over(): boolean {
-    return this.#signal.aborted || this.#left <= 0 || performance.now() >= this.#deadline;
+    return this.exhausted || performance.now() >= this.#deadline;
   }
-  /** Takes one request from the budget; false once time, count or the signal ran out. */
-  take(): boolean {
-    if (this.over) return false;
+  /** True once the count or the signal ran out (the time does not end an episode already begun). */
+  get exhausted(): boolean {
+    return this.#signal.aborted || this.#left <= 0;
+  }
+  /** Takes one request from the budget; false once time, count or the signal ran out (`finish`: count or signal). */
+  take(mode: 'load' | 'finish' = 'load'): boolean {
+    if (mode === 'load' ? this.over : this.exhausted) return false;
     this.#left--;
     return true;
   }
@@ -182,6 +218,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
     inFlight: 0,
     noAnswer: 0,
     routes,
+    rollouts: { ended: 0, abandoned: 0, totalMs: 0, longestMs: 0 },
     servers,
   };
   // Our own signals, chained to the caller's: every worker and request listens to them, far more than Node's default of 10 listeners.
@@ -210,22 +247,26 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
     method: string,
     path: string,
     body?: unknown,
-    cleanup = false,
+    mode: SendMode = 'load',
   ): Promise<Response | false | undefined> => {
+    const cleanup = mode === 'cleanup';
+    // An episode's later steps end with the drain deadline (or the caller's abort), not with the load's time.
+    const signal = mode === 'load' ? stop.signal : abandon.signal;
+    const over = (): boolean => (mode === 'load' ? budget.over : budget.exhausted || abandon.signal.aborted);
     let admission: 'go' | 'probe' | 'stop';
     let base: string | undefined;
     for (;;) {
-      // A server that is down or backed off is waited for only while the load lasts.
-      if (!cleanup && budget.over) return false;
-      admission = cleanup ? 'go' : await health.admit(stop.signal, () => budget.over);
+      // A server that is down or backed off is waited for only while the load (or the episode) lasts.
+      if (!cleanup && over()) return false;
+      admission = cleanup ? 'go' : await health.admit(signal, over);
       if (admission === 'stop') return false;
       base = target.url();
       if (base !== undefined) break;
       if (admission === 'probe') health.answered(true); // nothing was sent; a new process gets a fresh start
       if (cleanup) return undefined;
-      await waitOrAbort(DOWN_POLL_MS, stop.signal);
+      await waitOrAbort(DOWN_POLL_MS, signal);
     }
-    if (!cleanup && !budget.take()) {
+    if (!cleanup && !budget.take(mode === 'finish' ? 'finish' : 'load')) {
       if (admission === 'probe') health.failed(true);
       return false;
     }
@@ -244,7 +285,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
       if (status === 503) {
         server.shed++;
         const pause = Math.min(MAX_RETRY_AFTER_MS, (response.retryAfterSeconds ?? 1) * 1000);
-        if (!cleanup) await waitOrAbort(pause, stop.signal);
+        if (!cleanup) await waitOrAbort(pause, signal);
       }
       return response;
     } catch {
@@ -268,6 +309,61 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
     for (let i = 0; i < options.workers.tool; i++) workers.push(toolWorker(target, health, serverIndex * 1000 + i));
     for (let i = 0; i < options.workers.judge; i++) workers.push(judgeWorker(target, health));
     for (let i = 0; i < options.workers.sandbox; i++) workers.push(sandboxWorker(target, health));
+    for (let i = 0; i < (options.workers.rollout ?? 0); i++) {
+      workers.push(rolloutWorker(target, health, verifyCounter, serverIndex * 1000 + i));
+    }
+  }
+
+  /** Sends one step of an episode, again after each 503 (whose Retry-After `send` honoured). */
+  async function step(
+    target: LoadTarget,
+    health: ServerHealth,
+    mode: 'load' | 'finish',
+    route: LoadRoute,
+    path: string,
+    body: unknown,
+  ): Promise<Response | false | undefined> {
+    for (;;) {
+      const answer = await send(target, health, route, 'POST', path, body, mode);
+      if (answer === false || answer === undefined || answer.status !== 503) return answer;
+    }
+  }
+
+  /**
+   * One rollout after another: a tool call, then a verify of the answer. The episode's wall
+   * time, 503s and their Retry-After included, is reported once the verify answered (whatever
+   * it said); an episode whose step got no answer, or that the load ended, is abandoned.
+   */
+  async function rolloutWorker(
+    target: LoadTarget,
+    health: ServerHealth,
+    counter: { next: number },
+    seed: number,
+  ): Promise<void> {
+    for (let n = 0; ; n++) {
+      const started = performance.now();
+      const tool = await step(target, health, 'load', 'tool', '/tool', {
+        tool: 'sha256',
+        input: `rollout-${seed}-${n}`,
+        rounds: ROLLOUT_TOOL_ROUNDS,
+      });
+      if (tool === false) return;
+      if (tool === undefined) {
+        stats.rollouts.abandoned++;
+        continue;
+      }
+      const verify = await step(target, health, 'finish', 'verify', '/verify', verifyBody(counter.next++));
+      if (verify === false || verify === undefined) {
+        stats.rollouts.abandoned++;
+        if (verify === false) return;
+        continue;
+      }
+      const ms = performance.now() - started;
+      stats.rollouts.ended++;
+      stats.rollouts.totalMs += ms;
+      stats.rollouts.longestMs = Math.max(stats.rollouts.longestMs, ms);
+      options.onRollout?.(ms);
+    }
   }
 
   async function verifyWorker(target: LoadTarget, health: ServerHealth, counter: { next: number }): Promise<void> {
@@ -299,7 +395,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
   }
 
   async function sandboxWorker(target: LoadTarget, health: ServerHealth): Promise<void> {
-    for (;;) {
+    for (let n = 0; ; n++) {
       const base = target.url();
       const created = await send(target, health, 'sandbox', 'POST', '/sandboxes', {
         cpu: 0.1,
@@ -312,15 +408,18 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
         continue;
       }
       const { id } = JSON.parse(created.body) as { id: string };
-      await waitOrAbort(SANDBOX_HOLD_MS / 2, stop.signal);
-      if ((await send(target, health, 'sandbox', 'GET', `/sandboxes/${id}`)) === false) {
-        await send(target, health, 'sandbox', 'DELETE', `/sandboxes/${id}`, undefined, true);
-        return;
+      // A sandbox that was made is read and used even when the load's time runs out meanwhile.
+      if (!budget.over) await waitOrAbort(SANDBOX_HOLD_MS / 2, stop.signal);
+      const read = await send(target, health, 'sandbox', 'GET', `/sandboxes/${id}`, undefined, 'finish');
+      if (read !== false && target.url() === base) {
+        const exec = { input: `sandbox-${n}`, rounds: SANDBOX_EXEC_ROUNDS };
+        await send(target, health, 'sandbox', 'POST', `/sandboxes/${id}/exec`, exec, 'finish');
       }
-      await waitOrAbort(SANDBOX_HOLD_MS / 2, stop.signal);
+      if (!budget.over) await waitOrAbort(SANDBOX_HOLD_MS / 2, stop.signal);
       // The delete is cleanup, not load: it is sent even when the budget ran out, and only to
       // the process that made the sandbox (a restarted server does not know it).
-      if (target.url() === base) await send(target, health, 'sandbox', 'DELETE', `/sandboxes/${id}`, undefined, true);
+      if (target.url() === base)
+        await send(target, health, 'sandbox', 'DELETE', `/sandboxes/${id}`, undefined, 'cleanup');
     }
   }
 

@@ -14,8 +14,13 @@ import { writeGenerated } from '@gym/dashboards';
 
 /** Seconds between scrapes and between rule evaluations: a demo lasts seconds, not hours. */
 const INTERVAL = '1s';
-/** How long Prometheus may take to answer /-/ready. */
-const READY_TIMEOUT_MS = 20_000;
+/** How long Prometheus may take to answer /-/ready (a guard against a hang; it takes about a second). */
+const READY_TIMEOUT_MS = 60_000;
+/**
+ * Ports tried: Prometheus cannot report a port it bound itself, so it gets one that was free a
+ * moment ago, and another process may take it first (Prometheus then exits: address in use).
+ */
+const PORT_ATTEMPTS = 3;
 
 /** A running local Prometheus. */
 export interface LocalPrometheus {
@@ -35,6 +40,8 @@ export interface LocalPrometheusOptions {
   readonly targetsFile?: string | undefined;
   /** The Prometheus binary (default: `prometheus` on PATH, then /usr/bin/prometheus). */
   readonly binary?: string | undefined;
+  /** Picks the port of each attempt (default: {@link freePort}); for tests. */
+  readonly pickPort?: (() => Promise<number>) | undefined;
 }
 
 /** The Prometheus binary to run, or undefined when none is installed. */
@@ -139,38 +146,54 @@ export async function startLocalPrometheus(options: LocalPrometheusOptions = {})
     const ruleFiles = written.filter((file) => file.endsWith('.rules.yml'));
     const configFile = join(dir, 'prometheus.yml');
     await writeFile(configFile, config(targetsFile, ruleFiles));
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    let stderr = '';
-    const started = spawn(
-      binary,
-      [
-        `--config.file=${configFile}`,
-        `--storage.tsdb.path=${join(dir, 'data')}`,
-        `--web.listen-address=127.0.0.1:${port}`,
-        '--log.level=warn',
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    child = started;
-    started.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr = (stderr + chunk).slice(-4_000);
-    });
-    let spawnError: Error | undefined;
-    started.once('error', (error) => {
-      spawnError = error;
-    });
-    // A demo that exits abruptly (a second Ctrl-C) must not leave Prometheus behind.
-    const killOnExit = (): void => {
-      started.kill('SIGKILL');
-    };
-    process.once('exit', killOnExit);
-    await waitReady(
-      url,
-      started,
-      () => stderr,
-      () => spawnError,
-    );
+    let started: ChildProcess;
+    let url: string;
+    let killOnExit: () => void;
+    for (let attempt = 1; ; attempt++) {
+      const port = await (options.pickPort ?? freePort)();
+      url = `http://127.0.0.1:${port}`;
+      let stderr = '';
+      const launched = spawn(
+        binary,
+        [
+          `--config.file=${configFile}`,
+          `--storage.tsdb.path=${join(dir, `data-${attempt}`)}`,
+          `--web.listen-address=127.0.0.1:${port}`,
+          '--log.level=warn',
+        ],
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      child = launched;
+      launched.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr = (stderr + chunk).slice(-4_000);
+      });
+      let spawnError: Error | undefined;
+      launched.once('error', (error) => {
+        spawnError = error;
+      });
+      // A demo that exits abruptly (a second Ctrl-C) must not leave Prometheus behind.
+      const kill = (): void => {
+        launched.kill('SIGKILL');
+      };
+      process.once('exit', kill);
+      try {
+        await waitReady(
+          url,
+          launched,
+          () => stderr,
+          () => spawnError,
+        );
+        started = launched;
+        killOnExit = kill;
+        break;
+      } catch (error) {
+        process.removeListener('exit', kill);
+        if (attempt >= PORT_ATTEMPTS || !/address already in use/i.test(stderr)) throw error;
+        const done = exited(launched);
+        launched.kill('SIGKILL'); // it exits by itself; this only makes sure
+        await done;
+      }
+    }
     let stopping: Promise<void> | undefined;
     return {
       url,

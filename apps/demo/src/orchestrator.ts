@@ -2,17 +2,19 @@
 // them, drive them, print what their metrics say, and stop everything. This module is the
 // only place in the repository that calls `recordActiveServers`: `gym.servers.active` has
 // exactly one writer, the process that knows how many servers it started and how many still
-// run (it follows every death and restart).
+// run (it follows every death and restart). It is also the rollout driver: each rollout
+// episode the load generator drives ends in `recordRolloutDuration` here.
 
 import { rename, writeFile } from 'node:fs/promises';
 import type { Operation } from '@gym/constants';
-import { recordActiveServers } from '@gym/metrics';
+import { recordActiveServers, recordRolloutDuration } from '@gym/metrics';
 import { configureTelemetryEnv, initTelemetry, shutdownTelemetry } from '@gym/otel-bootstrap';
 import { type DemoOptions, HELP, parseCommandLine } from './cli-options.js';
 import { settleWithin, waitOrAbort } from './deadline.js';
 import { Fleet, type FleetMember, type ServerDeath } from './fleet.js';
 import { DEFAULT_WORKERS, type LoadStats, type LoadTarget, runLoad } from './load-generator.js';
 import { type LocalPrometheus, startDemoPrometheus } from './local-prometheus.js';
+import { defaultMetricsEndpointLimits } from './metrics-endpoint.js';
 import type { PromSample } from './prometheus-text.js';
 import { FleetReadings } from './readings.js';
 import { type DeathReport, formatSummary, type LimitsReading, successRates, summariseOperations } from './summary.js';
@@ -141,7 +143,11 @@ async function run(options: DemoOptions): Promise<number> {
     // between finding a port and binding it), and each reports the endpoint it got.
     process.env.OTEL_EXPORTER_PROMETHEUS_PORT = '0';
   }
-  const telemetry = await initTelemetry({ serverName: 'orchestrator', serverType: 'orchestrator' });
+  const telemetry = await initTelemetry({
+    serverName: 'orchestrator',
+    serverType: 'orchestrator',
+    prometheus: defaultMetricsEndpointLimits(),
+  });
   const exporter = runId === null ? 'off' : (process.env.NEMO_GYM_OTEL_EXPORTER ?? '?');
   out(
     `gym-telemetry demo · run ${runId ?? '-'} · telemetry ${exporter}${otlp && runId !== null ? ` → ${process.env.OTEL_EXPORTER_OTLP_ENDPOINT}` : ''}`,
@@ -201,7 +207,11 @@ async function run(options: DemoOptions): Promise<number> {
         ['--judge-queue-timeout-ms', options.judgeQueueTimeoutMs],
       ].flatMap(([flag, value]) => [String(flag), String(value)]),
       prometheus,
-      restartPolicy: { budget: options.restarts, initialBackoffMs: 250, maxBackoffMs: 4_000 },
+      restartPolicy: {
+        budget: options.restarts,
+        initialBackoffMs: options.restartBackoffMs,
+        maxBackoffMs: Math.max(4_000, options.restartBackoffMs),
+      },
       onLog: (name, line) => note(`[${name}] ${line}`),
       onDeath: (death, restartInMs) => {
         recordActiveServers(fleet?.live ?? 0);
@@ -259,7 +269,8 @@ async function run(options: DemoOptions): Promise<number> {
     out(
       `Load: ${options.duration} s${options.requests ? ` or ${options.requests} requests` : ''}; per server ` +
         `${workers.verify} verify workers on ${limits.verify}, ${workers.tool} tool on ${limits.tool}, ` +
-        `${workers.judge} judge on ${limits.judge}, ${workers.sandbox} sandbox.`,
+        `${workers.judge} judge on ${limits.judge}, ${workers.sandbox} sandbox, ` +
+        `${workers.rollout ?? 0} rollout (a tool call, then a verify).`,
     );
 
     progress = progressReporter(options.duration * 1000, () => ({
@@ -290,6 +301,7 @@ async function run(options: DemoOptions): Promise<number> {
         workers,
         signal: stop.signal,
         onProgress: progress.update,
+        onRollout: (ms) => recordRolloutDuration(ms),
       });
     } finally {
       reading.abort();

@@ -45,7 +45,7 @@ export async function startResourcesServer(
     queueTimeoutMs: config.judgeQueueTimeoutMs,
     serverName: config.name,
   });
-  const sandboxes = new SandboxPool(config.maxSandboxes);
+  const sandboxes = new SandboxPool({ capacity: config.maxSandboxes, createFailEvery: config.sandboxCreateFailEvery });
   const routes: Route[] = [
     verify.route,
     tool.route,

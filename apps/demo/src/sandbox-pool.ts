@@ -2,7 +2,10 @@
 // share of a core, so the resource provider reads real numbers from /proc. The pool has a
 // hard cap (a quota answered with 429, not a queue: a sandbox is held for seconds, and a
 // caller should decide whether to wait), and every child ends by itself at its lifetime
-// even if this server dies without cleaning up.
+// even if this server dies without cleaning up. An exec is real work inside the sandbox
+// process (SHA-256 rounds, sent over its IPC channel). Like a remote provider that is briefly
+// busy, this one fails the first attempt of one create in `createFailEvery` (the first create
+// among them, so a short run shows it); the create retries at once and the retry is counted.
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -33,16 +36,36 @@ export interface SandboxExit {
   readonly signal: NodeJS.Signals | null;
 }
 
+/** What one exec runs inside a sandbox: `rounds` SHA-256 rounds over `input`. */
+export interface ExecRequest {
+  readonly input: string;
+  readonly rounds: number;
+}
+
+/** Options of a {@link SandboxPool}. */
+export interface SandboxPoolOptions {
+  /** Live sandboxes at most; one more is a 429. */
+  readonly capacity: number;
+  /** One create in this many fails its first attempt and is retried; 0 = never. */
+  readonly createFailEvery: number;
+}
+
+/** How long an exec may run before it is answered with 504. */
+export const EXEC_TIMEOUT_MS = 5_000;
+
 interface LiveSandbox {
   readonly handle: ProcessSandboxHandle;
   readonly child: ChildProcess;
+  readonly lifecycle: SandboxLifecycle;
   readonly exited: Promise<SandboxExit>;
   readonly sampler: ResourceSampler | undefined;
 }
 
 // argv: memory MiB, cpu share, lifetime ms. Busy-waits `cpu` of every 50 ms slice, sleeps
-// the rest, and holds a filled buffer so the memory is resident, not just reserved.
+// the rest, and holds a filled buffer so the memory is resident, not just reserved. An exec
+// arrives over the IPC channel and is answered on it.
 const SANDBOX_SCRIPT = [
+  "const { createHash } = require('node:crypto');",
   'const [mib, cpu, life] = process.argv.slice(1).map(Number);',
   'globalThis.held = Buffer.alloc(mib * 1024 * 1024, 1);',
   'const end = Date.now() + life;',
@@ -53,17 +76,35 @@ const SANDBOX_SCRIPT = [
   '  setTimeout(tick, Math.max(1, 50 - cpu * 50));',
   '};',
   "process.on('SIGTERM', () => process.exit(0));",
+  "process.on('message', (m) => {",
+  "  if (m === null || typeof m !== 'object' || m.type !== 'exec') return;",
+  '  let digest = String(m.input);',
+  "  for (let i = 0; i < m.rounds; i++) digest = createHash('sha256').update(digest).digest('hex');",
+  "  process.send({ type: 'result', id: m.id, digest });",
+  '});',
   'tick();',
 ].join('\n');
+
+/** A create attempt the fake provider refused (it was busy); the next attempt may succeed. */
+class ProviderBusyError extends Error {}
+
+/** Attempts of one create: the first, and one retry. */
+const CREATE_ATTEMPTS = 2;
 
 /** The local-process sandboxes of one server. */
 export class SandboxPool {
   readonly #live = new Map<string, LiveSandbox>();
   readonly #provider: ResourceProvider<ProcessSandboxHandle> = createProcessResourceProvider();
   readonly #capacity: number;
+  readonly #createFailEvery: number;
+  /** Creates past the quota check so far. */
+  #creates = 0;
+  /** The last exec id given out (a sandbox answers an exec by its id). */
+  #execs = 0;
 
-  constructor(capacity: number) {
-    this.#capacity = capacity;
+  constructor(options: SandboxPoolOptions) {
+    this.#capacity = options.capacity;
+    this.#createFailEvery = options.createFailEvery;
   }
 
   /** Live sandboxes and the cap, for GET /limits. */
@@ -81,18 +122,22 @@ export class SandboxPool {
       { resources: { cpu: request.cpu, memoryMib: request.memoryMib } },
       { 'nemo.gym.sandbox.provider': 'local-process' },
     );
-    // gym.sandbox.active +1 and the startup time once the process runs; a spawn that fails counts nothing.
+    // The first create, then one in `createFailEvery`, meets a busy provider on its first attempt.
+    const every = this.#createFailEvery;
+    const failFirst = every > 0 && ++this.#creates % every === 1 % every;
+    // gym.sandbox.active +1 and the startup time (retries included) once the process runs; a
+    // create that fails counts nothing. Each retried attempt counts one create retry.
     const lifecycle = new SandboxLifecycle({ provider: 'local-process' });
     const child = lifecycle.create(() => {
-      const spawned = spawn(
-        process.execPath,
-        ['-e', SANDBOX_SCRIPT, String(request.memoryMib), String(request.cpu), String(request.lifetimeMs)],
-        { stdio: 'ignore' },
-      );
-      if (spawned.pid === undefined) {
-        throw new HttpError(503, 'the sandbox process could not be started');
+      for (let attempt = 1; ; attempt++) {
+        try {
+          if (failFirst && attempt === 1) throw new ProviderBusyError('the provider is busy');
+          return spawnSandbox(request);
+        } catch (error) {
+          if (!(error instanceof ProviderBusyError) || attempt >= CREATE_ATTEMPTS) throw error;
+          lifecycle.retried();
+        }
       }
-      return spawned;
     });
     const handle: ProcessSandboxHandle = {
       id: randomUUID(),
@@ -107,7 +152,7 @@ export class SandboxPool {
     const interval = samplingInterval();
     const sampler = interval > 0 ? new ResourceSampler(this.#provider, handle, carried, interval) : undefined;
     sampler?.start();
-    const sandbox: LiveSandbox = { handle, child, exited, sampler };
+    const sandbox: LiveSandbox = { handle, child, lifecycle, exited, sampler };
     this.#live.set(handle.id, sandbox);
     // A sandbox that reached its lifetime is gone before the sampler's final record: that
     // record then has no reading, and the sampler counts one error (the truth: nothing to read).
@@ -126,6 +171,17 @@ export class SandboxPool {
     return { handle: sandbox.handle, sample };
   }
 
+  /**
+   * Runs one exec inside the sandbox process and records its duration
+   * (`gym.sandbox.exec_duration_ms`) whether it succeeds or fails: 409 when the sandbox ends
+   * during the exec, 504 after {@link EXEC_TIMEOUT_MS}.
+   */
+  async exec(id: string, request: ExecRequest): Promise<{ readonly digest: string }> {
+    const sandbox = this.#get(id);
+    const execId = ++this.#execs;
+    return sandbox.lifecycle.exec(() => runExec(sandbox, execId, request));
+  }
+
   /** Stops one sandbox (SIGTERM, then SIGKILL after a second) and waits for it. */
   async delete(id: string): Promise<SandboxExit> {
     return stop(this.#get(id));
@@ -141,6 +197,52 @@ export class SandboxPool {
     if (sandbox === undefined) throw new HttpError(404, `no live sandbox with id ${JSON.stringify(id.slice(0, 64))}`);
     return sandbox;
   }
+}
+
+function spawnSandbox(request: SandboxRequest): ChildProcess {
+  const spawned = spawn(
+    process.execPath,
+    ['-e', SANDBOX_SCRIPT, String(request.memoryMib), String(request.cpu), String(request.lifetimeMs)],
+    { stdio: ['ignore', 'ignore', 'ignore', 'ipc'] },
+  );
+  if (spawned.pid === undefined) {
+    throw new HttpError(503, 'the sandbox process could not be started');
+  }
+  return spawned;
+}
+
+/** Sends one exec to the sandbox process and waits for its answer, its end, or the timeout. */
+function runExec(sandbox: LiveSandbox, id: number, request: ExecRequest): Promise<{ readonly digest: string }> {
+  const { child } = sandbox;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => finish(new HttpError(504, `the exec did not finish within ${EXEC_TIMEOUT_MS} ms`)),
+      EXEC_TIMEOUT_MS,
+    );
+    const onMessage = (message: unknown): void => {
+      const answer = message as { type?: unknown; id?: unknown; digest?: unknown } | null;
+      if (answer?.type === 'result' && answer.id === id && typeof answer.digest === 'string') {
+        finish(undefined, answer.digest);
+      }
+    };
+    const onExit = (): void => finish(new HttpError(409, 'the sandbox ended during the exec'));
+    function finish(error: Error | undefined, digest?: string): void {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      if (error === undefined) resolve({ digest: digest ?? '' });
+      else reject(error);
+    }
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+    if (!child.connected) {
+      onExit();
+      return;
+    }
+    child.send({ type: 'exec', id, input: request.input, rounds: request.rounds }, (error) => {
+      if (error !== null && error !== undefined) onExit();
+    });
+  });
 }
 
 async function stop(sandbox: LiveSandbox): Promise<SandboxExit> {

@@ -27,6 +27,8 @@ export interface ServerConfig {
   readonly judgeLatencyMs: number;
   /** Live sandbox processes allowed at once; more is a 429, not a queue. */
   readonly maxSandboxes: number;
+  /** One sandbox create in this many (the first among them) fails its first attempt and is retried; 0 = never. */
+  readonly sandboxCreateFailEvery: number;
   /** A client must send its request headers within this long (408 otherwise). */
   readonly headersTimeoutMs: number;
   /** A client must send its whole request within this long (408 otherwise). */
@@ -61,6 +63,7 @@ export const serverConfigSchema = z
     verifyTimeoutMs: integer(10, MAX_VERIFY_TIMEOUT_MS).default(400),
     judgeLatencyMs: integer(0, 10_000).default(40),
     maxSandboxes: integer(0, 64).default(4),
+    sandboxCreateFailEvery: integer(0, 1_000_000).default(10),
     headersTimeoutMs: integer(50, 60_000).default(5_000),
     requestTimeoutMs: integer(50, 300_000).default(10_000),
     keepAliveTimeoutMs: integer(50, 60_000).default(5_000),

@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { initTelemetry, shutdownTelemetry } from '@gym/otel-bootstrap';
 import { settleWithin } from './deadline.js';
+import { metricsEndpointLimits } from './metrics-endpoint.js';
 import { type ResourcesServer, startResourcesServer } from './resources-server.js';
 import { serverConfigSchema } from './server-config.js';
 
@@ -33,6 +34,7 @@ const SETTING_FLAGS = [
   'verify-timeout-ms',
   'judge-latency-ms',
   'max-sandboxes',
+  'sandbox-create-fail-every',
   'headers-timeout-ms',
   'request-timeout-ms',
   'keep-alive-timeout-ms',
@@ -71,7 +73,11 @@ async function main(): Promise<void> {
     process.exit(2);
   }
 
-  const telemetry = await initTelemetry({ serverName: config.name, serverType: 'resources_servers' });
+  const telemetry = await initTelemetry({
+    serverName: config.name,
+    serverType: 'resources_servers',
+    prometheus: metricsEndpointLimits(config),
+  });
   const server: ResourcesServer = await startResourcesServer(config, port, (message) =>
     log(`${config.name}: ${message}`),
   );

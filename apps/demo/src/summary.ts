@@ -233,12 +233,27 @@ export function formatSummary(input: SummaryInput): string {
     return `${route} ${stats.requests} (${parts.join(', ')})`;
   });
   out.push(`Client side: ${client.join('; ')}.`);
+  const rollouts = formatRollouts(input.load);
+  if (rollouts !== undefined) out.push(rollouts);
   for (const problem of input.unreadable) out.push(`Not read: ${problem}`);
   if (input.deaths.length > 0) {
     out.push('', `Servers that died unexpectedly (${input.deaths.length}):`);
     for (const death of input.deaths) out.push(...describeDeath(death, input.load));
   }
   return out.join('\n');
+}
+
+/** The rollout line: what the orchestrator drove and recorded into `gym.rollout.duration_ms`. */
+export function formatRollouts(load: LoadStats): string | undefined {
+  const { ended, abandoned, totalMs, longestMs } = load.rollouts;
+  if (ended + abandoned === 0) return undefined;
+  const times = ended > 0 ? `, mean ${formatMs(totalMs / ended)}, longest ${formatMs(longestMs)}` : '';
+  const given =
+    abandoned > 0 ? `; ${abandoned} abandoned (a step got no answer, or the load ended first), not recorded` : '';
+  return (
+    `Rollouts (the orchestrator's episodes: a tool call, then a verify; each ended one recorded in ` +
+    `gym.rollout.duration_ms while telemetry is on): ${ended} ended${times}${given}.`
+  );
 }
 
 function describeDeath(death: DeathReport, load: LoadStats): string[] {

@@ -19,7 +19,7 @@ let server: TestServer;
 
 beforeAll(async () => {
   server = await startServer(['--name', 'flooded', '--verify-limit', '2'], prometheusEnv(await freePort()));
-}, 20_000);
+}, 60_000);
 
 afterAll(async () => {
   await terminate(server?.process.child);
@@ -105,15 +105,28 @@ describe('a flood of hanging verifies', () => {
     );
     expect(gate.queued).toBeLessThanOrEqual(gate.maxQueued);
 
-    const started = performance.now();
-    const normal = await fetch(`${server.url}/verify`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ answer: 'b', expected: 'b', workMs: 0 }),
+    // The wait is the server's: from the moment the request is written on an open connection to
+    // its first response byte, so the time this (busy) process needs to open a connection is
+    // not charged to the server. The second is the product's promise and is kept as such.
+    const client = await new Promise<Socket>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => resolve(socket));
+      socket.once('error', reject);
     });
-    const elapsed = performance.now() - started;
-    normalStatus = normal.status;
-    expect([200, 503]).toContain(normal.status);
+    sockets.push(client);
+    client.setEncoding('utf8');
+    const answer = new Promise<{ at: number; head: string }>((resolve) =>
+      client.once('data', (chunk: string) => resolve({ at: performance.now(), head: chunk })),
+    );
+    const normal = JSON.stringify({ answer: 'b', expected: 'b', workMs: 0 });
+    const started = performance.now();
+    client.write(
+      'POST /verify HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n' +
+        `content-length: ${normal.length}\r\n\r\n${normal}`,
+    );
+    const { at, head } = await answer;
+    const elapsed = at - started;
+    normalStatus = Number(head.slice(9, 12));
+    expect([200, 503]).toContain(normalStatus);
     expect(elapsed).toBeLessThan(1_000);
   }, 90_000);
 

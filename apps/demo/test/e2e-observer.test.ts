@@ -19,12 +19,14 @@ function query(promql: string): Promise<Vector[]> {
 
 beforeAll(async () => {
   server = await startServer(
-    ['--name', NAME, '--judge-limit', '4', '--judge-latency-ms', '1500'],
+    // Judges take 2 to 6 s (half to one and a half times the mean): both stay in flight for
+    // seconds, so a scrape sees them together however slowly this machine scrapes.
+    ['--name', NAME, '--judge-limit', '4', '--judge-latency-ms', '4000'],
     prometheusEnv(await freePort()),
   );
   prometheus = await startPrometheus();
   await scrapeOnly(prometheus, server.metrics!);
-}, 30_000);
+}, 60_000);
 
 afterAll(async () => {
   await prometheus?.stop();
@@ -93,7 +95,17 @@ it('a real Prometheus reads the observer series', async () => {
   expect(lag[0]!.metric.otel_scope_name).toBe('@gym/observer');
   const p99 = await query('histogram_quantile(0.99, gym_event_loop_lag_ms_bucket{job="gym-demo"})');
   expect(p99).toHaveLength(1);
-  const inFlight = await query(`gym_server_requests_in_flight{nemo_gym_server_name="${NAME}"}`);
+  // Prometheus may have last scraped while the slow judges above were in flight: wait for a
+  // scrape after they ended (one series, back at 0) rather than bet on when the last one was.
+  const inFlight = await waitFor(
+    'Prometheus to scrape in-flight back at 0',
+    async () => {
+      const result = await query(`gym_server_requests_in_flight{nemo_gym_server_name="${NAME}"}`);
+      return result.length === 1 && Number(result[0]!.value[1]) === 0 ? result : undefined;
+    },
+    30_000,
+    250,
+  );
   expect(inFlight.map((v) => Number(v.value[1]))).toEqual([0]);
   const cpu = await query('process_cpu_time_total{job="gym-demo"}');
   expect(cpu.map((v) => v.metric.cpu_mode).sort()).toEqual(['system', 'user']);

@@ -47,7 +47,7 @@ beforeAll(async () => {
       if (started.child.exitCode !== null) throw new Error(`orchestrator exited early: ${started.stderr}`);
       return started.stdout.includes('The fleet stays up') ? true : undefined;
     },
-    40_000,
+    90_000,
   );
   serverPids = [...started.stdout.matchAll(/server-\d+\s+pid (\d+)/g)].map((match) => Number(match[1]));
   const loadEnded = Date.now() / 1000;
@@ -64,7 +64,7 @@ beforeAll(async () => {
     20_000,
     250,
   );
-}, 60_000);
+}, 150_000);
 
 afterAll(async () => {
   await terminate(orchestrator?.child);

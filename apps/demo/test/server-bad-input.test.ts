@@ -13,12 +13,25 @@ import { isAlive, prometheusEnv, startServer, type TestServer, terminate, waitFo
 let server: TestServer;
 
 beforeAll(async () => {
-  // One verify slot and a long verifier timeout: only a cancellation can free a hung verifier's slot quickly.
+  // One verify slot and a long verifier timeout: only a cancellation can free a hung verifier's
+  // slot quickly. A long queue deadline too: a queued verify stays queued until its client
+  // leaves, however long a scrape on a loaded machine takes to see it there.
   server = await startServer(
-    ['--name', 'bad-input', '--verify-limit', '1', '--verify-timeout-ms', '20000', '--max-sandboxes', '1'],
+    [
+      '--name',
+      'bad-input',
+      '--verify-limit',
+      '1',
+      '--verify-timeout-ms',
+      '20000',
+      '--verify-queue-timeout-ms',
+      '20000',
+      '--max-sandboxes',
+      '1',
+    ],
     prometheusEnv(await freePort()),
   );
-}, 20_000);
+}, 60_000);
 
 afterAll(async () => {
   await terminate(server?.process.child);
@@ -249,11 +262,16 @@ describe('limits and leaks', () => {
   it('survives a client that leaves halfway through sending its body', async () => {
     const { port } = new URL(server.url);
     const socket = connect(Number(port), '127.0.0.1');
+    socket.setEncoding('utf8');
     await new Promise((resolve) => socket.once('connect', resolve));
+    // `expect: 100-continue` makes the server say when the request has reached its route, which
+    // is then reading the body: the client leaves at that point, not after a guessed sleep.
+    const interim = new Promise<string>((resolve) => socket.once('data', resolve));
     socket.write(
-      'POST /tool HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"tool":',
+      'POST /tool HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\nexpect: 100-continue\r\n\r\n',
     );
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await interim).toMatch(/^HTTP\/1\.1 100 Continue\r\n/);
+    socket.write('{"tool":');
     socket.destroy();
     const answer = await post('/tool', { tool: 'word_count', input: 'one two three' });
     expect(answer).toMatchObject({ status: 200, body: { words: 3 } });

@@ -40,9 +40,18 @@ describe('a server killed mid-run', () => {
     const targetsFile = join(dir, 'targets.json');
     const targetHosts = (): string[] =>
       (JSON.parse(readFileSync(targetsFile, 'utf8')) as { targets: string[] }[]).flatMap((group) => group.targets);
-    run = spawnNode(ORCHESTRATOR, ['--servers', '2', '--duration', '8', '--targets-file', targetsFile], PROMETHEUS);
+    // The kill, the restart and the scrapes that see it must all fall inside the load. The
+    // restart waits 8 s, so a scraper polling from the moment of the kill sees the fleet at 1
+    // however slowly this loaded machine answers a scrape (with the default 250 ms the 1 lasts
+    // only as long as a new server takes to start); 40 s of load leaves room for the kill after
+    // the first progress line, the 8 s and the new server's start.
+    run = spawnNode(
+      ORCHESTRATOR,
+      ['--servers', '2', '--duration', '40', '--restart-backoff-ms', '8000', '--targets-file', targetsFile],
+      PROMETHEUS,
+    );
     const current = run;
-    await waitFor('the load to start', () => (current.stdout.includes('Load:') ? true : undefined), 20_000);
+    await waitFor('the load to start', () => (current.stdout.includes('Load:') ? true : undefined), 45_000);
     const orchestratorMetrics = /orchestrator\s+pid \d+\s+metrics (\S+)/.exec(current.stdout)?.[1];
     expect(orchestratorMetrics).toBeDefined();
     const victim = serverPid(current.stdout, 'server-2') as number;
@@ -69,7 +78,8 @@ describe('a server killed mid-run', () => {
       await waitFor('a scrape of the fleet at 2', () => (seen.includes(2) ? true : undefined), 10_000, 25);
       await waitFor('the first progress line', () => (/load +\d/.test(current.stderr) ? true : undefined), 10_000);
       process.kill(victim, 'SIGKILL');
-      await waitFor('the restart', () => (/server-2 restarted/.test(current.stderr) ? true : undefined), 20_000);
+      await waitFor('the fleet at 1 after the kill', () => (seen.includes(1) ? true : undefined), 30_000, 25);
+      await waitFor('the restart', () => (/server-2 restarted/.test(current.stderr) ? true : undefined), 45_000);
       // Prometheus follows the restarted server: its new metrics port replaces the dead one in the file_sd targets.
       const newMetrics = /server-2 restarted .* metrics (\S+)/.exec(current.stderr)?.[1] as string;
       expect(newMetrics).toBeDefined();
@@ -90,7 +100,7 @@ describe('a server killed mid-run', () => {
     expect(code).toBe(3);
     expect(seen).toEqual([2, 1, 2]);
     expect(current.stderr).toMatch(
-      new RegExp(`server-2 \\(pid ${victim}\\) died by SIGKILL .* restarting it in \\d+ ms`),
+      new RegExp(`server-2 \\(pid ${victim}\\) died by SIGKILL .* restarting it in 8000 ms`),
     );
     expect(current.stderr).toMatch(/servers 2\/2 \(1 died, 1 restarted\)/);
     expect(current.stdout).toMatch(
@@ -102,7 +112,7 @@ describe('a server killed mid-run', () => {
     expect(current.stdout).toContain('Done, but a server died unexpectedly (server-2; see above)');
     expect(current.stderr).toContain('exit status 3: server-2 died unexpectedly');
 
-    // No retry storm: only the requests in flight when it died (15 workers per server) got no
+    // No retry storm: only the requests in flight when it died (16 workers per server) got no
     // answer, a small share of those sent; hammering the dead port would be thousands.
     const sent = Number(/(\d+) requests sent/.exec(current.stdout)?.[1]);
     const noAnswer = [...current.stdout.matchAll(/no answer (\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
@@ -113,7 +123,7 @@ describe('a server killed mid-run', () => {
     const restarted = Number(/restarted as pid (\d+)/.exec(current.stdout)?.[1]);
     for (const pid of [victim, survivor, restarted]) expect(isAlive(pid)).toBe(false);
     rmSync(dir, { recursive: true, force: true });
-  }, 60_000);
+  }, 150_000);
 });
 
 describe('the load generator against a server that does not answer', () => {
@@ -149,12 +159,12 @@ describe('a closed stdout', () => {
   it('does not crash the orchestrator (EPIPE), and its servers still stop', async () => {
     run = spawnNode(ORCHESTRATOR, ['--servers', '1', '--duration', '2'], OFF);
     const current = run;
-    const pid = await waitFor('the server line', () => serverPid(current.stdout, 'server-1'), 20_000);
+    const pid = await waitFor('the server line', () => serverPid(current.stdout, 'server-1'), 45_000);
     // What `| head -1` does: the reader goes away while the writer still has lines to print.
     current.child.stdout?.destroy();
     const { code, signal } = await exited(current.child);
     expect({ code, signal }).toEqual({ code: 0, signal: null });
     expect(current.stderr).not.toMatch(/EPIPE|demo failed/);
     expect(isAlive(pid)).toBe(false);
-  }, 40_000);
+  }, 90_000);
 });

@@ -6,8 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { COLLECTOR_UNIT_SUFFIXES, GENERATED_PATHS, generate } from '@gym/dashboards';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { packageFile } from './support/paths.js';
+
+// Child processes (node, tsc, promtool) on a loaded machine: a generous bound, not a speed claim.
+jest.setTimeout(120_000);
 
 const CLI = packageFile('dist/cli.js');
 const execute = promisify(execFile);

@@ -14,10 +14,13 @@ import {
   SERIES,
   type SeriesDefinition,
 } from '@gym/dashboards';
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { parse } from 'yaml';
 import { panelQueries, readDashboard } from './support/dashboard-queries.js';
 import { packageFile } from './support/paths.js';
+
+// Child processes (node, tsc, promtool) on a loaded machine: a generous bound, not a speed claim.
+jest.setTimeout(120_000);
 
 const run = promisify(execFile);
 const TSC = packageFile('../../node_modules/typescript/bin/tsc');
@@ -86,7 +89,7 @@ describe('the checked-in and built files', () => {
 describe('the dashboard against the Grafana Foundation SDK types', () => {
   it('type-checks', async () => {
     expect(await typeCheck(generate()['grafana/gym-telemetry.json'])).toBe('');
-  }, 60_000);
+  }, 120_000);
 
   it.each([
     ['a cursor-sync value outside the enum', (json: string) => json.replace('"graphTooltip": 1', '"graphTooltip": 7')],
@@ -104,7 +107,7 @@ describe('the dashboard against the Grafana Foundation SDK types', () => {
       expect(mutated).not.toBe(json);
       expect(await typeCheck(mutated)).toMatch(/error TS\d+/);
     },
-    60_000,
+    120_000,
   );
 });
 

@@ -4,8 +4,14 @@
 
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { describe, expect, it } from '@jest/globals';
-import { findPrometheus, startDemoPrometheus, startLocalPrometheus } from '../../../apps/demo/src/local-prometheus.js';
+import {
+  findPrometheus,
+  freePort,
+  startDemoPrometheus,
+  startLocalPrometheus,
+} from '../../../apps/demo/src/local-prometheus.js';
 
 async function rules(url: string): Promise<{ name: string; rules: { name: string; health: string }[] }[]> {
   const response = await fetch(`${url}/api/v1/rules`);
@@ -32,7 +38,35 @@ describe('startLocalPrometheus', () => {
     }
     await expect(fetch(`${local.url}/-/ready`)).rejects.toThrow();
     for (const file of local.ruleFiles) expect(existsSync(file)).toBe(false);
-  }, 30_000);
+  }, 90_000);
+
+  it('tries another port when another process took the one it found', async () => {
+    // The port found free is taken before Prometheus binds it (another process was quicker).
+    // Its connections are dropped at once, so closing it does not wait for them.
+    const taken = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const address = taken.address();
+    const busy = typeof address === 'object' && address !== null ? address.port : 0;
+    const picked: number[] = [];
+    try {
+      const local = await startLocalPrometheus({
+        pickPort: async () => {
+          const port = picked.length === 0 ? busy : await freePort();
+          picked.push(port);
+          return port;
+        },
+      });
+      try {
+        expect(picked).toHaveLength(2);
+        expect(local?.url).toBe(`http://127.0.0.1:${picked[1]}`);
+        expect((await fetch(`${local?.url}/-/ready`)).ok).toBe(true);
+      } finally {
+        await local?.stop();
+      }
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  }, 90_000);
 
   it('resolves undefined when the binary does not exist', async () => {
     expect(await findPrometheus('/nonexistent/prometheus')).toBeUndefined();
@@ -72,5 +106,5 @@ describe('startDemoPrometheus', () => {
     } finally {
       await started?.stop();
     }
-  }, 30_000);
+  }, 90_000);
 });

@@ -11,9 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ALERT_NAMES, COLLECTOR_UNIT_SUFFIXES, generate } from '@gym/dashboards';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { parse } from 'yaml';
 import { packageFile } from './support/paths.js';
+
+// Child processes (node, tsc, promtool) on a loaded machine: a generous bound, not a speed claim.
+jest.setTimeout(120_000);
 
 const run = promisify(execFile);
 const PROMTOOL = '/usr/bin/promtool';

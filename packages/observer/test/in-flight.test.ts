@@ -77,6 +77,11 @@ function get(url: URL): { request: ClientRequest; done: Promise<string> } {
   return { request, done };
 }
 
+/** Resolves once every response has emitted 'close' (Node emits it after 'finish' or an abort). */
+async function allClosed(responses: readonly ServerResponse[]): Promise<void> {
+  await Promise.all(responses.map((r) => (r.closed ? undefined : once(r, 'close'))));
+}
+
 let harness: MetricHarness;
 let slow: SlowServer;
 beforeEach(async () => {
@@ -110,7 +115,7 @@ describe('trackInFlight', () => {
 
     slow.release();
     expect(await Promise.all(calls.map((c) => c.done))).toEqual(['aborted', 'done', 'done']);
-    await Promise.all(slow.responses.slice(1).map((r) => (r.closed ? undefined : once(r, 'close'))));
+    await allClosed(slow.responses.slice(1));
     expect(await inFlight()).toBe(0);
 
     const metric = findMetric(await harness.collect(), METRIC_REQUESTS_IN_FLIGHT);
@@ -121,14 +126,20 @@ describe('trackInFlight', () => {
   });
 
   it('a response ended by the handler at once counts +1 then −1, never below zero', async () => {
-    const quick = createServer((_request, response) => response.end('ok'));
+    const responses: ServerResponse[] = [];
+    const quick = createServer((_request, response) => {
+      responses.push(response);
+      response.end('ok');
+    });
     quick.listen(0, '127.0.0.1');
     await once(quick, 'listening');
     try {
       trackInFlight(quick, { meterProvider: harness.meterProvider });
       const url = new URL(`http://127.0.0.1:${(quick.address() as AddressInfo).port}/`);
       for (let i = 0; i < 5; i += 1) expect(await get(url).done).toBe('ok');
-      await new Promise((resolve) => setImmediate(resolve));
+      // The client having the body says nothing about the server side's events: wait for each
+      // response's 'close' (after 'finish'; the tracker's listeners were added first and ran first).
+      await allClosed(responses);
       expect(await inFlight({})).toBe(0);
     } finally {
       quick.closeAllConnections();
@@ -156,7 +167,7 @@ describe('trackInFlight', () => {
     expect(await inFlight()).toBe(1);
     slow.release();
     await Promise.all([first.done, second.done]);
-    await Promise.all(slow.responses.map((r) => (r.closed ? undefined : once(r, 'close'))));
+    await allClosed(slow.responses);
     expect(await inFlight()).toBe(0);
   });
 
@@ -231,7 +242,7 @@ describe('trackInFlight', () => {
       await slow.arrived(1);
       slow.release();
       expect(await call.done).toBe('done');
-      await new Promise((resolve) => setImmediate(resolve));
+      await allClosed(slow.responses);
       // +1 once, −1 once ('finish' and 'close' both fired; only the first counts).
       expect(adds).toBe(2);
     } finally {

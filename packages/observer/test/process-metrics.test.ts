@@ -146,9 +146,11 @@ describe('startProcessMetrics', () => {
     const metrics = startProcessMetrics(harness.meterProvider.getMeter('t'), undefined);
     const user = async () =>
       counterValue(await harness.collect(), METRIC_PROCESS_CPU_TIME, { [ATTR_CPU_MODE]: 'user' });
+    // Burns until the process has used 20 ms more user CPU: a wall-clock busy loop on a loaded
+    // machine may be scheduled out for all of its time and use none.
     const burn = () => {
-      const until = performance.now() + 30;
-      while (performance.now() < until) {}
+      const until = process.cpuUsage().user + 20_000;
+      while (process.cpuUsage().user < until) {}
     };
     const first = await user();
     burn();

@@ -60,7 +60,8 @@ it('two copies share one observer per meter and count each request once', () => 
     cpSync(dist, join(dir, 'a'), { recursive: true });
     cpSync(dist, join(dir, 'b'), { recursive: true });
     writeFileSync(join(dir, 'main.mjs'), SCRIPT);
-    const run = spawnSync(process.execPath, [join(dir, 'main.mjs')], { encoding: 'utf8', timeout: 30_000 });
+    // The timeout is a failure guard for a child that hangs; a loaded machine starts one slowly.
+    const run = spawnSync(process.execPath, [join(dir, 'main.mjs')], { encoding: 'utf8', timeout: 60_000 });
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toEqual({
       distinctModules: true,

@@ -5,12 +5,17 @@
 // The floor is the same limit plus the clock reads and the two histogram.record calls (with
 // prebuilt attributes, on the same SDK) that measuring queue and run time needs at minimum.
 // Bodies are empty async functions: the worst case, where nothing hides the overhead.
-// Each variant runs warm-up rounds, then ROUNDS rounds interleaved with its baseline; the
-// table shows the median ns/op, the ratio of medians, and the min–max of the per-round ratios.
-// See bench/README.md for the method and how to read the table.
+// Each row runs in a fresh child process (BENCH_SAME_PROCESS=1: all in one process), so no row
+// inherits the optimised code and type feedback of the rows before it.
+// Each variant runs warm-up rounds, then ROUNDS pairs of rounds interleaved ABBA with its
+// baseline. Every round is timed in CPU time (the verdict) and wall time; the table shows the
+// median CPU ns/op of each side and, for both measures, the median of the per-pair ratios with
+// its p25–p75. See bench/README.md for the method and how to read the table.
 //
 // Run: npm run build && npm run bench --workspace=@gym/operations
 
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import {
   ATTR_EXECUTOR,
   ATTR_OPERATION,
@@ -26,9 +31,9 @@ import { Mutex, Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
 import { meteredLimit, resourcesOperation } from '../dist/index.js';
 
-const OPS_PER_ROUND = Number(process.env.BENCH_OPS ?? 10_000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 21);
-const WARMUP_ROUNDS = 6;
+const OPS_PER_ROUND = Number(process.env.BENCH_OPS ?? 5_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 41);
+const WARMUP_ROUNDS = 10;
 /** Only rows whose label contains this text (e.g. BENCH_ONLY="p-limit"). */
 const ONLY = process.env.BENCH_ONLY ?? '';
 const OPTIONS = { operation: 'tool', executor: 'inline' };
@@ -56,10 +61,20 @@ async function drive(run, inFlight) {
   await Promise.all(workers);
 }
 
+/**
+ * One round: wall time and CPU time of this process, per operation. Wall time is what a caller
+ * waits; on a machine shared with other work it also holds every moment the scheduler gave the
+ * CPU to another process, which lands on whichever side happened to be running. CPU time
+ * (`process.cpuUsage`, all threads of this process) counts only the work done, so it is the
+ * steadier measure of overhead; both are reported.
+ */
 async function timeRound(run, inFlight) {
+  const cpu0 = process.cpuUsage();
   const start = process.hrtime.bigint();
   await drive(run, inFlight);
-  return Number(process.hrtime.bigint() - start) / OPS_PER_ROUND;
+  const wall = Number(process.hrtime.bigint() - start);
+  const cpu = process.cpuUsage(cpu0);
+  return { wall: wall / OPS_PER_ROUND, cpu: ((cpu.user + cpu.system) * 1000) / OPS_PER_ROUND };
 }
 
 const median = (xs) => {
@@ -73,18 +88,36 @@ const quantile = (xs, q) => {
   return s[Math.min(s.length - 1, Math.max(0, Math.round(q * (s.length - 1))))];
 };
 
+/** Median and spread of the per-pair ratios of one measure. */
+function summarise(base, subject) {
+  const ratios = subject.map((x, i) => x / base[i]);
+  return {
+    base: median(base),
+    subject: median(subject),
+    ratio: median(ratios),
+    p25: quantile(ratios, 0.25),
+    p75: quantile(ratios, 0.75),
+  };
+}
+
 /**
- * Times `subject` against `base` in short paired rounds, alternating which goes first (the
- * machine is shared, so slow drift and bursts of load hit both sides of a pair alike). The ratio
- * is the median of the per-pair ratios; its min–max and interquartile range show the noise.
+ * Times `subject` against `base` in short paired rounds, alternating which goes first (ABBA:
+ * slow drift, bursts of load and the garbage one side leaves for the next round hit both sides
+ * alike). Both get the same warm-up, interleaved the same way. The ratio is the median of the
+ * per-pair ratios; p25–p75 shows the noise.
  */
 async function compare(makeBase, makeSubject, inFlight) {
   const base = makeBase();
   const subject = makeSubject();
   globalThis.gc?.(); // start every row from a collected heap; no forced GC inside the rounds
   for (let i = 0; i < WARMUP_ROUNDS; i++) {
-    await timeRound(base, inFlight);
-    await timeRound(subject, inFlight);
+    if (i % 2 === 0) {
+      await timeRound(base, inFlight);
+      await timeRound(subject, inFlight);
+    } else {
+      await timeRound(subject, inFlight);
+      await timeRound(base, inFlight);
+    }
   }
   const b = [];
   const s = [];
@@ -97,15 +130,15 @@ async function compare(makeBase, makeSubject, inFlight) {
       b.push(await timeRound(base, inFlight));
     }
   }
-  const ratios = s.map((x, i) => x / b[i]);
   return {
-    base: median(b),
-    subject: median(s),
-    ratio: median(ratios),
-    ratioMin: Math.min(...ratios),
-    ratioMax: Math.max(...ratios),
-    ratioP25: quantile(ratios, 0.25),
-    ratioP75: quantile(ratios, 0.75),
+    wall: summarise(
+      b.map((r) => r.wall),
+      s.map((r) => r.wall),
+    ),
+    cpu: summarise(
+      b.map((r) => r.cpu),
+      s.map((r) => r.cpu),
+    ),
   };
 }
 
@@ -207,9 +240,7 @@ class PullReader extends MetricReader {
 // ---------------------------------------------------------------------------------------------
 
 const fmt = (x, d = 0) => x.toFixed(d).padStart(8);
-const rows = [];
 
-if (isMetricsExporting()) throw new Error('benchmark must start with metrics off');
 // Two ways to be off: nothing published and no SDK (a library used on its own: the exporting
 // check reads two absent globals), and the state @gym/otel-bootstrap publishes when telemetry is
 // disabled (one present global). The second is what a Gym server with telemetry off runs.
@@ -217,84 +248,155 @@ const OFF_STATES = {
   'disabled / bare': undefined,
   'off state / bare': { metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator: false },
 };
-for (const [test, state] of Object.entries(OFF_STATES)) {
+
+/** Metrics on through a global SDK provider, once per process; the floor's histograms on it. */
+let enabled;
+function enableMetrics() {
+  if (enabled !== undefined) return enabled;
+  const reader = new PullReader();
+  const provider = new MeterProvider({ readers: [reader] });
+  metrics.setGlobalMeterProvider(provider);
+  if (!isMetricsExporting()) throw new Error('benchmark could not turn metrics on');
+  const floorMeter = provider.getMeter('bench-floor');
+  const advice = { explicitBucketBoundaries: [...OPERATION_BOUNDARIES_MS] };
+  enabled = {
+    reader,
+    histograms: {
+      queue: floorMeter.createHistogram(`${METRIC_OPERATION_QUEUE_DURATION}.floor`, { unit: 'ms', advice }),
+      run: floorMeter.createHistogram(`${METRIC_OPERATION_DURATION}.floor`, { unit: 'ms', advice }),
+    },
+  };
+  return enabled;
+}
+
+function metricsOff(state) {
+  if (enabled !== undefined) throw new Error('a metrics-off row cannot run after a metrics-on row');
   setTelemetryState(state);
   if (isMetricsExporting()) throw new Error('benchmark must run with metrics off');
+}
+
+/** Every row, in order: its label, its target and how it is measured. */
+const ROWS = [];
+for (const [test, state] of Object.entries(OFF_STATES)) {
   for (const [shapeName, shape] of Object.entries(SHAPES)) {
     for (const [kind, { make, inside }] of Object.entries(LIMITS)) {
-      if (!`${test} ${kind} ${shapeName}`.includes(ONLY)) continue;
-      const r = await compare(
-        () => {
-          const limit = make(shape.limit);
-          return () => inside(limit, body);
+      ROWS.push({
+        test,
+        kind,
+        shape: shapeName,
+        target: 1.05,
+        measure: () => {
+          metricsOff(state);
+          return compare(
+            () => {
+              const limit = make(shape.limit);
+              return () => inside(limit, body);
+            },
+            () => throughOperation(make(shape.limit)),
+            shape.inFlight,
+          );
         },
-        () => throughOperation(make(shape.limit)),
-        shape.inFlight,
-      );
-      rows.push({ test, kind, shape: shapeName, target: 1.05, ...r });
+      });
     }
   }
 }
-setTelemetryState(undefined);
-
 for (const [shapeName, shape] of Object.entries(SHAPES)) {
   for (const [kind, { make, capacity }] of Object.entries(LIMITS)) {
-    if (!`metered ${kind} ${shapeName}`.includes(ONLY)) continue;
-    const r = await compare(
-      () => throughOperation(make(shape.limit)),
-      () =>
-        throughOperation(
-          meteredLimit(make(shape.limit), {
-            component: 'resources',
-            limitName: 'bench',
-            capacity: capacity?.(shape.limit),
-          }),
-        ),
-      shape.inFlight,
-    );
-    rows.push({ test: 'metered / plain', kind, shape: shapeName, target: 1.05, ...r });
+    ROWS.push({
+      test: 'metered / plain',
+      kind,
+      shape: shapeName,
+      target: 1.05,
+      measure: () => {
+        metricsOff(undefined);
+        return compare(
+          () => throughOperation(make(shape.limit)),
+          () =>
+            throughOperation(
+              meteredLimit(make(shape.limit), {
+                component: 'resources',
+                limitName: 'bench',
+                capacity: capacity?.(shape.limit),
+              }),
+            ),
+          shape.inFlight,
+        );
+      },
+    });
   }
 }
-
-const reader = new PullReader();
-const provider = new MeterProvider({ readers: [reader] });
-metrics.setGlobalMeterProvider(provider);
-if (!isMetricsExporting()) throw new Error('benchmark could not turn metrics on');
-const floorMeter = provider.getMeter('bench-floor');
-const advice = { explicitBucketBoundaries: [...OPERATION_BOUNDARIES_MS] };
-const histograms = {
-  queue: floorMeter.createHistogram(`${METRIC_OPERATION_QUEUE_DURATION}.floor`, { unit: 'ms', advice }),
-  run: floorMeter.createHistogram(`${METRIC_OPERATION_DURATION}.floor`, { unit: 'ms', advice }),
-};
 for (const [shapeName, shape] of Object.entries(SHAPES)) {
   for (const [kind, { make }] of Object.entries(LIMITS)) {
-    if (!`enabled ${kind} ${shapeName}`.includes(ONLY)) continue;
-    const r = await compare(
-      () => floorOf(kind, make(shape.limit), histograms),
-      () => throughOperation(make(shape.limit)),
-      shape.inFlight,
-    );
-    rows.push({ test: 'enabled / floor', kind, shape: shapeName, target: 1.1, ...r });
+    ROWS.push({
+      test: 'enabled / floor',
+      kind,
+      shape: shapeName,
+      target: 1.1,
+      measure: async () => {
+        const { reader, histograms } = enableMetrics();
+        const r = await compare(
+          () => floorOf(kind, make(shape.limit), histograms),
+          () => throughOperation(make(shape.limit)),
+          shape.inFlight,
+        );
+        await reader.collect(); // the SDK really aggregated what was recorded
+        return r;
+      },
+    });
   }
 }
-await reader.collect(); // the SDK really aggregated what was recorded
-metrics.disable();
+const labelOf = (row) => `${row.test} ${row.kind} ${row.shape}`;
+
+if (isMetricsExporting()) throw new Error('benchmark must start with metrics off');
+
+// A child runs one row and prints its result. The parent runs every selected row in a fresh
+// child process (BENCH_SAME_PROCESS=1: all in this one), so that no row inherits the optimised
+// code and type feedback the rows before it left behind: in one process, every later row runs
+// `resourcesOperation` after it has seen every earlier limit kind (as a server that uses all of
+// them would), while each bare baseline is a function of its own.
+if (process.env.BENCH_ROW !== undefined) {
+  const row = ROWS.find((r) => labelOf(r) === process.env.BENCH_ROW);
+  if (row === undefined) throw new Error(`no row ${process.env.BENCH_ROW}`);
+  process.stdout.write(JSON.stringify(await row.measure()));
+  process.exit(0);
+}
+const selected = ROWS.filter((row) => labelOf(row).includes(ONLY));
+const sameProcess = process.env.BENCH_SAME_PROCESS === '1';
+const rows = [];
+for (const row of selected) {
+  let result;
+  if (sameProcess) {
+    result = await row.measure();
+  } else {
+    const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
+      env: { ...process.env, BENCH_ROW: labelOf(row) },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    if (child.status !== 0) throw new Error(`row ${labelOf(row)} failed (exit ${child.status})`);
+    result = JSON.parse(child.stdout);
+  }
+  rows.push({ ...row, ...result });
+}
+if (sameProcess) metrics.disable();
 
 console.log(
   `\n@gym/operations benchmark — node ${process.version}, ${OPS_PER_ROUND} ops/round, ${WARMUP_ROUNDS} warm-up + ` +
-    `${ROUNDS} paired rounds per row; ratio = median of per-round ratios; empty async bodies\n`,
+    `${ROUNDS} paired rounds (ABBA) per row, ${sameProcess ? 'all rows in one process' : 'each row in a fresh process'}; ` +
+    'ratio = median of per-pair ratios; empty async bodies.\n' +
+    'cpu = CPU time of this process per op (the verdict); wall = elapsed time per op (includes time the machine gave to other work).\n',
 );
 console.log(
   `${'comparison'.padEnd(17)}${'limit'.padEnd(23)}${'workload'.padEnd(10)}` +
-    `${'base ns/op'.padStart(11)}${'ours ns/op'.padStart(11)}${'ratio'.padStart(8)}` +
-    `${'p25–p75'.padStart(13)}${'min–max'.padStart(13)}  target`,
+    `${'base cpu'.padStart(9)}${'ours cpu'.padStart(9)}${'cpu ratio'.padStart(10)}${'p25–p75'.padStart(11)}` +
+    `${'wall ratio'.padStart(11)}${'p25–p75'.padStart(11)}  target`,
 );
+const spread = (m) => `${m.p25.toFixed(2)}–${m.p75.toFixed(2)}`.padStart(11);
 for (const r of rows) {
-  const verdict = r.ratio <= r.target ? 'ok' : 'MISSED';
+  const verdict = r.cpu.ratio <= r.target ? 'ok' : 'MISSED';
   console.log(
     `${r.test.padEnd(17)}${r.kind.padEnd(23)}${r.shape.padEnd(10)}` +
-      `${fmt(r.base).padStart(11)}${fmt(r.subject).padStart(11)}${r.ratio.toFixed(3).padStart(8)}` +
-      `${`${r.ratioP25.toFixed(2)}–${r.ratioP75.toFixed(2)}`.padStart(13)}` +
-      `${`${r.ratioMin.toFixed(2)}–${r.ratioMax.toFixed(2)}`.padStart(13)}  ≤${r.target.toFixed(2)} ${verdict}`,
+      `${fmt(r.cpu.base).padStart(9)}${fmt(r.cpu.subject).padStart(9)}${r.cpu.ratio.toFixed(3).padStart(10)}${spread(r.cpu)}` +
+      `${r.wall.ratio.toFixed(3).padStart(11)}${spread(r.wall)}  ≤${r.target.toFixed(2)} ${verdict}`,
   );
 }

@@ -36,24 +36,25 @@ export class AcquireReleaseAdapter implements LimitAdapter, Held {
     }
   }
 
-  /** The same, for a call a Tally counts. */
+  /** The same, for a call whose metered limit counts it: plain integer moves, always paired. */
   private async runCounted<T>(body: Body<T>, tally: Tally): Promise<T> {
-    tally.asked();
+    tally.queued++;
     let token: unknown;
     try {
       token = this.toToken(await this.limit.acquire());
     } catch (reason) {
-      tally.gaveUp();
+      tally.queued--;
       throw reason;
     }
-    tally.held();
+    tally.queued--;
+    tally.active++;
     try {
       return await body(new OperationContextImpl(undefined));
     } finally {
       try {
         this.leave(token);
       } finally {
-        tally.ended();
+        tally.active--;
       }
     }
   }

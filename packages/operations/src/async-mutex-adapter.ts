@@ -63,16 +63,17 @@ export class AsyncMutexAdapter implements LimitAdapter, Held {
       if (waiting === undefined) return runUnmeasured(this, undefined, signal, body);
       return this.waitThenRunUnmeasured(waiting, signal, body, undefined);
     }
-    tally.asked();
+    tally.queued++;
     let waiting: Promise<void> | undefined;
     try {
       waiting = this.enter(signal, undefined);
     } catch (error) {
-      tally.gaveUp();
+      tally.queued--;
       throw error;
     }
     if (waiting === undefined) {
-      tally.held();
+      tally.queued--;
+      tally.active++;
       return runUnmeasured(this, undefined, signal, body, tally);
     }
     return this.waitThenRunUnmeasured(waiting, signal, body, tally);
@@ -104,15 +105,18 @@ export class AsyncMutexAdapter implements LimitAdapter, Held {
     try {
       await waiting;
     } catch (reason) {
-      tally?.gaveUp();
+      if (tally !== undefined) tally.queued--;
       throw reason;
     }
     if (abortedAfterGrant(signal)) {
       this.leave();
-      tally?.gaveUp();
+      if (tally !== undefined) tally.queued--;
       throw signal?.reason;
     }
-    tally?.held();
+    if (tally !== undefined) {
+      tally.queued--;
+      tally.active++;
+    }
     return await runUnmeasured(this, undefined, signal, body, tally);
   }
 

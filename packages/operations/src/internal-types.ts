@@ -41,26 +41,25 @@ export interface Lifecycle {
 }
 
 /**
- * Counts moved with no per-operation state: how a metered limit counts calls that need nothing
- * else (no signal, no admission control), on the unmeasured path. Passed only with no signal.
- * Every method is total.
+ * The two live counts of a metered limit that counts its own calls (its `LimitCell`), moved as
+ * plain integers with no per-operation state: how such a limit counts calls that need nothing
+ * else (no signal, no admission control) on the unmeasured path. Passed only with no signal,
+ * and only by a metered limit to the adapter of the limit it wraps (both of one copy of this
+ * package). The moves, always paired: a call asks (`queued++`), then holds (`queued--`,
+ * `active++`) and ends (`active--`), or stops waiting without holding (`queued--`).
  */
 export interface Tally {
-  /** A call asks the limit. */
-  asked(): void;
-  /** It holds a slot. */
-  held(): void;
-  /** It stopped waiting without holding (the limit refused it). */
-  gaveUp(): void;
-  /** Its body ended and the slot was given back. */
-  ended(): void;
+  /** Calls waiting for a slot now. */
+  queued: number;
+  /** Calls holding a slot now. */
+  active: number;
 }
 
 /** How one kind of limit is entered: once without telling anyone, once telling a Lifecycle. */
 export interface LimitAdapter {
   /**
    * Enters the limit, runs the body, leaves. Reads no clock and moves no count, except the plain
-   * integers of `tally` when one is given (only ever without a signal).
+   * integers of `tally` when one is given (only ever without a signal, and never by another copy).
    */
   runUnmeasured<T>(signal: AbortSignal | undefined, body: Body<T>, tally?: Tally): Promise<T>;
   /** The same, telling `life` every step. */

@@ -15,8 +15,7 @@ import type { AcquireReleaseLimit, MutexLike, PLimitLike, SemaphoreLike } from '
 /** `null`: unlimited work. Never waits; measured with a queue time of 0 and never counted as queued. */
 const UNLIMITED: LimitAdapter = {
   runUnmeasured<T>(signal: AbortSignal | undefined, body: Body<T>, tally?: Tally): Promise<T> {
-    tally?.asked();
-    tally?.held();
+    if (tally !== undefined) tally.active++; // never waits: asks and holds at once
     return runUnmeasured(NOTHING_HELD, undefined, signal, body, tally);
   },
   runMeasured<T>(signal: AbortSignal | undefined, body: Body<T>, life: Lifecycle): Promise<T> {
@@ -29,13 +28,18 @@ const UNLIMITED: LimitAdapter = {
 export type LimitKind = 'semaphore' | 'mutex' | 'p-limit' | 'acquire-release' | 'metered';
 
 const adapters = new WeakMap<object, LimitAdapter>();
-// The last limit seen and its adapter. Holds one limit alive at most; a compare instead of a map read.
-let lastLimit: unknown = null;
-let lastAdapter: LimitAdapter = UNLIMITED;
+
+/**
+ * The last limit seen and its adapter: a compare instead of a map read. Holds one limit alive at
+ * most, never a metered one. `resourcesOperation` reads it before calling {@link adapterFor}, so
+ * that the common case inlines as one compare and the rest of the look-up stays out of its
+ * caller's optimised code.
+ */
+export const lastSeen: { limit: unknown; adapter: LimitAdapter } = { limit: null, adapter: UNLIMITED };
 
 /** The adapter of `limit`, or `undefined` when it is no limit at all (the caller throws a TypeError). */
 export function adapterFor(limit: unknown): LimitAdapter | undefined {
-  if (limit === lastLimit) return lastAdapter;
+  if (limit === lastSeen.limit) return lastSeen.adapter;
   if (limit === null) return UNLIMITED;
   if (typeof limit === 'object') {
     // A metered limit carries its adapter (an own property: one read, and nothing here holds it).
@@ -59,8 +63,8 @@ export function adapterFor(limit: unknown): LimitAdapter | undefined {
   }
   // A metered limit is never held here: one that is no longer referenced must stop being reported.
   if (offeredAdapter(limit) === undefined) {
-    lastLimit = limit;
-    lastAdapter = adapter;
+    lastSeen.limit = limit;
+    lastSeen.adapter = adapter;
   }
   return adapter;
 }

@@ -25,14 +25,7 @@ import { isSignal } from './abort-watch.js';
 import { AdmissionRejectedError, AdmissionTimeoutError } from './admission-errors.js';
 import { AsyncMutexAdapter } from './async-mutex-adapter.js';
 import { admittedNames, type LimitCell, reportOn } from './concurrency-metrics.js';
-import {
-  type Body,
-  type Cancellable,
-  LIMIT_ADAPTER,
-  type Lifecycle,
-  type LimitAdapter,
-  type Tally,
-} from './internal-types.js';
+import { type Body, type Cancellable, LIMIT_ADAPTER, type Lifecycle, type LimitAdapter } from './internal-types.js';
 import { adapterFor, kindOf } from './limit-registry.js';
 import { capacityOf, PLimitAdapter } from './p-limit-adapter.js';
 import { reporter, SCOPE } from './report.js';
@@ -151,8 +144,6 @@ class MeteredLimitImpl implements MeteredLimit {
   readonly maxQueued: number | undefined;
   private readonly source: MeterSource;
   private readonly injected: boolean;
-  /** Counts moved for calls that need nothing per call (no signal, no admission control). */
-  readonly tally: Tally;
   /** Admission control is configured: every call gets its own MeteredWait. */
   readonly admission: boolean;
   /** Active and queued are counted per call (else read live from the limit: p-limit). */
@@ -191,22 +182,6 @@ class MeteredLimitImpl implements MeteredLimit {
       timeouts: 0,
       cancelled: 0,
       rejected: 0,
-    };
-    const cell = this.cell;
-    this.tally = {
-      asked() {
-        cell.queued++;
-      },
-      held() {
-        cell.queued--;
-        cell.active++;
-      },
-      gaveUp() {
-        cell.queued--;
-      },
-      ended() {
-        cell.active--;
-      },
     };
     this.admission = settings.admissionTimeoutMs !== undefined || settings.maxQueued !== undefined;
     this.counted = settings.live === undefined;
@@ -276,7 +251,8 @@ class MeteredAdapter implements LimitAdapter {
   runUnmeasured<T>(signal: AbortSignal | undefined, body: Body<T>): Promise<T> {
     const owner = this.owner;
     if (signal === undefined && !owner.admission) {
-      return this.inner.runUnmeasured(undefined, body, owner.counted ? owner.tally : undefined);
+      // The cell is the tally: calls that need nothing per call move its two integers directly.
+      return this.inner.runUnmeasured(undefined, body, owner.counted ? owner.cell : undefined);
     }
     return this.inner.runMeasured(signal, body, new MeteredWait(owner, signal, undefined));
   }

@@ -64,7 +64,11 @@ class Waiter<T = any> implements Cancellable, InLine {
     const life = this.life;
     let running: Promise<T>;
     if (life === undefined) {
-      this.tally?.held();
+      const tally = this.tally;
+      if (tally !== undefined) {
+        tally.queued--;
+        tally.active++;
+      }
       running = runUnmeasured(held, undefined, this.signal, this.body, this.tally);
     } else {
       life.held();
@@ -110,14 +114,15 @@ class CountedRun<T> {
 
   /** p-limit settled the call (and freed its slot), or dropped it unstarted (`clearQueue()` with `rejectOnClear`). */
   readonly settled = (): void => {
-    if (this.started) this.tally.ended();
-    else this.tally.gaveUp();
+    if (this.started) this.tally.active--;
+    else this.tally.queued--;
   };
 }
 
 function runCounted<T>(run: CountedRun<T>): PromiseLike<T> | T {
   run.started = true;
-  run.tally.held();
+  run.tally.queued--;
+  run.tally.active++;
   return run.body(new OperationContextImpl(undefined));
 }
 
@@ -141,13 +146,18 @@ export class PLimitAdapter implements LimitAdapter {
     if (signal !== undefined || this.line.head !== undefined) return this.queue(signal, body, undefined, tally);
     // The body itself, and its `op`: p-limit calls `body(op)`, no frame of ours in between.
     if (tally === undefined) return this.limiter(body, new OperationContextImpl(undefined));
+    return this.runCountedDirect(body, tally);
+  }
+
+  /** The fast path for a call a Tally counts; apart, so that the plain fast path stays small enough to inline. */
+  private runCountedDirect<T>(body: Body<T>, tally: Tally): Promise<T> {
     const run = new CountedRun(this, body, tally);
-    tally.asked();
+    tally.queued++;
     let started: Promise<T>;
     try {
       started = this.limiter(runCounted, run) as Promise<T>;
     } catch (error) {
-      tally.gaveUp();
+      tally.queued--;
       throw error;
     }
     started.then(run.settled, run.settled);
@@ -203,7 +213,7 @@ export class PLimitAdapter implements LimitAdapter {
     if (!waiter.queued) return;
     this.unlink(waiter);
     waiter.life?.gaveUp(reason);
-    waiter.tally?.gaveUp();
+    if (waiter.tally !== undefined) waiter.tally.queued--;
     waiter.reject(reason);
   }
 
@@ -271,7 +281,7 @@ export class PLimitAdapter implements LimitAdapter {
     life: Lifecycle | undefined,
     tally: Tally | undefined,
   ): Promise<T> {
-    tally?.asked();
+    if (tally !== undefined) tally.queued++;
     return new Promise<T>((resolve, reject) => {
       const waiter = new Waiter<T>(this, signal, body, life, tally, resolve, reject);
       let refusal: Error | undefined;
@@ -284,7 +294,7 @@ export class PLimitAdapter implements LimitAdapter {
       }
       if (refusal !== undefined) {
         life?.gaveUp(refusal);
-        tally?.gaveUp();
+        if (tally !== undefined) tally.queued--;
         reject(refusal);
         return;
       }

@@ -14,7 +14,8 @@
 import { EXECUTORS, type Executor, OPERATIONS, type Operation } from '@gym/constants';
 import { describeValue, invalidChoice, isMetricsExporting, resolveMeter } from '@gym/core';
 import { isSignal } from './abort-watch.js';
-import { adapterFor } from './limit-registry.js';
+import type { Body, LimitAdapter } from './internal-types.js';
+import { adapterFor, lastSeen } from './limit-registry.js';
 import { defaultClock, Measurement } from './measurement.js';
 import { operationMetricsFor } from './operation-metrics.js';
 import { reporter, SCOPE } from './report.js';
@@ -57,52 +58,94 @@ export function resourcesOperation<T>(
   options: ResourcesOperationOptions,
   body: (op: OperationContext) => PromiseLike<T> | T,
 ): Promise<T> {
+  // Kept small so that it can be inlined into its caller: the common case (valid arguments,
+  // nothing measured) is a handful of checks and one call; errors and measuring live in the
+  // functions below.
   try {
-    if (options === null || typeof options !== 'object') {
-      throw new TypeError(`resourcesOperation: options must be an object; got ${describeValue(options)}`);
-    }
+    if (options === null || typeof options !== 'object') return Promise.reject(badOptions(options));
     const operation: unknown = options.operation;
     const executor: unknown = options.executor;
     const signal: unknown = options.signal;
-    if (typeof operation !== 'string' || IS_OPERATION[operation] !== true) {
-      throw invalidChoice('resourcesOperation: options.operation', operation, OPERATIONS);
+    if (
+      typeof operation !== 'string' ||
+      IS_OPERATION[operation] !== true ||
+      typeof executor !== 'string' ||
+      IS_EXECUTOR[executor] !== true ||
+      typeof body !== 'function' ||
+      (signal !== undefined && !isSignal(signal))
+    ) {
+      return Promise.reject(badArgument(operation, executor, body, signal));
     }
-    if (typeof executor !== 'string' || IS_EXECUTOR[executor] !== true) {
-      throw invalidChoice('resourcesOperation: options.executor', executor, EXECUTORS);
+    const adapter = limit === lastSeen.limit ? lastSeen.adapter : adapterFor(limit);
+    if (adapter === undefined) return Promise.reject(badLimit(limit));
+    if (wouldMeasure(options)) {
+      return runMeasuring(adapter, options, operation as Operation, executor as Executor, signal, body);
     }
-    if (typeof body !== 'function') {
-      throw new TypeError(`resourcesOperation: body must be a function; got ${describeValue(body)}`);
-    }
-    if (signal !== undefined && !isSignal(signal)) {
-      throw new TypeError(`resourcesOperation: options.signal must be an AbortSignal; got ${describeValue(signal)}`);
-    }
-    const adapter = adapterFor(limit);
-    if (adapter === undefined) throw badLimit(limit);
-
-    const m = wouldMeasure(options) ? measurementFor(options, operation as Operation, executor as Executor) : undefined;
-    if (m === undefined) {
-      if (signal?.aborted) return Promise.reject(signal.reason);
-      return adapter.runUnmeasured(signal, body);
-    }
-    if (signal?.aborted) {
-      m.abortedBeforeAsking();
-      return Promise.reject(signal.reason);
-    }
-    return adapter.runMeasured(signal, body, m);
+    if (signal === undefined) return adapter.runUnmeasured(undefined, body);
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return adapter.runUnmeasured(signal, body);
   } catch (error) {
     return Promise.reject(error);
   }
 }
 
+/** An operation that would be measured: measured when a meter and its instruments can be had, else unmeasured. */
+function runMeasuring<T>(
+  adapter: LimitAdapter,
+  options: ResourcesOperationOptions,
+  operation: Operation,
+  executor: Executor,
+  signal: AbortSignal | undefined,
+  body: Body<T>,
+): Promise<T> {
+  const m = measurementFor(options, operation, executor);
+  if (m === undefined) {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return adapter.runUnmeasured(signal, body);
+  }
+  if (signal?.aborted) {
+    m.abortedBeforeAsking();
+    return Promise.reject(signal.reason);
+  }
+  return adapter.runMeasured(signal, body, m);
+}
+
+function badOptions(options: unknown): TypeError {
+  return new TypeError(`resourcesOperation: options must be an object; got ${describeValue(options)}`);
+}
+
+/** The error for the first argument that is wrong, in the order they are checked. */
+function badArgument(operation: unknown, executor: unknown, body: unknown, signal: unknown): Error {
+  if (typeof operation !== 'string' || IS_OPERATION[operation] !== true) {
+    return invalidChoice('resourcesOperation: options.operation', operation, OPERATIONS);
+  }
+  if (typeof executor !== 'string' || IS_EXECUTOR[executor] !== true) {
+    return invalidChoice('resourcesOperation: options.executor', executor, EXECUTORS);
+  }
+  if (typeof body !== 'function') {
+    return new TypeError(`resourcesOperation: body must be a function; got ${describeValue(body)}`);
+  }
+  return new TypeError(`resourcesOperation: options.signal must be an AbortSignal; got ${describeValue(signal)}`);
+}
+
 /**
- * Whether this operation is measured: @gym/core's `wouldRecordMetrics` rule (an injected meter or
- * provider, else `isMetricsExporting()`; `null` is "not injected"), written with named reads
- * because this runs on every unmeasured operation and the generic helper costs about twice as
- * much there. A throwing `meter`/`meterProvider` getter means no.
+ * Whether this operation is measured: @gym/core's `wouldRecordMetrics` rule exactly (an own
+ * `meter` or `meterProvider` object, else `isMetricsExporting()`; `null` is "not injected"),
+ * written out because this runs on every unmeasured operation and the generic helper's two
+ * `Object.hasOwn` calls cost several times the rest of this check. Here each option is read
+ * once with a plain property read, and `Object.hasOwn` runs only when the value is an object
+ * (an injected meter, or something a polluted prototype supplies), so the common case is two
+ * cheap reads and `isMetricsExporting()`. A throwing `meter`/`meterProvider` getter means no.
  */
 function wouldMeasure(options: ResourcesOperationOptions): boolean {
   try {
-    return isInjected(options.meter) || isInjected(options.meterProvider) || isMetricsExporting();
+    const meter: unknown = options.meter;
+    const provider: unknown = options.meterProvider;
+    // The common case first (neither given): nothing more to look at but the exporting check.
+    if (meter === undefined && provider === undefined) return isMetricsExporting();
+    return (
+      isOwnObject(options, meter, 'meter') || isOwnObject(options, provider, 'meterProvider') || isMetricsExporting()
+    );
   } catch (error) {
     reporter.warnOnce('options', 'reading options.meter or options.meterProvider threw; not measured', error);
     return false;
@@ -140,8 +183,9 @@ function clockOf(options: ResourcesOperationOptions): () => number {
   return defaultClock;
 }
 
-function isInjected(value: unknown): boolean {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null;
+/** `value`, read as `options[key]`, is an object and an own property (what counts as injected). */
+function isOwnObject(options: object, value: unknown, key: string): boolean {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && Object.hasOwn(options, key);
 }
 
 function badLimit(limit: unknown): TypeError {

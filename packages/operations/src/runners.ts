@@ -27,7 +27,7 @@ export async function runUnmeasured<T>(
     try {
       held.leave(token);
     } finally {
-      tally?.ended();
+      if (tally !== undefined) tally.active--;
     }
   }
 }

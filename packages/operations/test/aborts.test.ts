@@ -14,6 +14,7 @@ import {
   ManualClock,
   type PullMetricReader,
   settle,
+  waitFor,
 } from '@gym/test-kit';
 import { describe, expect, it } from '@jest/globals';
 import type { MeterProvider } from '@opentelemetry/sdk-metrics';
@@ -101,20 +102,20 @@ describe.each(KINDS)('%s', (_kind, make) => {
   describe.each(PATHS)('%s', (_path, sdk) => {
     it('a signal that aborts at any microtask after the holder leaves: the body never starts with an aborted signal; if it did not run, the call rejects with the reason and the slot is back', async () => {
       const outcomes = new Set<string>();
-      // Depths 0–40: microtasks after the holder was released. Then a few more after 5 ms, when
-      // every kind has let the waiter in (p-limit may look again a millisecond later).
+      // Depths 0–40: microtasks after the holder was released. Then a few more once the waiter
+      // has run (p-limit may let it in only when its line looks again, a millisecond later).
       const schedules = [
-        ...Array.from({ length: 41 }, (_, depth) => ({ depth, afterMs: 0 })),
-        ...Array.from({ length: 4 }, (_, depth) => ({ depth, afterMs: 5 })),
+        ...Array.from({ length: 41 }, (_, depth) => ({ depth, afterRun: false })),
+        ...Array.from({ length: 4 }, (_, depth) => ({ depth, afterRun: true })),
       ];
-      for (const { depth, afterMs } of schedules) {
+      for (const { depth, afterRun } of schedules) {
         const { provider, reader } = sdk();
         const { limit, isFree } = make();
         const options = { operation: 'tool', executor: 'inline', meterProvider: provider } as const;
         const hold = deferred();
         const holder = resourcesOperation(limit, options, () => hold.promise);
         const controller = new AbortController();
-        const reason = new Error(`aborted at depth ${depth} after ${afterMs} ms`);
+        const reason = new Error(`aborted at depth ${depth}${afterRun ? ' after the run' : ''}`);
         let startedAborted = false;
         let ran = false;
         const waiter = capture(
@@ -126,7 +127,7 @@ describe.each(KINDS)('%s', (_kind, make) => {
         );
         await settle();
         hold.resolve();
-        if (afterMs > 0) await new Promise((resolve) => setTimeout(resolve, afterMs));
+        if (afterRun) await waitFor('the waiter to run', () => ran);
         afterMicrotasks(depth, () => controller.abort(reason));
         await holder;
         const result = await waiter;

@@ -23,6 +23,7 @@ import {
   histogramPoint,
   ManualClock,
   settle,
+  waitFor,
 } from '@gym/test-kit';
 import { describe, expect, it, jest } from '@jest/globals';
 import { E_ALREADY_LOCKED, E_TIMEOUT, Mutex, Semaphore, tryAcquire, withTimeout } from 'async-mutex';
@@ -416,7 +417,8 @@ describe('p-limit', () => {
     expect(counterValue(await collectMetrics(reader), METRIC_OPERATION_QUEUED, SERIES)).toBe(2);
     direct.resolve();
     await bare;
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    // Nothing of ours ends to let the line in: it has to look again by itself. Wait for that.
+    await waitFor('the line to let a in', () => log.length > 0);
     expect(log).toEqual(['a']);
     await a.finish();
     await settle();

@@ -200,13 +200,17 @@ describe('instruments', () => {
       'nemo.gym.concurrency.limit_name': 'upstream_requests',
       'nemo.gym.server.name': 'policy_model',
     });
+    // Held to the end: an unreferenced limit stops being reported once a collection frees it.
+    expect(limit.state().limit).toBe(4);
   });
 
   it('without serverName the points carry only component and limit name', async () => {
     const { meterProvider: provider, reader } = createMetricHarness();
-    meteredLimit(pLimit(3), { component: 'resources', limitName: 'tools', meterProvider: provider });
+    const limit = meteredLimit(pLimit(3), { component: 'resources', limitName: 'tools', meterProvider: provider });
     const m = await collectMetrics(reader);
     expect(m.get('gym.concurrency.limit')?.dataPoints.map((p) => p.attributes)).toEqual([ATTRS('tools')]);
+    // Held to the end: an unreferenced limit stops being reported once a collection frees it.
+    expect(limit.state().limit).toBe(3);
   });
 
   it('admission_timeouts_total has no point at all for a limit without admissionTimeoutMs', async () => {
@@ -221,7 +225,7 @@ describe('instruments', () => {
     expect(m.get(METRIC_CONCURRENCY_ADMISSION_TIMEOUTS)?.dataPoints ?? []).toEqual([]);
     expect(pointValue(m, 'gym.concurrency.admission_cancelled_total', ATTRS('no_deadline'))).toBe(0);
     // A second limit of the same attribute set with a deadline brings the point (for the set).
-    meteredLimit(new Semaphore(1), {
+    const withDeadline = meteredLimit(new Semaphore(1), {
       component: 'resources',
       limitName: 'no_deadline',
       admissionTimeoutMs: 50,
@@ -230,6 +234,8 @@ describe('instruments', () => {
     expect(pointValue(await collectMetrics(reader), METRIC_CONCURRENCY_ADMISSION_TIMEOUTS, ATTRS('no_deadline'))).toBe(
       0,
     );
+    // Both held to the end: an unreferenced limit stops being reported once a collection frees it.
+    expect([limit.state().limit, withDeadline.state().limit]).toEqual([1, 1]);
   });
 
   it('limits with the same attribute set are summed; another set is its own series', async () => {
@@ -259,6 +265,8 @@ describe('instruments', () => {
     hold.resolve();
     await Promise.all(running);
     expect(await series(reader, ATTRS('judges'))).toMatchObject({ limit: 5, active: 0, available: 5 });
+    // Held to the end: an unreferenced limit stops being reported once a collection frees it.
+    expect([a, b, c].map((limit) => limit.state().limit)).toEqual([2, 3, 1]);
   });
 
   it('counts are kept with telemetry off and exported only while exporting', async () => {
@@ -293,6 +301,8 @@ describe('instruments', () => {
     expect((await collectMetrics(reader)).get('gym.concurrency.limit')?.dataPoints ?? []).toEqual([]);
     hold.resolve();
     await running;
+    // Held to the end: an unreferenced limit stops being reported once a collection frees it.
+    expect(limit.state().active).toBe(0);
   });
 });
 

@@ -96,7 +96,8 @@ afterAll(() => {
 });
 
 it('two copies, each with its own @gym/core, export the whole queued/active counts and one sum per metered attribute set', async () => {
-  const { stdout } = await run(process.execPath, [join(work, 'main.mjs')], { cwd: work });
+  // The timeouts are failure guards: a loaded machine starts a child slowly.
+  const { stdout } = await run(process.execPath, [join(work, 'main.mjs')], { cwd: work, timeout: 80_000 });
   const result = JSON.parse(stdout) as {
     during: Record<string, unknown[]>;
     after: Record<string, unknown[]>;
@@ -117,4 +118,4 @@ it('two copies, each with its own @gym/core, export the whole queued/active coun
   expect(result.after['gym.resources.operation.queued']).toEqual([0]);
   expect(result.after['gym.concurrency.active']).toEqual([0]);
   expect(result.crossCopyState).toMatchObject({ limit: 3, active: 0, queued: 0 });
-});
+}, 90_000);

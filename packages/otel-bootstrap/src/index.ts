@@ -14,6 +14,7 @@ export { getTelemetry, initTelemetry, shutdownTelemetry } from './telemetry.js';
 export type {
   ConfigureTelemetryEnvOptions,
   InitTelemetryOptions,
+  PrometheusEndpointLimits,
   TelemetryConfig,
   TelemetryConfigResult,
   TelemetryHandle,

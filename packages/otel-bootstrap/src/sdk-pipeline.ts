@@ -13,7 +13,6 @@
 // slot) or a provider registered where this API cannot read it is "not exporting", said once.
 
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describeError } from '@gym/core';
 import {
   type Attributes,
@@ -35,8 +34,9 @@ import type { Resource } from '@opentelemetry/resources';
 import type { MetricReader, PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { apiSlotVersion, type OtelGlobalKind, registeredGlobal } from './otel-globals.js';
+import { closePrometheusServer, startPrometheusServer } from './prometheus-server.js';
 import { SCOPE_NAME } from './scope.js';
-import type { TelemetryConfig } from './types.js';
+import type { PrometheusEndpointLimits, TelemetryConfig } from './types.js';
 
 /** What the pipeline is built from. */
 export interface PipelineInput {
@@ -47,6 +47,8 @@ export interface PipelineInput {
   readonly version: string;
   /** Called once, with the first export failure (`signal`: `metrics` or `traces`). Never throws. */
   readonly onExportFailure: (signal: 'metrics' | 'traces', error: unknown) => void;
+  /** The Prometheus endpoint's client bounds, checked (see prometheus-limits.ts). */
+  readonly prometheusLimits: Readonly<Required<PrometheusEndpointLimits>>;
 }
 
 /** What a bounded shutdown met. */
@@ -356,8 +358,14 @@ async function buildMetricReader(
   };
   if (config.exporter === 'prometheus') {
     const { PrometheusExporter } = await import('@opentelemetry/exporter-prometheus');
+    // No server of its own: only its public request handler is used, behind our bounded server.
     const exporter = new PrometheusExporter({ preventServerStart: true });
-    const { server, endpoint } = await servePrometheus(exporter, config.prometheusHost, config.prometheusPort);
+    const { server, endpoint } = await startPrometheusServer(
+      exporter,
+      config.prometheusHost,
+      config.prometheusPort,
+      input.prometheusLimits,
+    );
     return { reader: exporter, server, endpoint };
   }
   const onFailure = (error: unknown) => input.onExportFailure('metrics', error);
@@ -385,59 +393,10 @@ async function buildSpanProcessor(input: PipelineInput): Promise<SpanProcessor> 
   return new BatchSpanProcessor(watchSpanExporter(new OTLPTraceExporter(url === undefined ? {} : { url }), onFailure));
 }
 
-/**
- * Serves `exporter` at `http://host:port/metrics` on a server we own: listen errors
- * (EADDRINUSE, EACCES) reject, and port 0 binds an ephemeral port whose URL we report.
- * The server is unref'd: a metrics endpoint never keeps a process alive.
- */
-async function servePrometheus(
-  exporter: { getMetricsRequestHandler(request: unknown, response: unknown): void },
-  host: string,
-  port: number,
-): Promise<{ server: Server; endpoint: string }> {
-  const { createServer } = await import('node:http');
-  const server = createServer((request, response) => {
-    let path = '';
-    try {
-      path = new URL(request.url ?? '/', 'http://localhost').pathname;
-    } catch {
-      // A malformed request target is answered 404 below.
-    }
-    if (path === '/metrics' && (request.method === 'GET' || request.method === 'HEAD')) {
-      exporter.getMetricsRequestHandler(request, response);
-    } else {
-      response.statusCode = 404;
-      response.end();
-    }
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host, port }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  server.on('error', () => {
-    // After a successful listen, errors are per connection; the scrape just fails.
-  });
-  server.unref();
-  const bound = (server.address() as AddressInfo).port;
-  const shownHost = host.includes(':') ? `[${host}]` : host;
-  return { server, endpoint: `http://${shownHost}:${bound}/metrics` };
-}
-
 /** The AsyncLocalStorage context manager (what NodeSDK and NodeTracerProvider use), loaded lazily. */
 async function loadContextManager(): Promise<ContextManager> {
   const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
   return new AsyncLocalStorageContextManager();
-}
-
-/** Stops listening and drops open connections; never rejects, never waits for a client. */
-function closeServer(server: Server): void {
-  server.close(() => {
-    // Already closed is fine.
-  });
-  server.closeAllConnections();
 }
 
 /** Resolves `true` after `millis` (a timer that never keeps the process alive), or `false` once `work` settles. */
@@ -494,7 +453,7 @@ async function shutdownOwned(
   const timedOut = deadlineMillis > 0 ? await raceDeadline(work, deadlineMillis) : false;
   const report: ShutdownReport = { errors: [...errors], timedOut };
   try {
-    if (prometheusServer !== undefined) closeServer(prometheusServer);
+    if (prometheusServer !== undefined) closePrometheusServer(prometheusServer);
     if (meterProvider !== undefined && registeredGlobal('metrics') === meterProvider) metrics.disable();
     if (tracerProvider !== undefined && delegateOf(registeredGlobal('trace')) === tracerProvider) trace.disable();
     if (owned.contextManager !== undefined && registeredGlobal('context') === owned.contextManager) {

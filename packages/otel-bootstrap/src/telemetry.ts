@@ -18,9 +18,15 @@ import { loadTelemetryConfig, ownEnvironment, readEnabledSwitch } from './config
 import { gymResourceAttributes, serviceNameOf } from './gym-resource.js';
 import { packageVersion } from './package-version.js';
 import { type StartedObserver, startProcessObserver, stopProcessObserver } from './process-observer.js';
+import { checkPrometheusLimits } from './prometheus-limits.js';
 import { resolveRunId } from './run-id.js';
 import type { Pipeline } from './sdk-pipeline.js';
-import type { InitTelemetryOptions, TelemetryHandle, TelemetryWarningHandler } from './types.js';
+import type {
+  InitTelemetryOptions,
+  PrometheusEndpointLimits,
+  TelemetryHandle,
+  TelemetryWarningHandler,
+} from './types.js';
 import { reportWarning } from './warnings.js';
 
 interface Session {
@@ -38,6 +44,7 @@ interface CheckedOptions {
   readonly resourceAttributes: Attributes | undefined;
   readonly env: NodeJS.ProcessEnv;
   readonly onWarning: TelemetryWarningHandler | undefined;
+  readonly prometheus: Readonly<Required<PrometheusEndpointLimits>>;
 }
 
 /** The first setup's promise; every later call returns it. */
@@ -58,7 +65,7 @@ function checkOptions(options: InitTelemetryOptions): CheckedOptions {
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`initTelemetry: options must be an object; got ${describeValue(options)}`);
   }
-  const { serverName, serverType, resourceAttributes, env, onWarning } = options;
+  const { serverName, serverType, resourceAttributes, env, onWarning, prometheus } = options;
   if (typeof serverName !== 'string' || serverName.trim() === '') {
     throw new TypeError(
       `initTelemetry: options.serverName must be a non-empty string; got ${describeValue(serverName)}`,
@@ -80,7 +87,14 @@ function checkOptions(options: InitTelemetryOptions): CheckedOptions {
       `initTelemetry: options.onWarning must be a function when given; got ${describeValue(onWarning)}`,
     );
   }
-  return { serverName, serverType, resourceAttributes, env: env ?? process.env, onWarning };
+  return {
+    serverName,
+    serverType,
+    resourceAttributes,
+    env: env ?? process.env,
+    onWarning,
+    prometheus: checkPrometheusLimits(prometheus),
+  };
 }
 
 /** Publishes "nothing exports" (span groups shut) for libraries to read. Never throws. */
@@ -148,7 +162,14 @@ async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
       );
     };
     const { startPipeline } = await import('./sdk-pipeline.js');
-    pipeline = await startPipeline({ config, serviceName, attributes, version, onExportFailure });
+    pipeline = await startPipeline({
+      config,
+      serviceName,
+      attributes,
+      version,
+      onExportFailure,
+      prometheusLimits: options.prometheus,
+    });
     if (pipeline.problems.length > 0) {
       const signals = [...new Set(pipeline.problems.map((problem) => problem.signal))];
       reportWarning(

@@ -67,6 +67,22 @@ export type TelemetryConfigResult =
  */
 export type TelemetryWarningHandler = (message: string) => void;
 
+/**
+ * Bounds on the clients of the Prometheus endpoint (the `prometheus` option of
+ * {@link initTelemetry}); each one left out keeps its default. Used only with the
+ * `prometheus` exporter.
+ */
+export interface PrometheusEndpointLimits {
+  /** A client must send its request headers within this long after the connection or its previous request began (default 5000; 1 to 600000). */
+  readonly headersTimeoutMs?: number;
+  /** A client must send its whole request within this long (default 10000; 1 to 600000; at least `headersTimeoutMs`); also the longest a socket may make no progress while a request is read or answered. */
+  readonly requestTimeoutMs?: number;
+  /** An idle keep-alive connection is closed after this long (default 5000; 1 to 600000). */
+  readonly keepAliveTimeoutMs?: number;
+  /** Open connections at most; beyond it a new connection is dropped and idle ones are closed to make room (default 64; 1 to 65536). */
+  readonly maxConnections?: number;
+}
+
 /** Options of {@link initTelemetry}. */
 export interface InitTelemetryOptions {
   /** This server's name (`policy_model`, `math_verifier`, …): a non-empty string. */
@@ -79,6 +95,8 @@ export interface InitTelemetryOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Where operator messages go; default `process.emitWarning` (stderr, never the console API). */
   readonly onWarning?: TelemetryWarningHandler;
+  /** Bounds on the Prometheus endpoint's clients (timeouts, connection cap); the defaults hold when left out. */
+  readonly prometheus?: PrometheusEndpointLimits;
 }
 
 /** Options of {@link configureTelemetryEnv}. */

@@ -343,26 +343,39 @@ describe('shutdownTelemetry', () => {
     const warnings: string[] = [];
     await initTelemetry(options({ env: { NEMO_GYM_OTEL_ENABLED: '1', NEMO_GYM_OTEL_EXPORTER: 'console' }, warnings }));
     const meterProvider = metrics.getMeterProvider() as MeterProvider;
+    const realShutdown = meterProvider.shutdown.bind(meterProvider);
     meterProvider.shutdown = () => {
       throw new Error('meter shutdown failed');
     };
     const tracerProvider = (trace.getTracerProvider() as ProxyTracerProvider).getDelegate() as BasicTracerProvider;
     tracerProvider.forceFlush = () => Promise.reject(new Error('span flush failed'));
-    await expect(shutdownTelemetry()).resolves.toBeUndefined();
-    expect(warnings).toEqual([
-      '@gym/otel-bootstrap: telemetry shutdown met 2 error(s): Error: meter shutdown failed; Error: span flush failed',
-    ]);
-    expect(getTelemetry()).toBeNull();
-    expect(isGloballyRegistered('trace')).toBe(false);
-    expect(isGloballyRegistered('metrics')).toBe(false);
+    try {
+      await expect(shutdownTelemetry()).resolves.toBeUndefined();
+      expect(warnings).toEqual([
+        '@gym/otel-bootstrap: telemetry shutdown met 2 error(s): Error: meter shutdown failed; Error: span flush failed',
+      ]);
+      expect(getTelemetry()).toBeNull();
+      expect(isGloballyRegistered('trace')).toBe(false);
+      expect(isGloballyRegistered('metrics')).toBe(false);
+    } finally {
+      // The provider that refused to shut down still runs its periodic console export: stop it,
+      // or it prints into later test files of this jest worker.
+      await realShutdown();
+    }
   });
 
   it('a failing meter provider still lets the Prometheus endpoint go', async () => {
     const warnings: string[] = [];
     const handle = await initTelemetry(options({ env: prometheusEnv(), warnings }));
-    (metrics.getMeterProvider() as MeterProvider).shutdown = () => Promise.reject(new Error('boom'));
-    await shutdownTelemetry();
-    expect(warnings).toEqual([expect.stringContaining('Error: boom')]);
-    await expect(fetch(handle?.prometheusEndpoint as string)).rejects.toThrow();
+    const meterProvider = metrics.getMeterProvider() as MeterProvider;
+    const realShutdown = meterProvider.shutdown.bind(meterProvider);
+    meterProvider.shutdown = () => Promise.reject(new Error('boom'));
+    try {
+      await shutdownTelemetry();
+      expect(warnings).toEqual([expect.stringContaining('Error: boom')]);
+      await expect(fetch(handle?.prometheusEndpoint as string)).rejects.toThrow();
+    } finally {
+      await realShutdown();
+    }
   });
 });

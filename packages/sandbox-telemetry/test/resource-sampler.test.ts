@@ -418,27 +418,33 @@ describe('timers', () => {
     expect(samplers.every((sampler) => sampler.state === 'stopped')).toBe(true);
   });
 
-  it('a running sampler does not keep the process alive (its timer is unref()ed)', async () => {
+  it('a running sampler does not keep the process alive (its timers are unref()ed)', async () => {
     jest.useRealTimers();
     const refTimers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
-    await new Promise((resolve) => setTimeout(resolve, 20)); // lets earlier tests' exporter answers run
+    // Every count is taken in one synchronous stretch with the calls that create the timers (the
+    // loop's interval in start(), the deadline in stop()), so no other timer can fire or be
+    // created in between: the counts differ only by what the samplers left ref'd.
     const before = refTimers();
     const samplers = Array.from(
       { length: 10 },
       (_, i) => new ResourceSampler(countingProvider().provider, { id: `s${i}`, owned: true }, carried, 30, { tracer }),
     );
-    let during: number;
+    let running = Number.NaN;
+    let stopping = Number.NaN;
+    const stops: Promise<void>[] = [];
     try {
       for (const sampler of samplers) sampler.start();
-      during = refTimers();
+      running = refTimers();
+      for (const sampler of samplers) stops.push(sampler.stop());
+      stopping = refTimers();
     } finally {
       // Stopped whatever happens: a ref'd timer left behind would keep jest from exiting.
-      await Promise.all(samplers.map((sampler) => sampler.stop()));
+      await Promise.all([...stops, ...samplers.map((sampler) => sampler.stop())]);
     }
     expect(samplers.every((sampler) => sampler.stats.samples === 1)).toBe(true); // they did run
-    expect(during).toBe(before);
-    await new Promise((resolve) => setTimeout(resolve, 20)); // lets InMemorySpanExporter's setTimeout(0) answers run
-    expect(refTimers()).toBe(before);
+    expect(running).toBe(before);
+    expect(stopping).toBe(before);
+    await t.tracerProvider.forceFlush(); // the exporter's answers to the final records, so nothing is left pending
   });
 });
 

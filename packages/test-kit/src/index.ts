@@ -30,3 +30,4 @@ export {
 } from './metric-harness.js';
 export { copyBuiltPackage, linkDirectory, REPO_ROOT } from './package-copies.js';
 export { createSpanHarness, type SpanHarness } from './span-harness.js';
+export { WAIT_FOR_TIMEOUT_MS, waitFor } from './wait-for.js';

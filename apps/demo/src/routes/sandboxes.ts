@@ -1,11 +1,17 @@
-// The sandbox routes: create a local-process sandbox, read its real CPU and memory, delete
-// it. These are not `resourcesOperation`s: a sandbox is capacity held for seconds under a
+// The sandbox routes: create a local-process sandbox, read its real CPU and memory, run an
+// exec inside it, delete it. These are not `resourcesOperation`s: a sandbox is capacity held for seconds under a
 // quota (429 when full), not a call waiting in a queue.
 
 import { z } from 'zod';
 import type { Route } from '../http-app.js';
 import { readJsonBody } from '../read-body.js';
 import type { SandboxPool } from '../sandbox-pool.js';
+
+/** Body of POST /sandboxes/:id/exec: SHA-256 rounds run inside the sandbox process. */
+export const execBodySchema = z.strictObject({
+  input: z.string().max(8192),
+  rounds: z.int().min(1).max(200_000).default(1000),
+});
 
 /** Body of POST /sandboxes. */
 export const sandboxBodySchema = z.strictObject({
@@ -14,7 +20,7 @@ export const sandboxBodySchema = z.strictObject({
   lifetimeMs: z.int().min(100).max(30_000).default(2000),
 });
 
-/** POST /sandboxes, GET /sandboxes/:id and DELETE /sandboxes/:id over one pool. */
+/** POST /sandboxes, GET /sandboxes/:id, POST /sandboxes/:id/exec and DELETE /sandboxes/:id over one pool. */
 export function createSandboxRoutes(pool: SandboxPool): Route[] {
   return [
     {
@@ -32,6 +38,16 @@ export function createSandboxRoutes(pool: SandboxPool): Route[] {
       async handle(_req, _signal, params) {
         const { handle, sample } = await pool.sample(params.id ?? '');
         return { status: 200, body: { id: handle.id, pid: handle.pid, sample } };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/sandboxes/:id/exec',
+      async handle(req, _signal, params) {
+        const id = params.id ?? '';
+        const request = await readJsonBody(req, execBodySchema);
+        const { digest } = await pool.exec(id, request);
+        return { status: 200, body: { id, digest } };
       },
     },
     {

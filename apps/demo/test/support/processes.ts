@@ -113,7 +113,7 @@ export async function startServer(args: readonly string[], env: NodeJS.ProcessEn
         ? undefined
         : (JSON.parse(line) as { url: string; metrics: string | null; pid: number });
     },
-    15_000,
+    45_000,
     50,
   );
   return { url: ready.url, metrics: ready.metrics, pid: ready.pid, process: captured };

@@ -1,0 +1,168 @@
+// The `prometheus` option of initTelemetry: a bad value is a programming error, refused at
+// once (also with telemetry off, before anything is decided) with a message naming the
+// option, the value and what is allowed; a polluted Object.prototype sets nothing; a good
+// value reaches the endpoint (seen through its 408 answer, which names the deadlines).
+
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { initTelemetry } from '../src/index.js';
+import { checkPrometheusLimits, PROMETHEUS_LIMITS_DEFAULTS } from '../src/prometheus-limits.js';
+import { resetTelemetryForTesting } from '../src/telemetry.js';
+import { openRaw, readResponse } from './helpers/raw-http.js';
+
+const ON = { NEMO_GYM_OTEL_ENABLED: '1', NEMO_GYM_OTEL_EXPORTER: 'prometheus', OTEL_EXPORTER_PROMETHEUS_PORT: '0' };
+const OFF = { NEMO_GYM_OTEL_ENABLED: '0' };
+
+afterEach(async () => {
+  await resetTelemetryForTesting();
+});
+
+const init = (prometheus: unknown, env: NodeJS.ProcessEnv = OFF) =>
+  initTelemetry({
+    serverName: 'prom',
+    serverType: 'resources_servers',
+    env,
+    onWarning: () => {},
+    prometheus: prometheus as never,
+  });
+
+describe('the prometheus option is checked at once', () => {
+  it.each([
+    [5, TypeError, 'initTelemetry: options.prometheus must be an object of HTTP limits when given; got number 5'],
+    [null, TypeError, 'got null'],
+    [[1000], TypeError, 'got object (Array) [1000]'],
+    ['fast', TypeError, 'got string "fast"'],
+    [
+      { headersTimeoutMs: -1 },
+      RangeError,
+      'initTelemetry: options.prometheus.headersTimeoutMs must be a whole number of milliseconds from 1 to 600000; got number -1',
+    ],
+    [
+      { headersTimeoutMs: 0 },
+      RangeError,
+      'headersTimeoutMs must be a whole number of milliseconds from 1 to 600000; got number 0',
+    ],
+    [
+      { requestTimeoutMs: Number.NaN },
+      RangeError,
+      'requestTimeoutMs must be a whole number of milliseconds from 1 to 600000; got number NaN',
+    ],
+    [
+      { keepAliveTimeoutMs: Number.POSITIVE_INFINITY },
+      RangeError,
+      'keepAliveTimeoutMs must be a whole number of milliseconds from 1 to 600000; got number Infinity',
+    ],
+    [{ keepAliveTimeoutMs: 1.5 }, RangeError, 'got number 1.5'],
+    [{ headersTimeoutMs: 2 ** 53 }, RangeError, 'got number 9007199254740992'],
+    [
+      { maxConnections: 0 },
+      RangeError,
+      'maxConnections must be a whole number of connections from 1 to 65536; got number 0',
+    ],
+    [{ maxConnections: 65_537 }, RangeError, 'got number 65537'],
+    [
+      { maxConnections: '64' },
+      TypeError,
+      'maxConnections must be a whole number of connections from 1 to 65536; got string "64"',
+    ],
+    [{ headersTimeoutMs: 10n }, TypeError, 'got bigint 10'],
+    [{ headerTimeoutMs: 500 }, RangeError, 'got string "headerTimeoutMs"'],
+    [
+      { headersTimeoutMs: 20_000 },
+      RangeError,
+      'initTelemetry: options.prometheus.requestTimeoutMs (the default) must be at least headersTimeoutMs (20000); got number 10000',
+    ],
+    [
+      { headersTimeoutMs: 300, requestTimeoutMs: 200 },
+      RangeError,
+      'options.prometheus.requestTimeoutMs must be at least headersTimeoutMs (300); got number 200',
+    ],
+  ])('refuses %p', async (value, kind, message) => {
+    const attempt = init(value);
+    await expect(attempt).rejects.toBeInstanceOf(kind);
+    await expect(attempt).rejects.toThrow(message);
+  });
+
+  it('names every allowed option when one is unknown', async () => {
+    await expect(init({ timeout: 5 })).rejects.toThrow(
+      'initTelemetry: options.prometheus: an option name must be one of "headersTimeoutMs", "requestTimeoutMs", "keepAliveTimeoutMs", "maxConnections"; got string "timeout"',
+    );
+  });
+
+  it('refuses an option object that throws when read, naming the failure', async () => {
+    const throwing = Object.defineProperty({}, 'maxConnections', {
+      enumerable: true,
+      get() {
+        throw new Error('boom');
+      },
+    });
+    await expect(init(throwing)).rejects.toThrow(
+      new TypeError('initTelemetry: options.prometheus could not be read (Error: boom)'),
+    );
+    const proxy = new Proxy(
+      {},
+      {
+        ownKeys() {
+          throw new Error('no keys');
+        },
+      },
+    );
+    await expect(init(proxy)).rejects.toThrow('initTelemetry: options.prometheus could not be read (Error: no keys)');
+  });
+
+  it('refuses the same values when telemetry is on, before binding anything', async () => {
+    await expect(init({ maxConnections: -5 }, ON)).rejects.toThrow('got number -5');
+  });
+
+  it('takes undefined values and an empty object as the defaults', () => {
+    expect(checkPrometheusLimits(undefined)).toEqual(PROMETHEUS_LIMITS_DEFAULTS);
+    expect(checkPrometheusLimits({})).toEqual(PROMETHEUS_LIMITS_DEFAULTS);
+    expect(checkPrometheusLimits({ headersTimeoutMs: undefined, maxConnections: 8 })).toEqual({
+      ...PROMETHEUS_LIMITS_DEFAULTS,
+      maxConnections: 8,
+    });
+    expect(PROMETHEUS_LIMITS_DEFAULTS).toEqual({
+      headersTimeoutMs: 5_000,
+      requestTimeoutMs: 10_000,
+      keepAliveTimeoutMs: 5_000,
+      maxConnections: 64,
+    });
+  });
+
+  it('reads own properties only: a polluted Object.prototype sets no limit', () => {
+    const prototype = Object.prototype as Record<string, unknown>;
+    prototype.headersTimeoutMs = -1;
+    prototype.maxConnections = 1;
+    try {
+      expect(checkPrometheusLimits({})).toEqual(PROMETHEUS_LIMITS_DEFAULTS);
+    } finally {
+      delete prototype.headersTimeoutMs;
+      delete prototype.maxConnections;
+    }
+  });
+
+  it('with telemetry off, a good value changes nothing: null, as without it', async () => {
+    await expect(init({ headersTimeoutMs: 100, maxConnections: 1 })).resolves.toBeNull();
+  });
+});
+
+describe('the prometheus option reaches the endpoint', () => {
+  it.each([
+    [150, 4321],
+    [150, 150],
+  ])(
+    'bounds the endpoint with the given deadlines (headers %p ms, request %p ms)',
+    async (headersTimeoutMs, requestTimeoutMs) => {
+      const handle = await init({ headersTimeoutMs, requestTimeoutMs }, ON);
+      const raw = await openRaw(handle?.prometheusEndpoint as string);
+      try {
+        const response = await readResponse(raw);
+        expect(response.status).toBe(408);
+        expect(response.body).toBe(
+          `the request did not arrive in time (headers within ${headersTimeoutMs} ms, the whole request within ${requestTimeoutMs} ms)\n`,
+        );
+      } finally {
+        raw.socket.destroy();
+      }
+    },
+  );
+});
