@@ -10,6 +10,7 @@
 
 import type { Executor, Operation } from '@gym/constants';
 import { type MeterableLimit, meteredLimit, type OperationContext, resourcesOperation } from '@gym/operations';
+import { Semaphore } from 'async-mutex';
 import { HttpError } from './http-error.js';
 
 /** Seconds a refused client is told to wait before it tries again. */
@@ -145,4 +146,9 @@ export function createGate(limit: MeterableLimit, options: GateOptions): Gate {
       };
     },
   };
+}
+
+/** A gate in front of a new async-mutex `Semaphore(slots)`: the limit of the subprocess and upstream routes. */
+export function createSemaphoreGate(slots: number, options: Omit<GateOptions, 'capacity' | 'kind'>): Gate {
+  return createGate(new Semaphore(slots), { ...options, capacity: slots, kind: `async-mutex Semaphore(${slots})` });
 }

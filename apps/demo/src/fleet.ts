@@ -8,6 +8,7 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { isRunning, terminate } from './child-exit.js';
 import type { ReadyMessage } from './server.js';
 
 /** One running server process of the fleet. */
@@ -219,10 +220,6 @@ export class Fleet {
   }
 }
 
-function isRunning(child: ChildProcess): boolean {
-  return child.exitCode === null && child.signalCode === null;
-}
-
 function pipeLines(child: ChildProcess, onLine: (line: string) => void): void {
   let buffer = '';
   child.stderr?.setEncoding('utf8');
@@ -273,11 +270,6 @@ function waitForReady(child: ChildProcess, name: string): Promise<ReadyMessage> 
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
-  if (!isRunning(child)) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const force = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
-  await exited;
-  clearTimeout(force);
+  await terminate(child, STOP_GRACE_MS);
   if (child.connected) child.disconnect();
 }

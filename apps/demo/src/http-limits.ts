@@ -59,11 +59,8 @@ export function describeClientError(error: Error & { code?: unknown }, limits: H
   }
 }
 
-/** The connection cap, the keep-alive timeout and the JSON parser-error answers. */
+/** The connection cap and the JSON parser-error answers (the deadlines come with `httpServerOptions`). */
 export function hardenServer(server: Server, limits: HttpLimits): void {
-  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  server.headersTimeout = limits.headersTimeoutMs;
-  server.requestTimeout = limits.requestTimeoutMs;
   server.maxConnections = limits.maxConnections;
   // At the cap, a new connection is dropped; idle keep-alive connections are then closed, so
   // a client that tries again gets in and a pile of idle sockets cannot lock everyone out.

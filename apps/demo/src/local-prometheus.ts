@@ -11,6 +11,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { writeGenerated } from '@gym/dashboards';
+import { exited, isRunning, terminate } from './child-exit.js';
 
 /** Seconds between scrapes and between rule evaluations: a demo lasts seconds, not hours. */
 const INTERVAL = '1s';
@@ -99,11 +100,6 @@ function config(targetsFile: string, ruleFiles: readonly string[]): string {
   ].join('\n');
 }
 
-function exited(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
 async function waitReady(
   url: string,
   child: ChildProcess,
@@ -114,7 +110,7 @@ async function waitReady(
   for (;;) {
     const failure = failed();
     if (failure !== undefined) throw new Error(`Prometheus could not be started: ${failure.message}`);
-    if (child.exitCode !== null || child.signalCode !== null) {
+    if (!isRunning(child)) {
       throw new Error(
         `Prometheus exited (${child.signalCode ?? `code ${child.exitCode}`}): ${stderr().trim().slice(-500)}`,
       );
@@ -202,18 +198,14 @@ export async function startLocalPrometheus(options: LocalPrometheusOptions = {})
       stop() {
         stopping ??= (async () => {
           process.removeListener('exit', killOnExit);
-          const done = exited(started);
-          started.kill('SIGTERM');
-          const force = setTimeout(() => started.kill('SIGKILL'), 5_000);
-          await done;
-          clearTimeout(force);
+          await terminate(started, 5_000);
           await rm(dir, { recursive: true, force: true });
         })();
         return stopping;
       },
     };
   } catch (error) {
-    if (child !== undefined && child.exitCode === null && child.signalCode === null) {
+    if (child !== undefined && isRunning(child)) {
       const done = exited(child);
       child.kill('SIGKILL');
       await done;

@@ -47,17 +47,17 @@ export class GymMetrics {
 
   /** {@link recordRolloutDuration} on this recorder's meter source. */
   recordRolloutDuration(ms: number): void {
-    rolloutDuration(ms, this.#source);
+    recordRolloutDuration(ms, this.#source);
   }
 
   /** {@link recordVerify} on this recorder's meter source. */
   recordVerify(ms: number, succeeded: boolean): void {
-    verify(ms, succeeded, this.#source);
+    recordVerify(ms, succeeded, this.#source);
   }
 
   /** {@link recordActiveServers} on this recorder's meter source. */
   recordActiveServers(count: number): void {
-    activeServers(count, this.#source);
+    recordActiveServers(count, this.#source);
   }
 }
 
@@ -73,7 +73,17 @@ export class GymMetrics {
  * @param options - Optional meter or meter provider to record into.
  */
 export function recordRolloutDuration(ms: number, options?: MetricsOptions | null): void {
-  rolloutDuration(ms, options);
+  if (!isValidDuration(ms)) {
+    reportInvalidDuration('recordRolloutDuration', 'ms', ms, DROPPED_CALL);
+    return;
+  }
+  try {
+    const meter = resolveMeter(options, SCOPE, reporter);
+    if (meter === undefined) return;
+    instrumentsOf(meter).rolloutDuration.record(ms);
+  } catch (error) {
+    reportFailure(error);
+  }
 }
 
 /**
@@ -92,7 +102,22 @@ export function recordRolloutDuration(ms: number, options?: MetricsOptions | nul
  * @param options - Optional meter or meter provider to record into.
  */
 export function recordVerify(ms: number, succeeded: boolean, options?: MetricsOptions | null): void {
-  verify(ms, succeeded, options);
+  if (typeof succeeded !== 'boolean') {
+    reportInvalidFlag('recordVerify', 'succeeded', succeeded);
+    return;
+  }
+  const validMs = isValidDuration(ms);
+  if (!validMs) reportInvalidDuration('recordVerify', 'ms', ms, DROPPED_POINT);
+  const rate = tallyVerify(succeeded);
+  try {
+    const meter = resolveMeter(options, SCOPE, reporter);
+    if (meter === undefined) return;
+    const instruments = instrumentsOf(meter);
+    if (validMs) instruments.verifyDuration.record(ms);
+    instruments.verifySuccessRate.record(rate);
+  } catch (error) {
+    reportFailure(error);
+  }
 }
 
 /**
@@ -110,50 +135,13 @@ export function recordVerify(ms: number, succeeded: boolean, options?: MetricsOp
  * @param options - Optional meter or meter provider to record into.
  */
 export function recordActiveServers(count: number, options?: MetricsOptions | null): void {
-  activeServers(count, options);
-}
-
-function rolloutDuration(ms: number, source: MetricsOptions | null | undefined): void {
-  if (!isValidDuration(ms)) {
-    reportInvalidDuration('recordRolloutDuration', 'ms', ms, DROPPED_CALL);
-    return;
-  }
-  try {
-    const meter = resolveMeter(source, SCOPE, reporter);
-    if (meter === undefined) return;
-    instrumentsOf(meter).rolloutDuration.record(ms);
-  } catch (error) {
-    reportFailure(error);
-  }
-}
-
-function verify(ms: number, succeeded: boolean, source: MetricsOptions | null | undefined): void {
-  if (typeof succeeded !== 'boolean') {
-    reportInvalidFlag('recordVerify', 'succeeded', succeeded);
-    return;
-  }
-  const validMs = isValidDuration(ms);
-  if (!validMs) reportInvalidDuration('recordVerify', 'ms', ms, DROPPED_POINT);
-  const rate = tallyVerify(succeeded);
-  try {
-    const meter = resolveMeter(source, SCOPE, reporter);
-    if (meter === undefined) return;
-    const instruments = instrumentsOf(meter);
-    if (validMs) instruments.verifyDuration.record(ms);
-    instruments.verifySuccessRate.record(rate);
-  } catch (error) {
-    reportFailure(error);
-  }
-}
-
-function activeServers(count: number, source: MetricsOptions | null | undefined): void {
   if (!isValidCount(count)) {
     reportInvalidCount('recordActiveServers', 'count', count);
     return;
   }
   try {
     // Resolved first: the refusal speaks only when the write would have been exported.
-    const meter = resolveMeter(source, SCOPE, reporter);
+    const meter = resolveMeter(options, SCOPE, reporter);
     if (meter === undefined) return;
     if (!isOrchestrator()) {
       reporter.warnOnce('recordActiveServers:not-orchestrator', refusal);

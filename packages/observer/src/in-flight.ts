@@ -96,7 +96,8 @@ export function trackInFlight(server: RequestEmitter, options?: TrackInFlightOpt
   const existing = tracked.get(server);
   if (existing !== undefined) return existing;
 
-  const injected = isObject(source.meter) || isObject(source.meterProvider);
+  // injectedOf let only objects, functions and nullish values through.
+  const injected = source.meter != null || source.meterProvider != null;
   const onRequest = (_request: unknown, response: unknown): void => {
     if (!injected && !isMetricsExporting()) return;
     count(response as ResponseLike, source, attributes);
@@ -120,10 +121,6 @@ export function trackInFlight(server: RequestEmitter, options?: TrackInFlightOpt
   }
   tracked.set(server, untrack);
   return untrack;
-}
-
-function isObject(value: unknown): boolean {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null;
 }
 
 function count(response: ResponseLike, source: MeterSourceOptions, attributes: Attributes): void {

@@ -3,21 +3,18 @@
 // twice into a temporary directory, loaded by a plain node child.
 
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { copyBuiltPackage, linkDirectory, REPO_ROOT } from '@gym/test-kit';
 import { expect, it } from '@jest/globals';
-
-const dist = fileURLToPath(new URL('../dist', import.meta.url));
-const nodeModules = fileURLToPath(new URL('../../../node_modules', import.meta.url));
 
 const SCRIPT = `
 import { once } from 'node:events';
 import { createServer, request } from 'node:http';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
-const a = await import('./a/index.js');
-const b = await import('./b/index.js');
+const a = await import('./a/dist/index.js');
+const b = await import('./b/dist/index.js');
 class Reader extends MetricReader { async onShutdown() {} async onForceFlush() {} }
 const reader = new Reader();
 const meterProvider = new MeterProvider({ readers: [reader] });
@@ -55,10 +52,10 @@ process.stdout.write(JSON.stringify({ distinctModules: a.startObserver !== b.sta
 it('two copies share one observer per meter and count each request once', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gym-observer-copies-'));
   try {
-    symlinkSync(nodeModules, join(dir, 'node_modules'), 'dir');
+    linkDirectory(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'));
     writeFileSync(join(dir, 'package.json'), '{"type":"module"}');
-    cpSync(dist, join(dir, 'a'), { recursive: true });
-    cpSync(dist, join(dir, 'b'), { recursive: true });
+    copyBuiltPackage('observer', join(dir, 'a'));
+    copyBuiltPackage('observer', join(dir, 'b'));
     writeFileSync(join(dir, 'main.mjs'), SCRIPT);
     // The timeout is a failure guard for a child that hangs; a loaded machine starts one slowly.
     const run = spawnSync(process.execPath, [join(dir, 'main.mjs')], { encoding: 'utf8', timeout: 60_000 });

@@ -97,7 +97,6 @@ export class AcquireReleaseAdapter implements LimitAdapter, Held {
 
   /** Resolves the token to release with, or rejects (the limit refused, or the wait ended from outside). */
   private acquire(signal: AbortSignal | undefined, life: Lifecycle | undefined): Promise<unknown> {
-    if (signal === undefined && life === undefined) return Promise.resolve(this.limit.acquire()).then(this.toToken);
     const acquisition = new Acquisition(this, signal);
     // Whether a slot is free cannot be known before `acquire()` answers, so every call "may wait".
     const refusal = life?.mustWait(acquisition, false);

@@ -41,31 +41,19 @@ export const lastSeen: { limit: unknown; adapter: LimitAdapter } = { limit: null
 export function adapterFor(limit: unknown): LimitAdapter | undefined {
   if (limit === lastSeen.limit) return lastSeen.adapter;
   if (limit === null) return UNLIMITED;
-  if (typeof limit === 'object') {
-    // A metered limit carries its adapter (an own property: one read, and nothing here holds it).
-    const offered = (limit as { [LIMIT_ADAPTER]?: Partial<LimitAdapter> })[LIMIT_ADAPTER];
-    if (
-      typeof offered === 'object' &&
-      offered !== null &&
-      typeof offered.runUnmeasured === 'function' &&
-      typeof offered.runMeasured === 'function'
-    ) {
-      return offered as LimitAdapter;
-    }
-  } else if (typeof limit !== 'function') {
-    return undefined;
-  }
+  if (typeof limit !== 'object' && typeof limit !== 'function') return undefined;
+  // A metered limit carries its adapter (nothing here holds it, nor the limit: one that is no
+  // longer referenced must stop being reported).
+  const offered = offeredAdapter(limit);
+  if (offered !== undefined) return offered;
   let adapter = adapters.get(limit);
   if (adapter === undefined) {
     adapter = classify(limit);
     if (adapter === undefined) return undefined;
     adapters.set(limit, adapter);
   }
-  // A metered limit is never held here: one that is no longer referenced must stop being reported.
-  if (offeredAdapter(limit) === undefined) {
-    lastSeen.limit = limit;
-    lastSeen.adapter = adapter;
-  }
+  lastSeen.limit = limit;
+  lastSeen.adapter = adapter;
   return adapter;
 }
 
@@ -95,8 +83,6 @@ export function kindOf(limit: unknown): LimitKind | undefined {
 
 function classify(limit: object): LimitAdapter | undefined {
   switch (kindOf(limit)) {
-    case 'metered':
-      return offeredAdapter(limit);
     case 'p-limit':
       return new PLimitAdapter(limit as PLimitLike);
     case 'semaphore':

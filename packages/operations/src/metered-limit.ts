@@ -18,6 +18,7 @@ import {
   LIMIT_NAME_PATTERN,
   MAX_LIMIT_NAMES,
   type Outcome,
+  SERVER_NAME_PATTERN,
 } from '@gym/constants';
 import { describeValue, invalidChoice, isMetricsExporting, MAX_TIMER_SECONDS, resolveMeter } from '@gym/core';
 import type { Meter, MeterProvider } from '@opentelemetry/api';
@@ -39,9 +40,6 @@ import type {
   PLimitLike,
   SemaphoreLike,
 } from './types.js';
-
-/** What a server name must look like when given (a Gym server name: a config key, never an id). */
-export const SERVER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 /** Longest admission timeout a Node timer honours, in milliseconds. */
 const MAX_TIMEOUT_MS = MAX_TIMER_SECONDS * 1000;
@@ -487,10 +485,16 @@ function optionalNumber(
   throw invalidChoice(`meteredLimit: options.${name}`, value, `undefined or ${description}`);
 }
 
-/** The meter options, read once; a getter that throws is reported and counts as "not injected". */
+/**
+ * The meter options, read once; a getter that throws is reported and counts as "not injected".
+ * Own properties only (@gym/core's rule): a polluted `Object.prototype` injects nothing.
+ */
 function meterSourceOf(options: MeteredLimitOptions): MeterSource {
   try {
-    return { meter: options.meter, meterProvider: options.meterProvider };
+    return {
+      meter: Object.hasOwn(options, 'meter') ? options.meter : undefined,
+      meterProvider: Object.hasOwn(options, 'meterProvider') ? options.meterProvider : undefined,
+    };
   } catch (error) {
     reporter.warnOnce(
       'options',

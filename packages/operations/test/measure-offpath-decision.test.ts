@@ -51,6 +51,20 @@ describe('what counts as an injected meter', () => {
     expect((await harness.collect()).size).toBe(0);
   });
 
+  it.each(polluted)('a %s that only Object.prototype supplies does not inject a metered limit either', async (key) => {
+    expect(isMetricsExporting()).toBe(false);
+    const harness = createMetricHarness();
+    Object.defineProperty(Object.prototype, key, {
+      value: key === 'meter' ? harness.meterProvider.getMeter('polluted') : harness.meterProvider,
+      configurable: true,
+      writable: true,
+    });
+    const limit = meteredLimit(countingLimit(1), { component: 'resources', limitName: 'polluted', capacity: 1 });
+    expect(await limit.run(() => 'ran')).toBe('ran');
+    expect(limit.state().limit).toBe(1);
+    expect((await harness.collect()).size).toBe(0);
+  });
+
   it('an own meter is injected and measured; `null` for both is not injected', async () => {
     const harness = createMetricHarness();
     const clock = new ManualClock();

@@ -80,12 +80,12 @@ export function recordSandboxCreateRetry(options: SandboxMetricOptions): void {
 }
 
 /** True for a finite number >= 0. */
-export function isDuration(ms: unknown): ms is number {
+function isDuration(ms: unknown): ms is number {
   return typeof ms === 'number' && ms >= 0 && ms !== Number.POSITIVE_INFINITY;
 }
 
 /** Warns, once per recorder and field, that a measurement was dropped. */
-export function reportInvalid(recorder: string, field: string, value: unknown, allowed: string): void {
+function reportInvalid(recorder: string, field: string, value: unknown, allowed: string): void {
   reporter.warnOnce(
     `${recorder}.${field}`,
     () =>

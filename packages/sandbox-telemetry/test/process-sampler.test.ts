@@ -17,7 +17,7 @@ import {
   recordAllocation,
   recordRequest,
 } from '@gym/sandbox-telemetry';
-import { createSpanHarness } from '@gym/test-kit';
+import { createSpanHarness, waitFor } from '@gym/test-kit';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 
@@ -47,16 +47,8 @@ afterEach(async () => {
   child = undefined;
 });
 
-/** Polls `check` until it returns a value other than undefined/false, or fails after the deadline. */
-async function until<T>(what: string, check: () => T | undefined | false): Promise<T> {
-  const deadline = Date.now() + DEADLINE_MS;
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what} after ${DEADLINE_MS} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** Waits for `check` to hold (test-kit's `waitFor`), failing after the generous deadline. */
+const until = <T>(what: string, check: () => T | undefined | false): Promise<T> => waitFor(what, check, DEADLINE_MS);
 
 function startChild() {
   const proc = spawn(process.execPath, ['-e', CHILD], { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -76,7 +68,7 @@ const memory = (span: ReadableSpan) => span.attributes[ATTR_RESOURCE_MEMORY_MIB]
 describe('ResourceSampler over a real child process', () => {
   it('memory and CPU samples grow with the child; a dead child is counted, and stop still writes one final record', async () => {
     const t = createSpanHarness();
-    const tracer = t.tracerProvider.getTracer('test');
+    const tracer = t.tracer;
     const { proc, lines, command } = startChild();
     await until('the child to start', () => lines.includes('ready'));
 

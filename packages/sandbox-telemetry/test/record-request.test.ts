@@ -13,7 +13,7 @@ let tracer: Tracer;
 let diagnostics: DiagCapture;
 beforeEach(() => {
   t = createSpanHarness();
-  tracer = t.tracerProvider.getTracer('test');
+  tracer = t.tracer;
   diagnostics = captureSandboxDiag();
 });
 afterEach(() => {

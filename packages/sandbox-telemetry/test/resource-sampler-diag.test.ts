@@ -16,7 +16,7 @@ beforeAll(() => {
 afterAll(() => diagnostics.stop());
 beforeEach(() => {
   jest.useFakeTimers();
-  tracer = createSpanHarness().tracerProvider.getTracer('test');
+  tracer = createSpanHarness().tracer;
   diagnostics.clear();
 });
 

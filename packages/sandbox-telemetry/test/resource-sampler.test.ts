@@ -24,7 +24,7 @@ let tracer: Tracer;
 beforeEach(() => {
   jest.useFakeTimers();
   t = createSpanHarness();
-  tracer = t.tracerProvider.getTracer('test');
+  tracer = t.tracer;
 });
 afterEach(() => {
   context.disable();

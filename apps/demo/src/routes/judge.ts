@@ -4,9 +4,8 @@
 // The upstream fails one call in FAIL_EVERY, so `error` shows up as an outcome too.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Semaphore } from 'async-mutex';
 import { z } from 'zod';
-import { type AdmissionSettings, createGate, type Gate } from '../admission.js';
+import { type AdmissionSettings, createSemaphoreGate, type Gate } from '../admission.js';
 import type { Route } from '../http-app.js';
 import { HttpError } from '../http-error.js';
 import { readJsonBody } from '../read-body.js';
@@ -37,12 +36,10 @@ export function createJudgeRoute(
   latencyMs: number,
   admission: AdmissionSettings,
 ): { route: Route; gate: Gate } {
-  const gate = createGate(new Semaphore(limit), {
+  const gate = createSemaphoreGate(limit, {
     operation: 'judge',
     executor: 'inline',
     limitName: 'judge_slots',
-    capacity: limit,
-    kind: `async-mutex Semaphore(${limit})`,
     ...admission,
   });
   let calls = 0;

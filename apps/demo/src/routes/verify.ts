@@ -6,9 +6,8 @@
 // left by their client, failed to start — do not move `gym.verify.success_rate`.
 
 import { recordVerify } from '@gym/metrics';
-import { Semaphore } from 'async-mutex';
 import { z } from 'zod';
-import { type AdmissionSettings, createGate, type Gate } from '../admission.js';
+import { type AdmissionSettings, createSemaphoreGate, type Gate } from '../admission.js';
 import type { Route } from '../http-app.js';
 import { HttpError } from '../http-error.js';
 import { readJsonBody } from '../read-body.js';
@@ -34,12 +33,10 @@ export function createVerifyRoute(
   timeoutMs: number,
   admission: AdmissionSettings,
 ): { route: Route; gate: Gate } {
-  const gate = createGate(new Semaphore(limit), {
+  const gate = createSemaphoreGate(limit, {
     operation: 'verify',
     executor: 'subprocess',
     limitName: 'verify_slots',
-    capacity: limit,
-    kind: `async-mutex Semaphore(${limit})`,
     ...admission,
   });
   const route: Route = {
