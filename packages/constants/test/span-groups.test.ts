@@ -4,7 +4,7 @@ import { describe, expect, it } from '@jest/globals';
 const sorted = (groups: ReadonlySet<SpanGroup>) => [...groups].sort();
 
 describe('resolveSpanGroups', () => {
-  it('default is exactly the spine plus job and startup (Gym's default preset)', () => {
+  it('default is exactly the spine plus job and startup, as in Gym', () => {
     const { groups, unknown } = resolveSpanGroups('default');
     expect(sorted(groups)).toEqual(['http_client', 'job', 'rollout', 'server', 'startup']);
     expect(unknown).toEqual([]);

@@ -22,11 +22,12 @@ export interface ObserverOptions {
   readonly serverName?: string | undefined;
 }
 
-/** A running observer. */
+/** One caller's handle on the observer of a meter. */
 export interface Observer {
   /**
-   * Stops every timer and observer this observer started and stops reporting its observable
-   * instruments. Idempotent; never throws. After it, `startObserver` starts a fresh observer.
+   * Releases this handle. When it was the last handle on its meter, stops every timer and
+   * observer the sampler started and stops reporting its observable instruments; other handles
+   * keep it running. Idempotent; never throws. After the last stop, `startObserver` starts afresh.
    */
   stop(): void;
 }
