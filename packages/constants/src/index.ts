@@ -94,6 +94,15 @@ export {
   SANDBOX_PROVIDER_PATTERN,
   UNIT_SANDBOX,
 } from './sandbox-lifecycle.js';
+export type { ResolvedSpanGroups, SpanGroup, SpanGroupPreset } from './span-groups.js';
+export {
+  DEFAULT_SPAN_GROUP_SPEC,
+  isSpanGroup,
+  isSpanGroupPreset,
+  resolveSpanGroups,
+  SPAN_GROUP_PRESETS,
+  SPAN_GROUPS,
+} from './span-groups.js';
 export {
   ATTR_PROCESS_PID,
   ATTR_STARTUP_STAGE,
@@ -108,12 +117,3 @@ export {
   STARTUP_STAGE_NODE_BOOTSTRAP,
   STARTUP_STAGE_PATTERN,
 } from './startup.js';
-export type { ResolvedSpanGroups, SpanGroup, SpanGroupPreset } from './span-groups.js';
-export {
-  DEFAULT_SPAN_GROUP_SPEC,
-  isSpanGroup,
-  isSpanGroupPreset,
-  resolveSpanGroups,
-  SPAN_GROUP_PRESETS,
-  SPAN_GROUPS,
-} from './span-groups.js';

@@ -125,46 +125,49 @@ describe('through startObserver', () => {
   );
 });
 
-(linux ? describe : describe.skip)('counting descriptors never blocks the event loop in proportion to their number', () => {
-  interface ChildReport {
-    sync: string[];
-    asyncRequests: number;
-    exported: number;
-    unit: string;
-    listed: number;
-    statSize: number;
-  }
-  const CHILD = fileURLToPath(new URL('./support/fd-count-child.mjs', import.meta.url));
-  const run = (extra: number): ChildReport => {
-    // The timeout is a failure guard for a child that hangs; a loaded machine starts one slowly.
-    const child = spawnSync(process.execPath, [CHILD, String(extra)], { encoding: 'utf8', timeout: 60_000 });
-    expect(child.stderr).toBe('');
-    return JSON.parse(child.stdout) as ChildReport;
-  };
+(linux ? describe : describe.skip)(
+  'counting descriptors never blocks the event loop in proportion to their number',
+  () => {
+    interface ChildReport {
+      sync: string[];
+      asyncRequests: number;
+      exported: number;
+      unit: string;
+      listed: number;
+      statSize: number;
+    }
+    const CHILD = fileURLToPath(new URL('./support/fd-count-child.mjs', import.meta.url));
+    const run = (extra: number): ChildReport => {
+      // The timeout is a failure guard for a child that hangs; a loaded machine starts one slowly.
+      const child = spawnSync(process.execPath, [CHILD, String(extra)], { encoding: 'utf8', timeout: 60_000 });
+      expect(child.stderr).toBe('');
+      return JSON.parse(child.stdout) as ChildReport;
+    };
 
-  it('no synchronous fs call touches /proc/self/fd, and the asynchronous work does not grow with 5,000 more descriptors', () => {
-    const few = run(0);
-    const many = run(5000);
-    for (const report of [few, many]) {
-      expect(report.sync.filter((call) => call.includes('/proc/self/fd'))).toEqual([]);
-      // Only the fixed-size status file is read synchronously (threads), once per collection.
-      expect(report.sync.filter((call) => call.includes('(/proc/') && !call.endsWith('(/proc/self/status)'))).toEqual(
-        [],
-      );
-      expect(report.exported).toBe(report.listed);
-      expect(report.unit).toBe(UNIT_FILE_DESCRIPTOR);
-    }
-    expect(many.exported - few.exported).toBe(5000);
-    if (many.statSize > 0) {
-      // Linux 6.2+: one stat per collection, whatever the count.
-      expect(many.asyncRequests).toBe(few.asyncRequests);
-      expect(many.asyncRequests).toBeLessThanOrEqual(2);
-    } else {
-      // Older kernels: the directory is walked in batches of 64 entries, each its own turn of the loop.
-      expect(many.asyncRequests).toBeGreaterThanOrEqual(2 * Math.ceil(5000 / 64));
-    }
-  });
-});
+    it('no synchronous fs call touches /proc/self/fd, and the asynchronous work does not grow with 5,000 more descriptors', () => {
+      const few = run(0);
+      const many = run(5000);
+      for (const report of [few, many]) {
+        expect(report.sync.filter((call) => call.includes('/proc/self/fd'))).toEqual([]);
+        // Only the fixed-size status file is read synchronously (threads), once per collection.
+        expect(report.sync.filter((call) => call.includes('(/proc/') && !call.endsWith('(/proc/self/status)'))).toEqual(
+          [],
+        );
+        expect(report.exported).toBe(report.listed);
+        expect(report.unit).toBe(UNIT_FILE_DESCRIPTOR);
+      }
+      expect(many.exported - few.exported).toBe(5000);
+      if (many.statSize > 0) {
+        // Linux 6.2+: one stat per collection, whatever the count.
+        expect(many.asyncRequests).toBe(few.asyncRequests);
+        expect(many.asyncRequests).toBeLessThanOrEqual(2);
+      } else {
+        // Older kernels: the directory is walked in batches of 64 entries, each its own turn of the loop.
+        expect(many.asyncRequests).toBeGreaterThanOrEqual(2 * Math.ceil(5000 / 64));
+      }
+    });
+  },
+);
 
 describe('startProcessMetrics', () => {
   it('without /proc (not Linux): CPU and memory only, no thread or descriptor series', async () => {

@@ -71,7 +71,10 @@ it('two copies share one sampler per meter (each with its own handle) and count 
     copyBuiltPackage('observer', join(dir, 'b'));
     writeFileSync(join(dir, 'main.mjs'), SCRIPT);
     // The timeout is a failure guard for a child that hangs; a loaded machine starts one slowly.
-    const run = spawnSync(process.execPath, ['--expose-gc', join(dir, 'main.mjs')], { encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync(process.execPath, ['--expose-gc', join(dir, 'main.mjs')], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toEqual({
       distinctModules: true,

@@ -56,5 +56,12 @@ const listed = fs.readdirSync('/proc/self/fd').length - 1;
 observer.stop();
 for (const fd of opened) fs.closeSync(fd);
 process.stdout.write(
-  JSON.stringify({ sync, asyncRequests, exported: exported.value, unit: exported.unit, listed, statSize: fs.statSync('/proc/self/fd').size }),
+  JSON.stringify({
+    sync,
+    asyncRequests,
+    exported: exported.value,
+    unit: exported.unit,
+    listed,
+    statSize: fs.statSync('/proc/self/fd').size,
+  }),
 );
