@@ -162,7 +162,7 @@ describe('report', () => {
     expect(first!.value.buckets.boundaries).toEqual([...SERVER_STARTUP_BOUNDARIES_MS]);
     // The durations are the spans' durations: the stages sum to the server span.
     const sum = pointsOf<Histogram>(await meters.collect(), METRIC_SERVER_STARTUP_STAGE_DURATION).reduce(
-      (total, p) => total + p.value.sum,
+      (total, p) => total + (p.value.sum ?? 0),
       0,
     );
     const root = byName().get(SPAN_SERVER_STARTUP)!;
