@@ -311,18 +311,24 @@ function expecting(url: URL, expectation: string): Promise<string> {
   return done;
 }
 
+/** Holds every response the application's own listener of `event` gets; `arrival` resolves at the first. */
+function holdVia(server: Server, event: 'checkContinue' | 'checkExpectation') {
+  const held: ServerResponse[] = [];
+  let arrived: () => void = () => {};
+  const arrival = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
+  server.on(event, (_request: IncomingMessage, response: ServerResponse) => {
+    held.push(response);
+    arrived();
+  });
+  return { held, arrival };
+}
+
 describe('requests with an Expect header', () => {
   it('a request the application serves in its own checkContinue listener is counted while it runs', async () => {
     trackInFlight(slow.server, { serverName: 'resources', meterProvider: harness.meterProvider });
-    const held: ServerResponse[] = [];
-    let arrived: () => void = () => {};
-    const arrival = new Promise<void>((resolve) => {
-      arrived = resolve;
-    });
-    slow.server.on('checkContinue', (_request: IncomingMessage, response: ServerResponse) => {
-      held.push(response);
-      arrived();
-    });
+    const { held, arrival } = holdVia(slow.server, 'checkContinue');
     const done = expecting(slow.url, '100-continue');
     await arrival;
     expect(await inFlight()).toBe(1);
@@ -349,15 +355,7 @@ describe('requests with an Expect header', () => {
 
   it('a request the application serves in its checkExpectation listener is counted, once', async () => {
     trackInFlight(slow.server, { serverName: 'resources', meterProvider: harness.meterProvider });
-    const held: ServerResponse[] = [];
-    let arrived: () => void = () => {};
-    const arrival = new Promise<void>((resolve) => {
-      arrived = resolve;
-    });
-    slow.server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
-      held.push(response);
-      arrived();
-    });
+    const { held, arrival } = holdVia(slow.server, 'checkExpectation');
     const done = expecting(slow.url, 'x-gym-custom');
     await arrival;
     expect(await inFlight()).toBe(1);
