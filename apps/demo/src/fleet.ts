@@ -10,6 +10,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { isRunning, terminate } from './child-exit.js';
 import type { ReadyMessage } from './server.js';
+import type { SpawnTrace } from './startup-trace.js';
 
 /** One running server process of the fleet. */
 export interface FleetMember extends ReadyMessage {
@@ -62,6 +63,8 @@ export interface FleetOptions {
   /** Called when a restart failed (the server stays down when the budget is spent). */
   readonly onRestartFailed: (name: string, reason: string, retryInMs: number | null) => void;
   readonly restartPolicy?: RestartPolicy;
+  /** Called as each server is spawned: variables for its environment, and the end of its startup span. */
+  readonly onSpawn?: (name: string) => SpawnTrace;
 }
 
 /** A server must report ready within this long. */
@@ -165,6 +168,8 @@ export class Fleet {
     const env: NodeJS.ProcessEnv = { ...process.env };
     // Port 0: the server binds a free port itself and reports its endpoint when ready.
     if (this.#options.prometheus) env.OTEL_EXPORTER_PROMETHEUS_PORT = '0';
+    const spawnTrace = this.#options.onSpawn?.(slot.name);
+    Object.assign(env, spawnTrace?.env);
     const child = spawn(process.execPath, [SERVER_SCRIPT, '--name', slot.name, ...this.#options.serverArgs], {
       env,
       detached: true,
@@ -175,7 +180,14 @@ export class Fleet {
     // An IPC write to a server that just died fails asynchronously; that death is reported by `exit`.
     child.on('error', () => {});
     pipeLines(child, (line) => this.#options.onLog(slot.name, line));
-    const ready = await waitForReady(child, slot.name);
+    let ready: ReadyMessage;
+    try {
+      ready = await waitForReady(child, slot.name);
+    } catch (error) {
+      spawnTrace?.end(false);
+      throw error;
+    }
+    spawnTrace?.end(true);
     const member: FleetMember = { ...ready, child, index: slot.index, restart: slot.restarts };
     if (this.#stopping) return member;
     slot.current = member;

@@ -17,6 +17,7 @@ import { type LocalPrometheus, startDemoPrometheus } from './local-prometheus.js
 import { defaultMetricsEndpointLimits } from './metrics-endpoint.js';
 import type { PromSample } from './prometheus-text.js';
 import { FleetReadings } from './readings.js';
+import { OrchestratorStartup, startupTracer } from './startup-trace.js';
 import { type DeathReport, formatSummary, type LimitsReading, successRates, summariseOperations } from './summary.js';
 
 /** Exit status when a server died unexpectedly during the run, even if it was restarted. */
@@ -148,6 +149,9 @@ async function run(options: DemoOptions): Promise<number> {
     serverType: 'orchestrator',
     prometheus: defaultMetricsEndpointLimits(),
   });
+  // Gym's startup spans: `gym.startup` from this process's start, each server's spawn-to-ready under it.
+  const startup = new OrchestratorStartup(startupTracer());
+  startup.mark('init_telemetry');
   const exporter = runId === null ? 'off' : (process.env.NEMO_GYM_OTEL_EXPORTER ?? '?');
   out(
     `gym-telemetry demo · run ${runId ?? '-'} · telemetry ${exporter}${otlp && runId !== null ? ` → ${process.env.OTEL_EXPORTER_OTLP_ENDPOINT}` : ''}`,
@@ -175,6 +179,7 @@ async function run(options: DemoOptions): Promise<number> {
     if (options.prometheus) {
       const { targetsFile, linger } = options;
       localPrometheus = await startDemoPrometheus({ scrapeable: prometheus, targetsFile, linger, out, err });
+      startup.mark('start_prometheus');
     }
     // The file_sd file Prometheus watches: the orchestrator's endpoint and every live server's,
     // rewritten whenever a restarted server comes back on a new port.
@@ -256,7 +261,10 @@ async function run(options: DemoOptions): Promise<number> {
           `${name} could not be restarted: ${reason}; ${retryInMs === null ? 'budget spent, it stays down' : `trying again in ${retryInMs} ms`}`,
         );
       },
+      onSpawn: (name) => startup.spawned(name),
     });
+    startup.mark('spawn_servers');
+    startup.finish();
     const supervised = fleet;
     recordActiveServers(supervised.live);
     for (const member of supervised.members) out(showMember(member));
@@ -356,6 +364,7 @@ async function run(options: DemoOptions): Promise<number> {
     err(`demo failed: ${(error as Error).message}`);
     exitCode = 1;
   } finally {
+    startup.finish();
     recordActiveServers(0);
     await fleet?.stop();
     await localPrometheus?.stop();

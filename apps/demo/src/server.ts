@@ -4,6 +4,7 @@
 // goes away (the IPC channel closes), so a killed orchestrator leaves no server behind.
 
 import { parseArgs } from 'node:util';
+import { startupTimeline } from '@gym/observer';
 import { initTelemetry, shutdownTelemetry } from '@gym/otel-bootstrap';
 import { settleWithin } from './deadline.js';
 import { metricsEndpointLimits } from './metrics-endpoint.js';
@@ -67,6 +68,9 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const config = parsed.data;
+  // Gym's startup stages, reported once the server serves (spans join TRACEPARENT's trace).
+  const startup = startupTimeline({ serverName: config.name });
+  startup.mark('parse_config');
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) {
     log(`server: --port must be an integer from 0 to 65535 (got ${JSON.stringify(values.port)})`);
@@ -78,9 +82,12 @@ async function main(): Promise<void> {
     serverType: 'resources_servers',
     prometheus: metricsEndpointLimits(config),
   });
+  startup.mark('init_telemetry');
   const server: ResourcesServer = await startResourcesServer(config, port, (message) =>
     log(`${config.name}: ${message}`),
   );
+  startup.mark('listen');
+  startup.report();
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {

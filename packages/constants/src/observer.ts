@@ -19,8 +19,10 @@ export const METRIC_PROCESS_CPU_TIME = 'process.cpu.time' as const;
 export const METRIC_PROCESS_MEMORY_USAGE = 'process.memory.usage' as const;
 /** Gauge (`{thread}`): threads of the process. OpenTelemetry's name, also Gym's. */
 export const METRIC_PROCESS_THREAD_COUNT = 'process.thread.count' as const;
-/** Gauge (`{count}`): open file descriptors. OpenTelemetry's name, also Gym's. */
+/** Gauge (`{file_descriptor}`): open file descriptors. OpenTelemetry's name, also Gym's. */
 export const METRIC_PROCESS_OPEN_FD_COUNT = 'process.open_file_descriptor.count' as const;
+/** Unit of {@link METRIC_PROCESS_OPEN_FD_COUNT}, as the semantic conventions spell it. */
+export const UNIT_FILE_DESCRIPTOR = '{file_descriptor}' as const;
 /** Attribute of {@link METRIC_PROCESS_CPU_TIME}. */
 export const ATTR_CPU_MODE = 'cpu.mode' as const;
 /** Histogram (`s`): V8 garbage-collection pause, by `v8js.gc.type`. OpenTelemetry's name. */
@@ -31,5 +33,10 @@ export const ATTR_V8JS_GC_TYPE = 'v8js.gc.type' as const;
 export const V8JS_GC_TYPES = ['major', 'minor', 'incremental', 'weakcb'] as const;
 /** One of {@link V8JS_GC_TYPES}. */
 export type V8jsGcType = (typeof V8JS_GC_TYPES)[number];
-/** OpenTelemetry's advised buckets for `v8js.gc.duration`, in seconds. */
-export const V8JS_GC_DURATION_BOUNDARIES_S = [0.01, 0.1, 1, 10] as const;
+/**
+ * The advised buckets of `v8js.gc.duration`, in seconds: semantic conventions v1.42+ (also what
+ * `@opentelemetry/instrumentation-runtime-node` uses), 5 ms to 10 s.
+ */
+export const V8JS_GC_DURATION_BOUNDARIES_S = [
+  0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10,
+] as const;

@@ -12,15 +12,16 @@ export const SPAN_GROUPS = [
   'agent',
   'model_call',
   'sandbox',
+  'startup',
 ] as const;
 /** One of {@link SPAN_GROUPS}. */
 export type SpanGroup = (typeof SPAN_GROUPS)[number];
 
 /** Named presets a spec may use besides single group names. */
 export const SPAN_GROUP_PRESETS = {
-  /** The cheap spine: one span per job, server request, outgoing call and rollout. */
-  default: ['job', 'server', 'http_client', 'rollout'],
-  /** Everything inside a rollout, without the job span. */
+  /** The cheap spine: one span per job, server request, outgoing call and rollout, and the startup spans (once per run). */
+  default: ['job', 'server', 'http_client', 'rollout', 'startup'],
+  /** Everything inside a rollout, without the job and startup spans. */
   per_rollout: ['server', 'http_client', 'rollout', 'verify', 'agent', 'model_call'],
   /** Every group. */
   all: SPAN_GROUPS,

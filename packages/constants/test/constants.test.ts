@@ -40,7 +40,7 @@ describe('bounded sets equal the contract exactly', () => {
     [
       'SPAN_GROUPS',
       SPAN_GROUPS,
-      ['job', 'server', 'http_client', 'rollout', 'verify', 'agent', 'model_call', 'sandbox'],
+      ['job', 'server', 'http_client', 'rollout', 'verify', 'agent', 'model_call', 'sandbox', 'startup'],
     ],
   ])('%s', (_name, actual, expected) => {
     expect([...actual]).toEqual(expected);

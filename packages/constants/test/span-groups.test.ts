@@ -4,9 +4,9 @@ import { describe, expect, it } from '@jest/globals';
 const sorted = (groups: ReadonlySet<SpanGroup>) => [...groups].sort();
 
 describe('resolveSpanGroups', () => {
-  it('default is exactly the spine plus job', () => {
+  it('default is exactly the spine plus job and startup, as in Gym', () => {
     const { groups, unknown } = resolveSpanGroups('default');
-    expect(sorted(groups)).toEqual(['http_client', 'job', 'rollout', 'server']);
+    expect(sorted(groups)).toEqual(['http_client', 'job', 'rollout', 'server', 'startup']);
     expect(unknown).toEqual([]);
   });
 
@@ -37,6 +37,7 @@ describe('resolveSpanGroups', () => {
       'rollout',
       'sandbox',
       'server',
+      'startup',
     ]);
   });
 

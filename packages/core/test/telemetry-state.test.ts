@@ -1,3 +1,4 @@
+import { SPAN_GROUP_PRESETS } from '@gym/constants';
 import { currentSpanGroups, getTelemetryState, setTelemetryState, TELEMETRY_STATE_VERSION } from '@gym/core';
 import { afterEach, describe, expect, it } from '@jest/globals';
 
@@ -85,7 +86,7 @@ describe('currentSpanGroups', () => {
   it('falls back to NEMO_GYM_OTEL_SPAN_GROUPS, then NEMO_LENS_SPAN_GROUPS, then default', () => {
     delete process.env.NEMO_GYM_OTEL_SPAN_GROUPS;
     delete process.env.NEMO_LENS_SPAN_GROUPS;
-    expect([...currentSpanGroups()].sort()).toEqual(['http_client', 'job', 'rollout', 'server']);
+    expect([...currentSpanGroups()].sort()).toEqual([...SPAN_GROUP_PRESETS.default].sort());
     process.env.NEMO_LENS_SPAN_GROUPS = 'sandbox';
     expect([...currentSpanGroups()]).toEqual(['sandbox']);
     process.env.NEMO_GYM_OTEL_SPAN_GROUPS = '  ';

@@ -8,6 +8,13 @@
 //
 // Off is free: with nothing exporting, the listener does one global read and returns; no
 // meter lookup, no listeners on the response, no allocation.
+//
+// Requests with an `Expect` header reach the application through 'checkContinue' or
+// 'checkExpectation' instead of 'request' when the application listens to those events (without
+// a listener Node answers them itself: 100 Continue then 'request', or 417). Our listener joins
+// those two events only while the application has one of its own there, because a listener of
+// ours alone would change what Node does with such a request. A response is counted once even
+// when the application's handler re-emits it as a 'request'.
 
 import { ATTR_SERVER_NAME, METRIC_REQUESTS_IN_FLIGHT, UNIT_REQUEST } from '@gym/constants';
 import {
@@ -26,6 +33,60 @@ import { injectedOf, optionsOf, own, serverNameOf } from './validate.js';
 const NO_ATTRIBUTES: Attributes = Object.freeze({});
 /** One tracker per server, shared by every copy of this package: tracking twice must not count twice. */
 const tracked = sharedSlot('@gym/observer/tracked-servers@1', () => new WeakMap<object, Untrack>());
+/** Responses already counted (a checkContinue handler may re-emit its request as 'request'). */
+const counted = new WeakSet<object>();
+
+/** The events through which Node hands a request with an `Expect` header to the application. */
+const EXPECT_EVENTS: readonly string[] = ['checkContinue', 'checkExpectation'];
+
+/** What following the Expect events needs of a server beyond {@link RequestEmitter}. */
+interface ListenerCounting {
+  listenerCount(event: string): number;
+  on(event: string, listener: (...args: never[]) => void): unknown;
+  prependListener(event: string, listener: (...args: never[]) => void): unknown;
+  removeListener(event: string, listener: (...args: never[]) => void): unknown;
+}
+
+function countsListeners(server: RequestEmitter): server is RequestEmitter & ListenerCounting {
+  const v = server as unknown as Partial<ListenerCounting>;
+  return typeof v.listenerCount === 'function' && typeof v.on === 'function';
+}
+
+/**
+ * Joins `onRequest` to 'checkContinue' and 'checkExpectation' while the application listens
+ * there, and returns what undoes it. May throw (a broken emitter): the caller catches.
+ */
+function followExpectEvents(
+  server: RequestEmitter & ListenerCounting,
+  onRequest: (request: unknown, response: unknown) => void,
+): () => void {
+  const joined = new Set<string>();
+  const join = (event: string): void => {
+    if (joined.has(event)) return;
+    joined.add(event);
+    server.prependListener(event, onRequest);
+  };
+  const leave = (event: string): void => {
+    if (!joined.delete(event)) return;
+    server.removeListener(event, onRequest);
+  };
+  // 'newListener' fires before the application's listener is added: ours goes first.
+  const onNew = (event: string, listener: unknown): void => {
+    if (listener !== onRequest && EXPECT_EVENTS.includes(event)) join(event);
+  };
+  // 'removeListener' fires after the removal: when only ours is left, Node must answer alone again.
+  const onRemoved = (event: string, listener: unknown): void => {
+    if (listener !== onRequest && joined.has(event) && server.listenerCount(event) <= 1) leave(event);
+  };
+  server.on('newListener', onNew);
+  server.on('removeListener', onRemoved);
+  for (const event of EXPECT_EVENTS) if (server.listenerCount(event) > 0) join(event);
+  return () => {
+    server.removeListener('newListener', onNew);
+    server.removeListener('removeListener', onRemoved);
+    for (const event of EXPECT_EVENTS) leave(event);
+  };
+}
 
 /** The in-flight counter of `meter`, created once. May throw (a broken meter): callers catch. */
 export const inFlightCounter: (meter: Meter) => UpDownCounter = perMeter((meter) =>
@@ -103,12 +164,14 @@ export function trackInFlight(server: RequestEmitter, options?: TrackInFlightOpt
     count(response as ResponseLike, source, attributes);
   };
   let active = true;
+  let unfollow = (): void => {};
   const untrack: Untrack = () => {
     if (!active) return;
     active = false;
     tracked.delete(server);
     try {
       server.removeListener('request', onRequest);
+      unfollow();
     } catch (error) {
       reporter.warnOnce('untrack', 'removing the request listener failed', error);
     }
@@ -118,6 +181,15 @@ export function trackInFlight(server: RequestEmitter, options?: TrackInFlightOpt
   } catch (error) {
     reporter.warnOnce('track', 'adding the request listener failed; nothing is tracked', error);
     return () => {};
+  }
+  try {
+    if (countsListeners(server)) unfollow = followExpectEvents(server, onRequest);
+  } catch (error) {
+    reporter.warnOnce(
+      'track-expect',
+      "following 'checkContinue' and 'checkExpectation' failed; requests with an Expect header handled there are not counted",
+      error,
+    );
   }
   tracked.set(server, untrack);
   return untrack;
@@ -131,6 +203,9 @@ function count(response: ResponseLike, source: MeterSourceOptions, attributes: A
     counter = inFlightCounter(meter);
     // Already over before we saw it (another prepended listener ended it): nothing to count.
     if (response.writableFinished === true || response.destroyed === true) return;
+    // Seen through 'checkContinue' and then again as a 'request' re-emitted by the handler.
+    if (counted.has(response)) return;
+    counted.add(response);
     counter.add(1, attributes);
   } catch (error) {
     reporter.warnOnce('in-flight', 'counting a request in flight failed; this request is not counted', error);

@@ -7,14 +7,27 @@
 //
 // Thread and descriptor counts come from /proc on Linux; elsewhere those two instruments are
 // not created at all (no series is better than a wrong 0).
+//
+// Counting descriptors never blocks the event loop in proportion to their number: it is one
+// asynchronous stat of /proc/self/fd, whose size is the number of open descriptors (Linux 6.2
+// and later); on an older kernel (size 0) the directory is walked asynchronously in batches of
+// 64 entries, so each turn of the loop does a bounded amount of work. The collection callback is
+// asynchronous for that, which the SDK awaits (with its own collection timeout).
+//
+// CPU time is reported from the first collection on: the SDK gives the first point of an
+// observable counter a zero-length interval (start = end = that collection), so reporting the
+// process's whole CPU time there would put all start-up CPU into no time at all. Each point's
+// value is the CPU used between its start and end time instead.
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { opendir, stat } from 'node:fs/promises';
 import {
   ATTR_CPU_MODE,
   METRIC_PROCESS_CPU_TIME,
   METRIC_PROCESS_MEMORY_USAGE,
   METRIC_PROCESS_OPEN_FD_COUNT,
   METRIC_PROCESS_THREAD_COUNT,
+  UNIT_FILE_DESCRIPTOR,
 } from '@gym/constants';
 import {
   type Attributes,
@@ -36,8 +49,23 @@ const THREADS_LINE = /^Threads:\s+(\d+)\s*$/m;
 export interface ProcSource {
   /** `/proc/self/status` text, or throws. */
   status(): string;
-  /** Number of open descriptors, or throws. */
-  openDescriptors(): number;
+  /** Number of open descriptors; may reject. */
+  openDescriptors(): Promise<number>;
+}
+
+const FD_DIRECTORY = '/proc/self/fd';
+/** Entries per asynchronous read when /proc/self/fd must be walked (kernels before 6.2). */
+const FD_BATCH = 64;
+
+/** The number of open descriptors of this process, without blocking the event loop. */
+async function countOpenDescriptors(): Promise<number> {
+  // Linux 6.2+: the size of /proc/<pid>/fd is the number of open descriptors; stat opens none.
+  const { size } = await stat(FD_DIRECTORY);
+  if (size > 0) return size;
+  let entries = 0;
+  for await (const _entry of await opendir(FD_DIRECTORY, { bufferSize: FD_BATCH })) entries += 1;
+  // The walk's own directory descriptor is in the listing.
+  return entries - 1;
 }
 
 /** Linux's /proc for this process, or `undefined` elsewhere. */
@@ -45,8 +73,7 @@ export function linuxProc(): ProcSource | undefined {
   if (process.platform !== 'linux') return undefined;
   return {
     status: () => readFileSync('/proc/self/status', 'latin1'),
-    // Listing /proc/self/fd opens the directory itself, and that descriptor is in the listing.
-    openDescriptors: () => readdirSync('/proc/self/fd').length - 1,
+    openDescriptors: countOpenDescriptors,
   };
 }
 
@@ -87,17 +114,20 @@ export function startProcessMetrics(meter: Meter, proc: ProcSource | undefined):
     });
     descriptors = meter.createObservableUpDownCounter(METRIC_PROCESS_OPEN_FD_COUNT, {
       description: 'Number of file descriptors in use by the process.',
-      unit: '{count}',
+      unit: UNIT_FILE_DESCRIPTOR,
       valueType: ValueType.INT,
     });
     observables.push(threads, descriptors);
   }
 
-  const callback: BatchObservableCallback = (observe: BatchObservableResult) => {
+  // CPU time at the first collection: the zero of every later point (see the top of this file).
+  let cpuBase: NodeJS.CpuUsage | undefined;
+  const callback: BatchObservableCallback = async (observe: BatchObservableResult) => {
     try {
       const usage = process.cpuUsage();
-      observe.observe(cpuTime, usage.user / MICROS_PER_SECOND, USER);
-      observe.observe(cpuTime, usage.system / MICROS_PER_SECOND, SYSTEM);
+      cpuBase ??= usage;
+      observe.observe(cpuTime, (usage.user - cpuBase.user) / MICROS_PER_SECOND, USER);
+      observe.observe(cpuTime, (usage.system - cpuBase.system) / MICROS_PER_SECOND, SYSTEM);
     } catch (error) {
       reporter.warnOnce('process-cpu', 'reading process CPU time failed; that collection has none', error);
     }
@@ -114,7 +144,7 @@ export function startProcessMetrics(meter: Meter, proc: ProcSource | undefined):
       reporter.warnOnce('process-threads', 'reading the thread count failed; that collection has none', error);
     }
     try {
-      const count = proc.openDescriptors();
+      const count = await proc.openDescriptors();
       if (count >= 0 && descriptors !== undefined) observe.observe(descriptors, count, NO_ATTRIBUTES);
     } catch (error) {
       reporter.warnOnce('process-fds', 'counting open file descriptors failed; that collection has none', error);

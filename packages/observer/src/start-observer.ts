@@ -1,8 +1,10 @@
-// One observer per meter source. `startObserver` resolves the meter the way every gym-telemetry
-// library does (injected meter → injected provider → the global provider, only while
-// exporting); with none, it returns an observer that does nothing and starts no timer. A
-// second start on the same meter returns the running observer (shared by every copy of this
-// package in the process), so the bootstrap and a user can both call it safely.
+// One sampler per meter source, one handle per caller. `startObserver` resolves the meter the
+// way every gym-telemetry library does (injected meter → injected provider → the global
+// provider, only while exporting); with none, it returns a handle that does nothing and starts
+// no timer. A second start on the same meter joins the running sampler (shared by every copy of
+// this package in the process) and gets a handle of its own: each `stop()` releases only its
+// own handle, and the sampler stops when the last handle does. So the bootstrap stopping its
+// handle at shutdown never freezes the series of a user's observer.
 //
 // Each part (lag, process metrics, gc, the in-flight series) starts on its own: a meter that
 // refuses one instrument costs that part only, reported once.
@@ -17,7 +19,15 @@ import { reporter, SCOPE } from './scope.js';
 import type { Observer, ObserverOptions } from './types.js';
 import { injectedOf, lagIntervalOf, optionsOf, own, serverNameOf } from './validate.js';
 
-const running = sharedSlot('@gym/observer/running@1', () => new WeakMap<Meter, Observer>());
+/** A running sampler and the number of handles that hold it. */
+interface Sampler {
+  handles: number;
+  stop(): void;
+}
+
+// @2: the value changed shape (a sampler with a handle count, not an Observer). A copy of an
+// older version in the same process keeps its own registry and its own sampler.
+const running = sharedSlot('@gym/observer/running@2', () => new WeakMap<Meter, Sampler>());
 
 const NOOP: Observer = Object.freeze({ stop() {} });
 
@@ -25,10 +35,10 @@ const now = (): number => performance.now();
 
 /**
  * Starts the observer: `gym.event_loop.lag_ms`, `process.*`, `v8js.gc.duration`, and (with
- * `serverName`) the in-flight series at 0. Returns the running observer when one already runs on
- * the same meter (still publishing the in-flight series of a `serverName` it was not started
- * with). With nothing exporting and nothing injected, does nothing. Bad options throw a
- * `RangeError` at once; telemetry trouble never throws.
+ * `serverName`) the in-flight series at 0. Every call returns its own handle; calls on the same
+ * meter share one sampler (a later call's options other than `serverName` are not applied), which
+ * stops when the last handle stops. With nothing exporting and nothing injected, does nothing.
+ * Bad options throw a `RangeError` at once; telemetry trouble never throws.
  */
 export function startObserver(options?: ObserverOptions): Observer {
   const given = optionsOf<ObserverOptions>('startObserver: options', options);
@@ -49,25 +59,35 @@ export function startObserver(options?: ObserverOptions): Observer {
     return NOOP;
   }
   if (meter === undefined) return NOOP;
-  const existing = running.get(meter);
-  if (existing !== undefined) {
-    // The running observer may have started without this name: its idle series still starts at 0.
-    if (serverName !== undefined) publishInFlight(meter, serverName);
-    return existing;
+  const held = meter;
+  let sampler = running.get(held);
+  if (sampler === undefined) {
+    sampler = createSampler(held, lagIntervalMs, serverName);
+    running.set(held, sampler);
+  } else if (serverName !== undefined) {
+    // The running sampler may have started without this name: its idle series still starts at 0.
+    publishInFlight(held, serverName);
   }
-  const observer = createObserver(meter, lagIntervalMs, serverName);
-  running.set(meter, observer);
-  return observer;
+  sampler.handles += 1;
+  const shared = sampler;
+  let released = false;
+  return Object.freeze({
+    stop() {
+      if (released) return;
+      released = true;
+      shared.handles -= 1;
+      if (shared.handles > 0) return;
+      if (running.get(held) === shared) running.delete(held);
+      shared.stop();
+    },
+  });
 }
 
-function createObserver(meter: Meter, lagIntervalMs: number, serverName: string | undefined): Observer {
+function createSampler(meter: Meter, lagIntervalMs: number, serverName: string | undefined): Sampler {
   const stops: Array<() => void> = [];
-  let stopped = false;
-  const observer: Observer = Object.freeze({
+  const sampler: Sampler = {
+    handles: 0,
     stop() {
-      if (stopped) return;
-      stopped = true;
-      if (running.get(meter) === observer) running.delete(meter);
       for (const stop of stops) {
         try {
           stop();
@@ -76,11 +96,11 @@ function createObserver(meter: Meter, lagIntervalMs: number, serverName: string 
         }
       }
     },
-  });
+  };
   attempt('lag', () => {
-    const sampler = new EventLoopLagSampler(createLagHistogram(meter), lagIntervalMs, now);
-    stops.push(() => sampler.stop());
-    sampler.start();
+    const lag = new EventLoopLagSampler(createLagHistogram(meter), lagIntervalMs, now);
+    stops.push(() => lag.stop());
+    lag.start();
   });
   attempt('process', () => {
     const metrics = startProcessMetrics(meter, linuxProc());
@@ -91,7 +111,7 @@ function createObserver(meter: Meter, lagIntervalMs: number, serverName: string 
     stops.push(() => gc.stop());
   });
   if (serverName !== undefined) publishInFlight(meter, serverName);
-  return observer;
+  return sampler;
 }
 
 /** Publishes `gym.server.requests.in_flight` at 0 under `serverName` (adding 0 changes no count). */

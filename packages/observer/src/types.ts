@@ -1,7 +1,7 @@
 // The public surface of @gym/observer. Internal shapes live next to their code and are never
 // re-exported.
 
-import type { Meter, MeterProvider } from '@opentelemetry/api';
+import type { Meter, MeterProvider, Tracer, TracerProvider } from '@opentelemetry/api';
 
 /** Options of `startObserver`. Every field is optional. */
 export interface ObserverOptions {
@@ -22,11 +22,12 @@ export interface ObserverOptions {
   readonly serverName?: string | undefined;
 }
 
-/** A running observer. */
+/** One caller's handle on the observer of a meter. */
 export interface Observer {
   /**
-   * Stops every timer and observer this observer started and stops reporting its observable
-   * instruments. Idempotent; never throws. After it, `startObserver` starts a fresh observer.
+   * Releases this handle. When it was the last handle on its meter, stops every timer and
+   * observer the sampler started and stops reporting its observable instruments; other handles
+   * keep it running. Idempotent; never throws. After the last stop, `startObserver` starts afresh.
    */
   stop(): void;
 }
@@ -48,4 +49,37 @@ export type Untrack = () => void;
 export interface RequestEmitter {
   prependListener(event: 'request', listener: (request: unknown, response: unknown) => void): unknown;
   removeListener(event: 'request', listener: (request: unknown, response: unknown) => void): unknown;
+}
+
+/** Options of `startupTimeline`. */
+export interface StartupTimelineOptions {
+  /** This server's name, the `nemo.gym.server.name` of every point and span; must match `SERVER_NAME_PATTERN`. */
+  readonly serverName: string;
+  /** Record the stage durations on this meter. */
+  readonly meter?: Meter | null | undefined;
+  /** Record on a meter of this provider (ignored when `meter` is given). Both absent: the global provider, while exporting. */
+  readonly meterProvider?: MeterProvider | null | undefined;
+  /** Write the stage spans with this tracer, whatever the span groups. */
+  readonly tracer?: Tracer | null | undefined;
+  /**
+   * Write the stage spans with a tracer of this provider (ignored when `tracer` is given). Both
+   * absent: the global provider, while traces export and the `startup` span group is on.
+   */
+  readonly tracerProvider?: TracerProvider | null | undefined;
+}
+
+/** A server process's startup timeline. */
+export interface StartupTimeline {
+  /**
+   * Ends the current stage now and names it `stage` (1 to 64 of `A-Z a-z 0-9 _ -`, starting with a
+   * letter; anything else throws a `RangeError`). A repeated name adds a second stage. Ignored after
+   * `report()`, and beyond 32 stages. Never throws otherwise.
+   */
+  mark(stage: string): void;
+  /**
+   * Records every stage once: one `gym.server.startup_stage_duration_ms` point each and, under the
+   * `startup` span group, one span each under a `gym.server.startup` span that covers them exactly.
+   * Later calls do nothing. Never throws.
+   */
+  report(): void;
 }

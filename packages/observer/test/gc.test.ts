@@ -81,6 +81,10 @@ it('a forced full collection is a major pause, in s, with the advised buckets an
       expect(V8JS_GC_TYPES).toContain(point.attributes[ATTR_V8JS_GC_TYPE]);
       expect(Object.keys(point.attributes)).toEqual([ATTR_V8JS_GC_TYPE]);
       expect((point.value as Histogram).buckets.boundaries).toEqual([...V8JS_GC_DURATION_BOUNDARIES_S]);
+      // The semantic conventions' advice (v1.42+), spelled out: the constant must not drift from it.
+      expect((point.value as Histogram).buckets.boundaries).toEqual([
+        0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10,
+      ]);
     }
     // One record per pause Node reported, of its duration in seconds (Node reports milliseconds).
     const exported = Object.fromEntries(

@@ -293,3 +293,96 @@ describe('trackInFlight', () => {
     }
   });
 });
+
+/** One request with an `Expect` header; resolves with the status and body. */
+function expecting(url: URL, expectation: string): Promise<string> {
+  const request = httpRequest(url, { agent: false, method: 'POST', headers: { expect: expectation } });
+  const done = new Promise<string>((resolve) => {
+    request.on('response', (response) => {
+      let body = '';
+      response.on('data', (chunk) => {
+        body += chunk;
+      });
+      response.on('end', () => resolve(`${response.statusCode} ${body}`));
+    });
+    request.on('error', () => resolve('aborted'));
+  });
+  request.end();
+  return done;
+}
+
+/** Holds every response the application's own listener of `event` gets; `arrival` resolves at the first. */
+function holdVia(server: Server, event: 'checkContinue' | 'checkExpectation') {
+  const held: ServerResponse[] = [];
+  let arrived: () => void = () => {};
+  const arrival = new Promise<void>((resolve) => {
+    arrived = resolve;
+  });
+  server.on(event, (_request: IncomingMessage, response: ServerResponse) => {
+    held.push(response);
+    arrived();
+  });
+  return { held, arrival };
+}
+
+describe('requests with an Expect header', () => {
+  it('a request the application serves in its own checkContinue listener is counted while it runs', async () => {
+    trackInFlight(slow.server, { serverName: 'resources', meterProvider: harness.meterProvider });
+    const { held, arrival } = holdVia(slow.server, 'checkContinue');
+    const done = expecting(slow.url, '100-continue');
+    await arrival;
+    expect(await inFlight()).toBe(1);
+    held[0]!.end('served');
+    expect(await done).toBe('200 served');
+    await allClosed(held);
+    expect(await inFlight()).toBe(0);
+  });
+
+  it('a checkContinue listener that hands the request on as a request counts it once', async () => {
+    trackInFlight(slow.server, { serverName: 'resources', meterProvider: harness.meterProvider });
+    slow.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+      response.writeContinue();
+      slow.server.emit('request', request, response);
+    });
+    const done = expecting(slow.url, '100-continue');
+    await slow.arrived(1);
+    expect(await inFlight()).toBe(1);
+    slow.release();
+    expect(await done).toBe('200 done');
+    await allClosed(slow.responses);
+    expect(await inFlight()).toBe(0);
+  });
+
+  it('a request the application serves in its checkExpectation listener is counted, once', async () => {
+    trackInFlight(slow.server, { serverName: 'resources', meterProvider: harness.meterProvider });
+    const { held, arrival } = holdVia(slow.server, 'checkExpectation');
+    const done = expecting(slow.url, 'x-gym-custom');
+    await arrival;
+    expect(await inFlight()).toBe(1);
+    held[0]!.end('custom');
+    expect(await done).toBe('200 custom');
+    await allClosed(held);
+    expect(await inFlight()).toBe(0);
+  });
+
+  it('tracking changes nothing Node does: without listeners of the application, 100-continue reaches the handler and another expectation gets 417', async () => {
+    const untrack = trackInFlight(slow.server, { serverName: 'resources', meterProvider: harness.meterProvider });
+    expect(slow.server.listenerCount('checkContinue')).toBe(0);
+    expect(slow.server.listenerCount('checkExpectation')).toBe(0);
+    expect(await expecting(slow.url, 'x-gym-custom')).toBe('417 ');
+    const continued = expecting(slow.url, '100-continue');
+    await slow.arrived(1);
+    expect(await inFlight()).toBe(1);
+    slow.release();
+    expect(await continued).toBe('200 done');
+    // The application's listener comes and goes: ours follows it, and leaves with it.
+    const listener = () => {};
+    slow.server.on('checkContinue', listener);
+    expect(slow.server.listenerCount('checkContinue')).toBe(2);
+    slow.server.removeListener('checkContinue', listener);
+    expect(slow.server.listenerCount('checkContinue')).toBe(0);
+    slow.server.on('checkExpectation', listener);
+    untrack();
+    expect(slow.server.listeners('checkExpectation')).toEqual([listener]);
+  });
+});

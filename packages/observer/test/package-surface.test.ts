@@ -2,6 +2,8 @@
 
 import { readFileSync } from 'node:fs';
 import {
+  ATTR_STARTUP_STAGE,
+  ENV_TRACEPARENT,
   LAG_BOUNDARIES_MS,
   METRIC_EVENT_LOOP_LAG,
   METRIC_PROCESS_CPU_TIME,
@@ -9,7 +11,13 @@ import {
   METRIC_PROCESS_OPEN_FD_COUNT,
   METRIC_PROCESS_THREAD_COUNT,
   METRIC_REQUESTS_IN_FLIGHT,
+  METRIC_SERVER_STARTUP_STAGE_DURATION,
   METRIC_V8JS_GC_DURATION,
+  SERVER_STARTUP_BOUNDARIES_MS,
+  SPAN_SERVER_STARTUP,
+  STARTUP_STAGE_LOOP_START,
+  STARTUP_STAGE_NODE_BOOTSTRAP,
+  UNIT_FILE_DESCRIPTOR,
   V8JS_GC_DURATION_BOUNDARIES_S,
   V8JS_GC_TYPES,
 } from '@gym/constants';
@@ -19,8 +27,8 @@ import { expect, it } from '@jest/globals';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 
-it('exports exactly startObserver and trackInFlight', () => {
-  expect(Object.keys(observer).sort()).toEqual(['startObserver', 'trackInFlight']);
+it('exports exactly startObserver, startupTimeline and trackInFlight', () => {
+  expect(Object.keys(observer).sort()).toEqual(['startObserver', 'startupTimeline', 'trackInFlight']);
 });
 
 it('the README states the failure policy word for word', () => {
@@ -36,10 +44,18 @@ it('the README lists every instrument, gc type and bucket boundary', () => {
     METRIC_PROCESS_THREAD_COUNT,
     METRIC_PROCESS_OPEN_FD_COUNT,
     METRIC_V8JS_GC_DURATION,
+    METRIC_SERVER_STARTUP_STAGE_DURATION,
+    ATTR_STARTUP_STAGE,
+    SPAN_SERVER_STARTUP,
+    ENV_TRACEPARENT,
+    UNIT_FILE_DESCRIPTOR,
   ]) {
     expect(readme).toContain(`\`${name}\``);
   }
   for (const type of V8JS_GC_TYPES) expect(readme).toContain(`\`${type}\``);
   expect(readme).toContain(LAG_BOUNDARIES_MS.join(', '));
   expect(readme).toContain(V8JS_GC_DURATION_BOUNDARIES_S.join(', '));
+  expect(readme).toContain(SERVER_STARTUP_BOUNDARIES_MS.join(', '));
+  for (const stage of [STARTUP_STAGE_NODE_BOOTSTRAP, STARTUP_STAGE_LOOP_START])
+    expect(readme).toContain(`\`${stage}\``);
 });

@@ -1,13 +1,16 @@
 // process.* under OpenTelemetry's names, units and attributes, read at collection time, checked
 // against independent reads of the same numbers.
 
+import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import {
   ATTR_CPU_MODE,
   METRIC_PROCESS_CPU_TIME,
   METRIC_PROCESS_MEMORY_USAGE,
   METRIC_PROCESS_OPEN_FD_COUNT,
   METRIC_PROCESS_THREAD_COUNT,
+  UNIT_FILE_DESCRIPTOR,
 } from '@gym/constants';
 import { startObserver } from '@gym/observer';
 import { captureDiag, counterValue, createMetricHarness, findMetric, type MetricHarness } from '@gym/test-kit';
@@ -26,12 +29,23 @@ afterEach(async () => {
 });
 
 describe('through startObserver', () => {
-  it('process.cpu.time: a counter in s by cpu.mode user and system, between two independent reads', async () => {
+  it('process.cpu.time: a counter in s by cpu.mode user and system, the CPU used within each point’s interval', async () => {
     const observer = startObserver({ meterProvider: harness.meterProvider });
     try {
-      const before = process.cpuUsage();
+      // The first point has a zero-length interval (the SDK starts it at that collection): it
+      // must carry no CPU, not everything the process used since it started.
+      const start = process.cpuUsage();
+      const first = await harness.collect();
+      for (const point of findMetric(first, METRIC_PROCESS_CPU_TIME).dataPoints) {
+        expect(point.startTime).toEqual(point.endTime);
+        expect(point.value).toBe(0);
+      }
+      const base = process.cpuUsage();
+      const until = base.user + 20_000;
+      while (process.cpuUsage().user < until) {}
+      const before = process.cpuUsage(base);
       const collected = await harness.collect();
-      const after = process.cpuUsage();
+      const after = process.cpuUsage(start);
       const metric = findMetric(collected, METRIC_PROCESS_CPU_TIME);
       expect(metric.descriptor.unit).toBe('s');
       expect(metric.dataPointType).toBe(DataPointType.SUM);
@@ -43,10 +57,14 @@ describe('through startObserver', () => {
       ).toEqual([{ [ATTR_CPU_MODE]: 'system' }, { [ATTR_CPU_MODE]: 'user' }]);
       const user = counterValue(collected, METRIC_PROCESS_CPU_TIME, { [ATTR_CPU_MODE]: 'user' })!;
       const system = counterValue(collected, METRIC_PROCESS_CPU_TIME, { [ATTR_CPU_MODE]: 'system' })!;
+      // CPU since the first collection, which ran between `start` and `base`: at least what was used
+      // from `base` on, at most what was used from `start` on.
       expect(user).toBeGreaterThanOrEqual(before.user / 1e6);
       expect(user).toBeLessThanOrEqual(after.user / 1e6);
       expect(system).toBeGreaterThanOrEqual(before.system / 1e6);
       expect(system).toBeLessThanOrEqual(after.system / 1e6);
+      const [point] = metric.dataPoints;
+      expect(point?.startTime).toEqual(findMetric(first, METRIC_PROCESS_CPU_TIME).dataPoints[0]?.startTime);
     } finally {
       observer.stop();
     }
@@ -86,13 +104,13 @@ describe('through startObserver', () => {
   });
 
   (linux ? it : it.skip)(
-    'process.open_file_descriptor.count ({count}) rises by exactly the descriptors opened',
+    'process.open_file_descriptor.count ({file_descriptor}) rises by exactly the descriptors opened',
     async () => {
       const observer = startObserver({ meterProvider: harness.meterProvider });
       const opened: number[] = [];
       try {
         const metric = findMetric(await harness.collect(), METRIC_PROCESS_OPEN_FD_COUNT);
-        expect(metric.descriptor.unit).toBe('{count}');
+        expect(metric.descriptor.unit).toBe(UNIT_FILE_DESCRIPTOR);
         const before = counterValue(await harness.collect(), METRIC_PROCESS_OPEN_FD_COUNT, {})!;
         for (let i = 0; i < 5; i += 1) opened.push(openSync('/proc/self/status', 'r'));
         const after = counterValue(await harness.collect(), METRIC_PROCESS_OPEN_FD_COUNT, {})!;
@@ -106,6 +124,50 @@ describe('through startObserver', () => {
     },
   );
 });
+
+(linux ? describe : describe.skip)(
+  'counting descriptors never blocks the event loop in proportion to their number',
+  () => {
+    interface ChildReport {
+      sync: string[];
+      asyncRequests: number;
+      exported: number;
+      unit: string;
+      listed: number;
+      statSize: number;
+    }
+    const CHILD = fileURLToPath(new URL('./support/fd-count-child.mjs', import.meta.url));
+    const run = (extra: number): ChildReport => {
+      // The timeout is a failure guard for a child that hangs; a loaded machine starts one slowly.
+      const child = spawnSync(process.execPath, [CHILD, String(extra)], { encoding: 'utf8', timeout: 60_000 });
+      expect(child.stderr).toBe('');
+      return JSON.parse(child.stdout) as ChildReport;
+    };
+
+    it('no synchronous fs call touches /proc/self/fd, and the asynchronous work does not grow with 5,000 more descriptors', () => {
+      const few = run(0);
+      const many = run(5000);
+      for (const report of [few, many]) {
+        expect(report.sync.filter((call) => call.includes('/proc/self/fd'))).toEqual([]);
+        // Only the fixed-size status file is read synchronously (threads), once per collection.
+        expect(report.sync.filter((call) => call.includes('(/proc/') && !call.endsWith('(/proc/self/status)'))).toEqual(
+          [],
+        );
+        expect(report.exported).toBe(report.listed);
+        expect(report.unit).toBe(UNIT_FILE_DESCRIPTOR);
+      }
+      expect(many.exported - few.exported).toBe(5000);
+      if (many.statSize > 0) {
+        // Linux 6.2+: one stat per collection, whatever the count.
+        expect(many.asyncRequests).toBe(few.asyncRequests);
+        expect(many.asyncRequests).toBeLessThanOrEqual(2);
+      } else {
+        // Older kernels: the directory is walked in batches of 64 entries, each its own turn of the loop.
+        expect(many.asyncRequests).toBeGreaterThanOrEqual(2 * Math.ceil(5000 / 64));
+      }
+    });
+  },
+);
 
 describe('startProcessMetrics', () => {
   it('without /proc (not Linux): CPU and memory only, no thread or descriptor series', async () => {

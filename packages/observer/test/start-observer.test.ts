@@ -1,10 +1,16 @@
-// startObserver's lifecycle: one observer per meter, idempotent stop that clears every timer and
+// startObserver's lifecycle: one sampler per meter and one handle per call, idempotent stop that clears every timer and
 // observer, nothing at all when nothing exports, and telemetry trouble that never throws.
 
-import { ATTR_SERVER_NAME, METRIC_EVENT_LOOP_LAG, METRIC_REQUESTS_IN_FLIGHT } from '@gym/constants';
+import {
+  ATTR_CPU_MODE,
+  ATTR_SERVER_NAME,
+  METRIC_EVENT_LOOP_LAG,
+  METRIC_PROCESS_CPU_TIME,
+  METRIC_REQUESTS_IN_FLIGHT,
+} from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
 import { startObserver } from '@gym/observer';
-import { captureDiag, counterValue, createMetricHarness } from '@gym/test-kit';
+import { captureDiag, counterValue, createMetricHarness, histogramCount } from '@gym/test-kit';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { Meter } from '@opentelemetry/api';
 
@@ -15,18 +21,54 @@ afterEach(() => {
 
 const refTimers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
-describe('one observer per meter', () => {
-  it('a second start returns the same observer; after stop a new one starts', async () => {
+describe('one sampler per meter, one handle per caller', () => {
+  it('each start returns its own handle; the shared sampler runs until the last handle stops', async () => {
+    jest.useFakeTimers({ doNotFake: ['performance', 'queueMicrotask', 'nextTick', 'setImmediate'] });
     const harness = createMetricHarness();
-    const first = startObserver({ meterProvider: harness.meterProvider });
-    const second = startObserver({ meterProvider: harness.meterProvider, lagIntervalMs: 5 });
-    expect(second).toBe(first);
-    // The same meter injected directly is the same source.
-    expect(startObserver({ meter: harness.meterProvider.getMeter('@gym/observer') })).toBe(first);
-    first.stop();
-    const third = startObserver({ meterProvider: harness.meterProvider });
-    expect(third).not.toBe(first);
+    const bootstrap = startObserver({ meterProvider: harness.meterProvider });
+    const user = startObserver({ meterProvider: harness.meterProvider, lagIntervalMs: 5 });
+    expect(user).not.toBe(bootstrap);
+    // The same meter injected directly is the same source: still one sampler, one lag timer.
+    const third = startObserver({ meter: harness.meterProvider.getMeter('@gym/observer') });
+    expect(jest.getTimerCount()).toBe(1);
+    // The bootstrap stops its own handle at shutdown, twice: the user's series keep going.
+    bootstrap.stop();
+    bootstrap.stop();
     third.stop();
+    expect(jest.getTimerCount()).toBe(1);
+    jest.advanceTimersByTime(300);
+    expect(jest.getTimerCount()).toBe(1);
+    user.stop();
+    expect(jest.getTimerCount()).toBe(0);
+    jest.useRealTimers();
+    // Three 100 ms intervals: the sampler kept the first caller's interval, not the user's 5 ms.
+    expect(histogramCount(await harness.collect(), METRIC_EVENT_LOOP_LAG)).toBe(3);
+    await harness.shutdown();
+  });
+
+  it('after the last stop the observable instruments stop reporting; a new start starts afresh', async () => {
+    const harness = createMetricHarness();
+    const a = startObserver({ meterProvider: harness.meterProvider });
+    const b = startObserver({ meterProvider: harness.meterProvider });
+    const user = async () =>
+      counterValue(await harness.collect(), METRIC_PROCESS_CPU_TIME, { [ATTR_CPU_MODE]: 'user' }) ?? -1;
+    // Burns until the process has used 20 ms more user CPU (a busy loop on a loaded machine may use none).
+    const burn = () => {
+      const until = process.cpuUsage().user + 20_000;
+      while (process.cpuUsage().user < until) {}
+    };
+    const first = await user();
+    a.stop();
+    burn();
+    const second = await user();
+    expect(second).toBeGreaterThan(first);
+    b.stop();
+    const frozen = await user();
+    burn();
+    expect(await user()).toBe(frozen);
+    const again = startObserver({ meterProvider: harness.meterProvider });
+    expect(jest.getTimerCount()).toBe(0);
+    again.stop();
     await harness.shutdown();
   });
 
@@ -91,11 +133,12 @@ describe('serverName', () => {
     }
   });
 
-  it('a second start with a server name publishes that series on the observer already running', async () => {
+  it('a second start with a server name publishes that series on the sampler already running', async () => {
     const harness = createMetricHarness();
     const first = startObserver({ meterProvider: harness.meterProvider });
     try {
-      expect(startObserver({ meterProvider: harness.meterProvider, serverName: 'resources' })).toBe(first);
+      const second = startObserver({ meterProvider: harness.meterProvider, serverName: 'resources' });
+      second.stop();
       expect(
         counterValue(await harness.collect(), METRIC_REQUESTS_IN_FLIGHT, { [ATTR_SERVER_NAME]: 'resources' }),
       ).toBe(0);

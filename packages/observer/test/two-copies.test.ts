@@ -1,5 +1,5 @@
 // Two copies of @gym/observer in one process (an install that did not deduplicate it) share one
-// observer per meter and never count a request twice. Real copies: the built package copied
+// sampler per meter (each caller with its own handle) and never count a request twice. Real copies: the built package copied
 // twice into a temporary directory, loaded by a plain node child.
 
 import { spawnSync } from 'node:child_process';
@@ -20,6 +20,19 @@ const reader = new Reader();
 const meterProvider = new MeterProvider({ readers: [reader] });
 const first = a.startObserver({ meterProvider });
 const second = b.startObserver({ meterProvider });
+// One sampler between the two copies: each GC pause is recorded once, not once per copy.
+const { PerformanceObserver } = await import('node:perf_hooks');
+let seen = 0;
+const sawGc = new Promise((resolve) => {
+  const own = new PerformanceObserver((list) => { seen += list.getEntries().length; own.disconnect(); resolve(); });
+  own.observe({ entryTypes: ['gc'] });
+});
+globalThis.gc();
+await sawGc;
+await new Promise((resolve) => setImmediate(resolve));
+const gcRecords = (await reader.collect()).resourceMetrics.scopeMetrics.flatMap((s) => s.metrics)
+  .filter((m) => m.descriptor.name === 'v8js.gc.duration')
+  .flatMap((m) => m.dataPoints).reduce((n, p) => n + p.value.count, 0);
 let arrived;
 const arrival = new Promise((resolve) => { arrived = resolve; });
 const server = createServer((_req, res) => arrived(res));
@@ -46,10 +59,10 @@ await closed;
 const after = await inFlight();
 first.stop(); second.stop(); untrackA(); untrackB();
 server.close();
-process.stdout.write(JSON.stringify({ distinctModules: a.startObserver !== b.startObserver, sameObserver: first === second, sameUntrack: untrackA === untrackB, peak, after }));
+process.stdout.write(JSON.stringify({ distinctModules: a.startObserver !== b.startObserver, ownHandles: first !== second, gcRecordedOnce: gcRecords === seen && seen > 0, sameUntrack: untrackA === untrackB, peak, after }));
 `;
 
-it('two copies share one observer per meter and count each request once', () => {
+it('two copies share one sampler per meter (each with its own handle) and count each request once', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gym-observer-copies-'));
   try {
     linkDirectory(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'));
@@ -58,11 +71,15 @@ it('two copies share one observer per meter and count each request once', () => 
     copyBuiltPackage('observer', join(dir, 'b'));
     writeFileSync(join(dir, 'main.mjs'), SCRIPT);
     // The timeout is a failure guard for a child that hangs; a loaded machine starts one slowly.
-    const run = spawnSync(process.execPath, [join(dir, 'main.mjs')], { encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync(process.execPath, ['--expose-gc', join(dir, 'main.mjs')], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(run.stderr).toBe('');
     expect(JSON.parse(run.stdout)).toEqual({
       distinctModules: true,
-      sameObserver: true,
+      ownHandles: true,
+      gcRecordedOnce: true,
       sameUntrack: true,
       peak: 1,
       after: 0,
