@@ -67,7 +67,10 @@ export function isReservedKey(key: string): boolean {
 
 /** `amounts` under `nemo.gym.sandbox.requested.` (see {@link allocationAttributes} for the amount rules). */
 export function requestedAttributes(spec: SandboxSpec): Record<string, string | number> {
-  return writeAmounts({}, spec.resources, SANDBOX_REQUESTED_PREFIX, "SandboxSpec.resources") as Record<string, string | number>;
+  return writeAmounts({}, spec.resources, SANDBOX_REQUESTED_PREFIX, 'SandboxSpec.resources') as Record<
+    string,
+    string | number
+  >;
 }
 
 /**

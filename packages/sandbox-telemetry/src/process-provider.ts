@@ -139,7 +139,9 @@ export function createProcessResourceProvider(options?: ProcessResourceProviderO
       const cpuSeconds = stat.cpuTicks / ticks;
       const sample: Record<string, SandboxAttributeValue> = { [ATTR_SANDBOX_RESOURCE_CPU_SECONDS]: round(cpuSeconds) };
       if (before !== undefined && atMs > before.atMs) {
-        sample[ATTR_SANDBOX_RESOURCE_CPU] = round(Math.max(0, cpuSeconds - before.cpuSeconds) / ((atMs - before.atMs) / 1000));
+        sample[ATTR_SANDBOX_RESOURCE_CPU] = round(
+          Math.max(0, cpuSeconds - before.cpuSeconds) / ((atMs - before.atMs) / 1000),
+        );
       }
       const rss = statusKilobytes(statusText, 'VmRSS');
       if (rss !== undefined) sample[ATTR_SANDBOX_RESOURCE_MEMORY_MIB] = rss / 1024;

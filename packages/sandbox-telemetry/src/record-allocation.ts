@@ -43,7 +43,11 @@ export function recordAllocation<H extends SandboxHandle>(
       const allocation = await provider.resourceAllocation!(handle);
       const own = { [ATTR_SANDBOX_ID]: handle.id, ...allocationAttributes(allocation) };
       tracer
-        .startSpan(SPAN_SANDBOX_ALLOCATION, { kind: SpanKind.INTERNAL, attributes: recordAttributes(attributes, own) }, parent)
+        .startSpan(
+          SPAN_SANDBOX_ALLOCATION,
+          { kind: SpanKind.INTERNAL, attributes: recordAttributes(attributes, own) },
+          parent,
+        )
         .end();
       return allocation;
     } catch (error) {

@@ -42,7 +42,10 @@ export function recordRequest(
       .startSpan(
         SPAN_SANDBOX_REQUEST,
         // Own keys first: the SDK's attribute count limit then drops caller keys first.
-        { kind: SpanKind.INTERNAL, attributes: { [ATTR_SANDBOX_REQUEST_ID]: requestId, ...requestedAttributes(spec), ...caller } },
+        {
+          kind: SpanKind.INTERNAL,
+          attributes: { [ATTR_SANDBOX_REQUEST_ID]: requestId, ...requestedAttributes(spec), ...caller },
+        },
         parentContext(options?.context),
       )
       .end();

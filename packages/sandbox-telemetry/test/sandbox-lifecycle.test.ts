@@ -354,28 +354,31 @@ describe('SandboxLifecycle edge rules', () => {
   it.each([
     ['exec', METRIC_SANDBOX_EXEC_DURATION],
     ['transfer', METRIC_SANDBOX_TRANSFER_DURATION],
-  ] as const)('%s records its duration whether it returns or throws, and hands back the same result or error', async (method, name) => {
-    const lifecycle = new SandboxLifecycle(options);
-    const run = <T>(fn: () => T): T => lifecycle[method](fn);
-    const error = new Error('exit 1');
-    const after = <T>(ms: number, value: T): T => {
-      jest.advanceTimersByTime(ms);
-      return value;
-    };
-    expect(run(() => after(30, 'out'))).toBe('out');
-    await expect(run(async () => after(70, 'async out'))).resolves.toBe('async out');
-    expect(() =>
-      run(() => {
-        jest.advanceTimersByTime(100);
-        throw error;
-      }),
-    ).toThrow(error);
-    await expect(run(() => after(300, Promise.reject(error)))).rejects.toBe(error);
-    const slow = run(() => new Promise((resolve) => setTimeout(resolve, 1000, 'late')));
-    await jest.advanceTimersByTimeAsync(1000);
-    await expect(slow).resolves.toBe('late');
-    expect(await histogram(name)).toMatchObject({ count: 5, sum: 1500 });
-  });
+  ] as const)(
+    '%s records its duration whether it returns or throws, and hands back the same result or error',
+    async (method, name) => {
+      const lifecycle = new SandboxLifecycle(options);
+      const run = <T>(fn: () => T): T => lifecycle[method](fn);
+      const error = new Error('exit 1');
+      const after = <T>(ms: number, value: T): T => {
+        jest.advanceTimersByTime(ms);
+        return value;
+      };
+      expect(run(() => after(30, 'out'))).toBe('out');
+      await expect(run(async () => after(70, 'async out'))).resolves.toBe('async out');
+      expect(() =>
+        run(() => {
+          jest.advanceTimersByTime(100);
+          throw error;
+        }),
+      ).toThrow(error);
+      await expect(run(() => after(300, Promise.reject(error)))).rejects.toBe(error);
+      const slow = run(() => new Promise((resolve) => setTimeout(resolve, 1000, 'late')));
+      await jest.advanceTimersByTimeAsync(1000);
+      await expect(slow).resolves.toBe('late');
+      expect(await histogram(name)).toMatchObject({ count: 5, sum: 1500 });
+    },
+  );
 
   it('retries are counted', async () => {
     const lifecycle = new SandboxLifecycle(options);
