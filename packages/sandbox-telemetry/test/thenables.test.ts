@@ -2,6 +2,7 @@
 // also a promise), a Promise of another realm (node:vm), a hand-made thenable. Timed to its
 // settlement, and what the caller gets back is what the caller's function returned.
 
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { runInNewContext } from 'node:vm';
 import {
   ATTR_SANDBOX_PROVIDER,
@@ -123,5 +124,28 @@ describe('create', () => {
     expect(await active()).toBe(1);
     const startup = pointsOf<Histogram>(await m.collect(), METRIC_SANDBOX_STARTUP_DURATION);
     expect(startup.map((p) => [p.attributes, p.value.sum])).toEqual([[{ [ATTR_SANDBOX_PROVIDER]: 'docker' }, 2500]]);
+  });
+});
+
+describe('the caller’s async context', () => {
+  it('is the same after awaiting a timed exec, a timed subprocess and a create, in two concurrent requests', async () => {
+    const request = new AsyncLocalStorage<string>();
+    const life = lifecycle();
+    const handle = async (id: string) =>
+      request.run(id, async () => {
+        await life.exec(() => new Promise((resolve) => setTimeout(resolve, 10)));
+        const afterExec = request.getStore();
+        await life.transfer(() => subprocess(5, 'exit 0'));
+        const afterTransfer = request.getStore();
+        await lifecycle().create(async () => 'sandbox');
+        return [afterExec, afterTransfer, request.getStore()];
+      });
+    const both = Promise.all([handle('a'), handle('b')]);
+    await jest.advanceTimersByTimeAsync(20);
+    expect(await both).toEqual([
+      ['a', 'a', 'a'],
+      ['b', 'b', 'b'],
+    ]);
+    expect((await histogram(METRIC_SANDBOX_EXEC_DURATION))?.count).toBe(2);
   });
 });
