@@ -413,7 +413,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
       const read = await send(target, health, 'sandbox', 'GET', `/sandboxes/${id}`, undefined, 'finish');
       if (read !== false && target.url() === base) {
         const upload = { name: 'task.txt', content: `sandbox-${n}` };
-        await send(target, health, 'sandbox', 'POST', `/sandboxes/${id}/upload`, upload, 'finish');
+        await send(target, health, 'sandbox', 'POST', `/sandboxes/${id}/file`, upload, 'finish');
         const exec = { input: `sandbox-${n}`, rounds: SANDBOX_EXEC_ROUNDS };
         await send(target, health, 'sandbox', 'POST', `/sandboxes/${id}/exec`, exec, 'finish');
       }

@@ -88,9 +88,9 @@ describe('a sandbox exec', () => {
     const id = created.body.id as string;
     try {
       const before = value(await scrape(), 'gym_sandbox_transfer_duration_ms_count');
-      const answer = await send('POST', `/sandboxes/${id}/upload`, { name: 'task.txt', content: 'héllo' });
+      const answer = await send('POST', `/sandboxes/${id}/file`, { name: 'task.txt', content: 'héllo' });
       expect(answer).toEqual({ status: 200, body: { id, bytes: 6 } });
-      expect((await send('POST', `/sandboxes/${id}/upload`, { name: 'x', content: 1 })).status).toBe(400);
+      expect((await send('POST', `/sandboxes/${id}/file`, { name: 'x', content: 1 })).status).toBe(400);
       expect(value(await scrape(), 'gym_sandbox_transfer_duration_ms_count')).toBe(before + 1);
     } finally {
       await send('DELETE', `/sandboxes/${id}`);

@@ -13,7 +13,7 @@ export const execBodySchema = z.strictObject({
   rounds: z.int().min(1).max(200_000).default(1000),
 });
 
-/** Body of POST /sandboxes/:id/upload: one named file, kept in the sandbox process's memory. */
+/** Body of POST /sandboxes/:id/file: one named file, kept in the sandbox process's memory. */
 export const uploadBodySchema = z.strictObject({
   name: z.string().min(1).max(255),
   content: z.string().max(65_536),
@@ -26,7 +26,7 @@ export const sandboxBodySchema = z.strictObject({
   lifetimeMs: z.int().min(100).max(30_000).default(2000),
 });
 
-/** POST /sandboxes, GET /sandboxes/:id, POST /sandboxes/:id/upload, POST /sandboxes/:id/exec and DELETE /sandboxes/:id over one pool. */
+/** POST /sandboxes, GET /sandboxes/:id, POST /sandboxes/:id/file, POST /sandboxes/:id/exec and DELETE /sandboxes/:id over one pool. */
 export function createSandboxRoutes(pool: SandboxPool): Route[] {
   return [
     {
@@ -48,7 +48,7 @@ export function createSandboxRoutes(pool: SandboxPool): Route[] {
     },
     {
       method: 'POST',
-      path: '/sandboxes/:id/upload',
+      path: '/sandboxes/:id/file',
       async handle(req, _signal, params) {
         const id = params.id ?? '';
         const request = await readJsonBody(req, uploadBodySchema);
