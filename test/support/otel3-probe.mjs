@@ -15,10 +15,11 @@ import {
   METRIC_ROLLOUT_DURATION,
   METRIC_VERIFY_DURATION,
   METRIC_VERIFY_SUCCESS_RATE,
+  SPAN_SANDBOX_REQUEST,
 } from '@gym/constants';
 import { recordRolloutDuration, recordVerify } from '@gym/metrics';
 import { resourcesOperation } from '@gym/operations';
-import { recordRequest, SPAN_SANDBOX_REQUEST } from '@gym/sandbox-telemetry';
+import { recordRequest } from '@gym/sandbox-telemetry';
 import { AggregationTemporality, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 

@@ -412,6 +412,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
       if (!budget.over) await waitOrAbort(SANDBOX_HOLD_MS / 2, stop.signal);
       const read = await send(target, health, 'sandbox', 'GET', `/sandboxes/${id}`, undefined, 'finish');
       if (read !== false && target.url() === base) {
+        const upload = { name: 'task.txt', content: `sandbox-${n}` };
+        await send(target, health, 'sandbox', 'POST', `/sandboxes/${id}/file`, upload, 'finish');
         const exec = { input: `sandbox-${n}`, rounds: SANDBOX_EXEC_ROUNDS };
         await send(target, health, 'sandbox', 'POST', `/sandboxes/${id}/exec`, exec, 'finish');
       }

@@ -3,7 +3,8 @@
 // hard cap (a quota answered with 429, not a queue: a sandbox is held for seconds, and a
 // caller should decide whether to wait), and every child ends by itself at its lifetime
 // even if this server dies without cleaning up. An exec is real work inside the sandbox
-// process (SHA-256 rounds, sent over its IPC channel). Like a remote provider that is briefly
+// process (SHA-256 rounds, sent over its IPC channel), and an upload is a file handed to it
+// over the same channel and kept in its memory. Like a remote provider that is briefly
 // busy, this one fails the first attempt of one create in `createFailEvery` (the first create
 // among them, so a short run shows it); the create retries at once and the retry is counted.
 
@@ -42,6 +43,12 @@ export interface ExecRequest {
   readonly rounds: number;
 }
 
+/** What one upload hands to a sandbox: a named file, kept in the sandbox process's memory. */
+export interface UploadRequest {
+  readonly name: string;
+  readonly content: string;
+}
+
 /** Options of a {@link SandboxPool}. */
 export interface SandboxPoolOptions {
   /** Live sandboxes at most; one more is a 429. */
@@ -76,8 +83,15 @@ const SANDBOX_SCRIPT = [
   '  setTimeout(tick, Math.max(1, 50 - cpu * 50));',
   '};',
   "process.on('SIGTERM', () => process.exit(0));",
+  'const files = new Map();',
   "process.on('message', (m) => {",
-  "  if (m === null || typeof m !== 'object' || m.type !== 'exec') return;",
+  "  if (m === null || typeof m !== 'object') return;",
+  "  if (m.type === 'upload') {",
+  '    files.set(String(m.name), String(m.content));',
+  "    process.send({ type: 'result', id: m.id, bytes: Buffer.byteLength(String(m.content)) });",
+  '    return;',
+  '  }',
+  "  if (m.type !== 'exec') return;",
   '  let digest = String(m.input);',
   "  for (let i = 0; i < m.rounds; i++) digest = createHash('sha256').update(digest).digest('hex');",
   "  process.send({ type: 'result', id: m.id, digest });",
@@ -179,7 +193,18 @@ export class SandboxPool {
   async exec(id: string, request: ExecRequest): Promise<{ readonly digest: string }> {
     const sandbox = this.#get(id);
     const execId = ++this.#execs;
-    return sandbox.lifecycle.exec(() => runExec(sandbox, execId, request));
+    const message = { type: 'exec', id: execId, input: request.input, rounds: request.rounds };
+    return sandbox.lifecycle.exec(async () => ({ digest: String((await ask(sandbox, message)).digest ?? '') }));
+  }
+
+  /**
+   * Hands one file to the sandbox process and waits for its receipt, timed into
+   * `gym.sandbox.transfer_duration_ms` whether it succeeds or fails (409, 504 as for an exec).
+   */
+  async upload(id: string, request: UploadRequest): Promise<{ readonly bytes: number }> {
+    const sandbox = this.#get(id);
+    const message = { type: 'upload', id: ++this.#execs, name: request.name, content: request.content };
+    return sandbox.lifecycle.transfer(async () => ({ bytes: Number((await ask(sandbox, message)).bytes ?? 0) }));
   }
 
   /** Stops one sandbox (SIGTERM, then SIGKILL after a second) and waits for it. */
@@ -211,26 +236,27 @@ function spawnSandbox(request: SandboxRequest): ChildProcess {
   return spawned;
 }
 
-/** Sends one exec to the sandbox process and waits for its answer, its end, or the timeout. */
-function runExec(sandbox: LiveSandbox, id: number, request: ExecRequest): Promise<{ readonly digest: string }> {
+/** Sends one message (an exec or an upload) to the sandbox process and waits for its answer, its end, or the timeout. */
+function ask(
+  sandbox: LiveSandbox,
+  message: { readonly type: string; readonly id: number },
+): Promise<{ readonly digest?: unknown; readonly bytes?: unknown }> {
   const { child } = sandbox;
   return new Promise((resolve, reject) => {
     const timer = setTimeout(
-      () => finish(new HttpError(504, `the exec did not finish within ${EXEC_TIMEOUT_MS} ms`)),
+      () => finish(new HttpError(504, `the ${message.type} did not finish within ${EXEC_TIMEOUT_MS} ms`)),
       EXEC_TIMEOUT_MS,
     );
-    const onMessage = (message: unknown): void => {
-      const answer = message as { type?: unknown; id?: unknown; digest?: unknown } | null;
-      if (answer?.type === 'result' && answer.id === id && typeof answer.digest === 'string') {
-        finish(undefined, answer.digest);
-      }
+    const onMessage = (received: unknown): void => {
+      const answer = received as { type?: unknown; id?: unknown; digest?: unknown; bytes?: unknown } | null;
+      if (answer?.type === 'result' && answer.id === message.id) finish(undefined, answer);
     };
-    const onExit = (): void => finish(new HttpError(409, 'the sandbox ended during the exec'));
-    function finish(error: Error | undefined, digest?: string): void {
+    const onExit = (): void => finish(new HttpError(409, `the sandbox ended during the ${message.type}`));
+    function finish(error: Error | undefined, answer?: { digest?: unknown; bytes?: unknown }): void {
       clearTimeout(timer);
       child.off('message', onMessage);
       child.off('exit', onExit);
-      if (error === undefined) resolve({ digest: digest ?? '' });
+      if (error === undefined) resolve(answer ?? {});
       else reject(error);
     }
     child.on('message', onMessage);
@@ -239,7 +265,7 @@ function runExec(sandbox: LiveSandbox, id: number, request: ExecRequest): Promis
       onExit();
       return;
     }
-    child.send({ type: 'exec', id, input: request.input, rounds: request.rounds }, (error) => {
+    child.send(message, (error) => {
       if (error !== null && error !== undefined) onExit();
     });
   });

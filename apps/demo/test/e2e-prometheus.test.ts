@@ -128,6 +128,8 @@ describe('the demo fleet as Prometheus sees it', () => {
       true,
     );
     expect(Number(startups[0]?.value[1])).toBeGreaterThanOrEqual(1);
+    const transfers = await query('sum by (nemo_gym_sandbox_provider) (gym_sandbox_transfer_duration_ms_count)');
+    expect(transfers.map((entry) => entry.metric.nemo_gym_sandbox_provider)).toEqual(['local-process']);
     const active = await query('gym_sandbox_active');
     expect(active.length).toBeGreaterThanOrEqual(1);
     for (const entry of active) expect(Number(entry.value[1])).toBeGreaterThanOrEqual(0);

@@ -1,5 +1,6 @@
 // The sandbox lifecycle a real server process (dist/server.js) records with telemetry on: an
-// exec runs inside the sandbox process and is timed into gym.sandbox.exec_duration_ms, and the
+// exec runs inside the sandbox process and is timed into gym.sandbox.exec_duration_ms, an
+// upload is timed into gym.sandbox.transfer_duration_ms, and the
 // fake provider's busy first attempt (one create in --sandbox-create-fail-every, the first among
 // them) is retried and counted in gym.sandbox.create_retry_total; the caller sees one create.
 // And the rollouts the load generator drives against it: a tool call then a verify, each ended
@@ -34,7 +35,7 @@ afterAll(async () => {
 
 interface Answer {
   status: number;
-  body: { id?: string; digest?: string; error?: string };
+  body: { id?: string; digest?: string; bytes?: number; error?: string };
 }
 
 async function send(method: string, path: string, body?: unknown): Promise<Answer> {
@@ -82,6 +83,20 @@ describe('a sandbox exec', () => {
     }
   });
 
+  it('an upload hands a file to the sandbox process and is timed into the transfer histogram', async () => {
+    const created = await send('POST', '/sandboxes', { cpu: 0, memoryMib: 0, lifetimeMs: 20_000 });
+    const id = created.body.id as string;
+    try {
+      const before = value(await scrape(), 'gym_sandbox_transfer_duration_ms_count');
+      const answer = await send('POST', `/sandboxes/${id}/file`, { name: 'task.txt', content: 'héllo' });
+      expect(answer).toEqual({ status: 200, body: { id, bytes: 6 } });
+      expect((await send('POST', `/sandboxes/${id}/file`, { name: 'x', content: 1 })).status).toBe(400);
+      expect(value(await scrape(), 'gym_sandbox_transfer_duration_ms_count')).toBe(before + 1);
+    } finally {
+      await send('DELETE', `/sandboxes/${id}`);
+    }
+  });
+
   it('answers 404 for an unknown sandbox and 400 for a bad body, and times nothing', async () => {
     expect((await send('POST', '/sandboxes/nope/exec', { input: 'x' })).status).toBe(404);
     const created = await send('POST', '/sandboxes', { cpu: 0, memoryMib: 0, lifetimeMs: 20_000 });
@@ -100,13 +115,13 @@ describe('a sandbox exec', () => {
 
 describe('sandbox creates against a provider that is busy now and then', () => {
   it('retries the first create, then one in --sandbox-create-fail-every, and counts each retry once', async () => {
-    // Two creates so far; with every 3, creates 1, 4, 7 … meet the busy provider once.
+    // Three creates so far; with every 3, creates 1, 4, 7 … meet the busy provider once.
     const before = await scrape();
     const startups = value(before, 'gym_sandbox_startup_duration_ms_count');
-    expect(startups).toBe(2);
+    expect(startups).toBe(3);
     // The first create met the busy provider once.
     expect(value(before, 'gym_sandbox_create_retry_total')).toBe(1);
-    for (let n = 3; n <= 7; n++) {
+    for (let n = 4; n <= 7; n++) {
       const created = await send('POST', '/sandboxes', { cpu: 0, memoryMib: 0, lifetimeMs: 20_000 });
       expect(created.status).toBe(201);
       expect((await send('DELETE', `/sandboxes/${created.body.id}`)).status).toBe(200);

@@ -1,5 +1,9 @@
-// Sandbox lifecycle metrics (Gym main's names), each by the sandbox provider. These are
-// metrics, unlike the per-sandbox resource records, which are spans.
+// Sandbox names, in one place: the lifecycle metrics (Gym main's names, each by the sandbox
+// provider and nothing else: a sandbox id would make every series unique) and the span names
+// and attribute keys of the per-sandbox records, which are spans, where ids may appear.
+
+import { SANDBOX_ATTRIBUTE_PREFIX } from './attributes.js';
+import { SANDBOX_DURATION_BOUNDARIES_MS } from './boundaries.js';
 
 /** Metric attribute: the sandbox provider, matching {@link SANDBOX_PROVIDER_PATTERN}. */
 export const ATTR_SANDBOX_PROVIDER = 'nemo.gym.sandbox.provider' as const;
@@ -12,7 +16,90 @@ export const METRIC_SANDBOX_ACTIVE = 'gym.sandbox.active' as const;
 export const METRIC_SANDBOX_STARTUP_DURATION = 'gym.sandbox.startup_duration_ms' as const;
 /** Histogram (ms, SANDBOX_DURATION_BOUNDARIES_MS): one exec inside a sandbox. */
 export const METRIC_SANDBOX_EXEC_DURATION = 'gym.sandbox.exec_duration_ms' as const;
+/** Histogram (ms, SANDBOX_DURATION_BOUNDARIES_MS): one upload into or download out of a sandbox. */
+export const METRIC_SANDBOX_TRANSFER_DURATION = 'gym.sandbox.transfer_duration_ms' as const;
 /** Counter (`1`): create attempts retried. */
 export const METRIC_SANDBOX_CREATE_RETRY = 'gym.sandbox.create_retry_total' as const;
 /** Unit of {@link METRIC_SANDBOX_ACTIVE}. */
 export const UNIT_SANDBOX = '{sandbox}' as const;
+
+/**
+ * The lifecycle instruments, every fact of each (the packages create them from here). Gym
+ * publishes no attributes for `gym.sandbox.transfer_duration_ms`; it follows its siblings
+ * (provider only, so uploads and downloads share one series).
+ */
+export const SANDBOX_LIFECYCLE_INSTRUMENTS = {
+  active: {
+    name: METRIC_SANDBOX_ACTIVE,
+    kind: 'up-down counter',
+    unit: UNIT_SANDBOX,
+    description: 'Sandboxes held right now by this process.',
+    attributes: [ATTR_SANDBOX_PROVIDER],
+  },
+  startupDuration: {
+    name: METRIC_SANDBOX_STARTUP_DURATION,
+    kind: 'histogram',
+    unit: 'ms',
+    description: 'Time to create one sandbox, retries included.',
+    attributes: [ATTR_SANDBOX_PROVIDER],
+    boundaries: SANDBOX_DURATION_BOUNDARIES_MS,
+  },
+  execDuration: {
+    name: METRIC_SANDBOX_EXEC_DURATION,
+    kind: 'histogram',
+    unit: 'ms',
+    description: 'One exec inside a sandbox.',
+    attributes: [ATTR_SANDBOX_PROVIDER],
+    boundaries: SANDBOX_DURATION_BOUNDARIES_MS,
+  },
+  transferDuration: {
+    name: METRIC_SANDBOX_TRANSFER_DURATION,
+    kind: 'histogram',
+    unit: 'ms',
+    description: 'One upload into or download out of a sandbox.',
+    attributes: [ATTR_SANDBOX_PROVIDER],
+    boundaries: SANDBOX_DURATION_BOUNDARIES_MS,
+  },
+  createRetries: {
+    name: METRIC_SANDBOX_CREATE_RETRY,
+    kind: 'counter',
+    unit: '1',
+    description: 'Sandbox create attempts retried.',
+    attributes: [ATTR_SANDBOX_PROVIDER],
+  },
+} as const;
+
+/** Span written once per request, at once (so a request whose provisioning fails is still counted). */
+export const SPAN_SANDBOX_REQUEST = 'gym.sandbox.request' as const;
+/** Span written once per sandbox by its owner: what the infrastructure gave it. */
+export const SPAN_SANDBOX_ALLOCATION = 'gym.sandbox.allocation' as const;
+/** Span written per sampler tick, and once more (with `…resource.final = true`) at stop. */
+export const SPAN_SANDBOX_RESOURCE_SAMPLE = 'gym.sandbox.resource.sample' as const;
+
+/** Span attribute: a UUID minted per request, carried by every later record of that sandbox. */
+export const ATTR_SANDBOX_REQUEST_ID = `${SANDBOX_ATTRIBUTE_PREFIX}request.id` as const;
+/** Span attribute: the provider's sandbox id, on allocation and sample records (never a metric). */
+export const ATTR_SANDBOX_ID = `${SANDBOX_ATTRIBUTE_PREFIX}id` as const;
+/** Span attribute: `true` on the one last sample record a sampler writes at stop. */
+export const ATTR_SANDBOX_RESOURCE_FINAL = `${SANDBOX_ATTRIBUTE_PREFIX}resource.final` as const;
+/** Span attribute, on the final record: provider calls that failed during the sampler's life. */
+export const ATTR_SANDBOX_SAMPLER_ERRORS = `${SANDBOX_ATTRIBUTE_PREFIX}resource.sampler.errors` as const;
+/** Span attribute, on the final record: single sample values dropped as malformed. */
+export const ATTR_SANDBOX_SAMPLER_DROPPED = `${SANDBOX_ATTRIBUTE_PREFIX}resource.sampler.dropped` as const;
+/** Span attribute, on the final record: ticks skipped because the previous sample was still running. */
+export const ATTR_SANDBOX_SAMPLER_SKIPPED = `${SANDBOX_ATTRIBUTE_PREFIX}resource.sampler.skipped` as const;
+/** Span attribute (process provider): CPU cores in use since the previous sample (absent on the first). */
+export const ATTR_SANDBOX_RESOURCE_CPU = `${SANDBOX_ATTRIBUTE_PREFIX}resource.cpu` as const;
+/** Span attribute (process provider): cumulative user + system CPU seconds. */
+export const ATTR_SANDBOX_RESOURCE_CPU_SECONDS = `${SANDBOX_ATTRIBUTE_PREFIX}resource.cpu_seconds` as const;
+/** Span attribute (process provider): resident memory (VmRSS), MiB. */
+export const ATTR_SANDBOX_RESOURCE_MEMORY_MIB = `${SANDBOX_ATTRIBUTE_PREFIX}resource.memory_mib` as const;
+/** Span attribute (process provider): peak resident memory (VmHWM), MiB. */
+export const ATTR_SANDBOX_RESOURCE_MEMORY_PEAK_MIB = `${SANDBOX_ATTRIBUTE_PREFIX}resource.memory_peak_mib` as const;
+
+/** Key prefix of the requested shape (`…requested.cpu`, `…requested.unspecified`, …). */
+export const SANDBOX_REQUESTED_PREFIX = `${SANDBOX_ATTRIBUTE_PREFIX}requested.` as const;
+/** Key prefix of the allocation (`…allocation.source`, `…allocation.component.<name>.limits.cpu`, …). */
+export const SANDBOX_ALLOCATION_PREFIX = `${SANDBOX_ATTRIBUTE_PREFIX}allocation.` as const;
+/** Key prefix of the resource samples, the final flag and the sampler counters. */
+export const SANDBOX_RESOURCE_PREFIX = `${SANDBOX_ATTRIBUTE_PREFIX}resource.` as const;

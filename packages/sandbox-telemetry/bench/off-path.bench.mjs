@@ -7,14 +7,7 @@
 import { isMetricsExporting, isTracesExporting } from '@gym/core';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { checkOffPath } from '../../../scripts/bench/measure.mjs';
-import {
-  ResourceSampler,
-  recordRequest,
-  recordSandboxActive,
-  recordSandboxExecDuration,
-  SandboxLifecycle,
-  samplingInterval,
-} from '../dist/index.js';
+import { ResourceSampler, recordRequest, SandboxLifecycle, samplingInterval } from '../dist/index.js';
 
 if (isTracesExporting() || isMetricsExporting()) {
   console.error('telemetry is exporting in the bench process; the off path cannot be measured');
@@ -49,9 +42,9 @@ const metricsOff = checkOffPath({
   gate: isMetricsExporting,
   state: 'metrics off',
   cases: {
-    recordSandboxActive: () => recordSandboxActive(1, docker),
-    recordSandboxExecDuration: (i) => recordSandboxExecDuration(i, docker),
     'SandboxLifecycle.exec (around a bare call)': () => lifecycle.exec(work),
+    'SandboxLifecycle.transfer (around a bare call)': () => lifecycle.transfer(work),
+    'SandboxLifecycle.retried': () => lifecycle.retried(),
   },
   calls: 200_000,
   rounds: 15,
@@ -68,7 +61,8 @@ const samplerNs = measure(() => {
 console.log(`ResourceSampler construct+start+stop, traces off: ${(samplerNs / gateNs).toFixed(1)}x the gate`);
 
 const tracer = new BasicTracerProvider().getTracer('bench');
-const onNs = measure(() => recordRequest(spec, extra, { tracer }), 20_000);
+const tracerProvider = { getTracer: () => tracer };
+const onNs = measure(() => recordRequest(spec, extra, { tracerProvider }), 20_000);
 console.log(
   `recordRequest, traces on (real SDK, no processor): ${(onNs / 1000).toFixed(2)} µs per call, ${(onNs / gateNs).toFixed(0)}x the gate`,
 );

@@ -8,17 +8,13 @@
 
 import { readFile } from 'node:fs/promises';
 import { hostname as osHostname } from 'node:os';
-import { performance } from 'node:perf_hooks';
 import {
-  ATTR_RESOURCE_CPU,
-  ATTR_RESOURCE_CPU_SECONDS,
-  ATTR_RESOURCE_MEMORY_MIB,
-  ATTR_RESOURCE_MEMORY_PEAK_MIB,
-  PROCESS_ALLOCATION_SOURCE,
-} from './attribute-keys.js';
-import { type InputProblem, SandboxInputError } from './input-error.js';
-import { ownOption, ownOptionOrUnset } from './own-data.js';
-import { viewProcessSandboxHandle } from './schemas.js';
+  ATTR_SANDBOX_RESOURCE_CPU,
+  ATTR_SANDBOX_RESOURCE_CPU_SECONDS,
+  ATTR_SANDBOX_RESOURCE_MEMORY_MIB,
+  ATTR_SANDBOX_RESOURCE_MEMORY_PEAK_MIB,
+} from '@gym/constants';
+import { invalidChoice } from '@gym/core';
 import type {
   ProcessResourceProvider,
   ProcessResourceProviderOptions,
@@ -29,6 +25,8 @@ import type {
 
 /** USER_HZ: the unit of CPU times in /proc/<pid>/stat on every mainstream Linux architecture. */
 const DEFAULT_CLOCK_TICKS = 100;
+/** The allocation source this provider reports. */
+const PROCESS_ALLOCATION_SOURCE = 'local-process';
 /** The one component of a process sandbox. */
 const COMPONENT_NAME = 'process';
 
@@ -96,32 +94,27 @@ export function statusKilobytes(text: string, key: string): number | undefined {
  * component `process` whose requests and limits are the handle's own `requests` / `limits`
  * (what the launcher imposed), `{}` (all unspecified) otherwise. No number is invented.
  *
- * Only the one process is measured, not its descendants.
+ * Only the one process is measured, not its descendants. CPU rates use `performance.now()`.
  *
- * @throws SandboxInputError for malformed options.
+ * @throws RangeError for an option that is not one (naming it and what is allowed).
  */
 export function createProcessResourceProvider(options?: ProcessResourceProviderOptions): ProcessResourceProvider {
-  const { procRoot, ticks, now, host } = checkOptions(options);
+  const { procRoot, ticks, host } = checkOptions(options);
   const previous = new WeakMap<ProcessSandboxHandle, Previous>();
 
   return {
     resourceAllocation(handle: ProcessSandboxHandle): ResourceAllocation {
-      const checked = viewProcessSandboxHandle(handle);
       return {
         source: PROCESS_ALLOCATION_SOURCE,
-        designator: { kind: 'process', id: String(checked.pid) },
+        designator: { kind: 'process', id: String(handle.pid) },
         host: { kind: 'host', id: host },
-        components: [{ name: COMPONENT_NAME, requests: checked.requests ?? {}, limits: checked.limits ?? {} }],
+        components: [{ name: COMPONENT_NAME, requests: handle.requests ?? {}, limits: handle.limits ?? {} }],
       };
     },
 
     async resourceSample(handle: ProcessSandboxHandle): Promise<Record<string, SandboxAttributeValue>> {
-      const pid = ownOption(handle, 'pid');
-      if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0) {
-        throw new SandboxInputError('ProcessSandboxHandle', [
-          { path: 'pid', value: pid, rule: 'must be a positive integer' },
-        ]);
-      }
+      const pid = handle.pid;
+      if (!Number.isSafeInteger(pid) || pid <= 0) throw invalidChoice('handle.pid', pid, 'a positive integer');
       const dir = `${procRoot}/${pid}`;
       let statText: string;
       let statusText: string;
@@ -134,7 +127,7 @@ export function createProcessResourceProvider(options?: ProcessResourceProviderO
         const code = (error as NodeJS.ErrnoException)?.code;
         throw new Error(`process ${pid} is gone (cannot read ${dir}: ${code ?? String(error)})`, { cause: error });
       }
-      const atMs = now();
+      const atMs = performance.now();
       const stat = parseProcStat(statText);
       if (stat.state === 'Z' || stat.state === 'X' || stat.state === 'x') {
         throw new Error(`process ${pid} has exited (state ${stat.state})`);
@@ -144,14 +137,16 @@ export function createProcessResourceProvider(options?: ProcessResourceProviderO
         throw new Error(`process ${pid} is gone (its pid now belongs to another process)`);
       }
       const cpuSeconds = stat.cpuTicks / ticks;
-      const sample: Record<string, SandboxAttributeValue> = { [ATTR_RESOURCE_CPU_SECONDS]: round(cpuSeconds) };
+      const sample: Record<string, SandboxAttributeValue> = { [ATTR_SANDBOX_RESOURCE_CPU_SECONDS]: round(cpuSeconds) };
       if (before !== undefined && atMs > before.atMs) {
-        sample[ATTR_RESOURCE_CPU] = round(Math.max(0, cpuSeconds - before.cpuSeconds) / ((atMs - before.atMs) / 1000));
+        sample[ATTR_SANDBOX_RESOURCE_CPU] = round(
+          Math.max(0, cpuSeconds - before.cpuSeconds) / ((atMs - before.atMs) / 1000),
+        );
       }
       const rss = statusKilobytes(statusText, 'VmRSS');
-      if (rss !== undefined) sample[ATTR_RESOURCE_MEMORY_MIB] = rss / 1024;
+      if (rss !== undefined) sample[ATTR_SANDBOX_RESOURCE_MEMORY_MIB] = rss / 1024;
       const peak = statusKilobytes(statusText, 'VmHWM');
-      if (peak !== undefined) sample[ATTR_RESOURCE_MEMORY_PEAK_MIB] = peak / 1024;
+      if (peak !== undefined) sample[ATTR_SANDBOX_RESOURCE_MEMORY_PEAK_MIB] = peak / 1024;
       previous.set(handle, { startTime: stat.startTime, cpuSeconds, atMs });
       return sample;
     },
@@ -164,26 +159,13 @@ function round(value: number): number {
 }
 
 function checkOptions(options: ProcessResourceProviderOptions | undefined) {
-  const procRoot = ownOptionOrUnset(options, 'procRoot') ?? '/proc';
-  const ticks = ownOptionOrUnset(options, 'clockTicksPerSecond') ?? DEFAULT_CLOCK_TICKS;
-  const now = ownOptionOrUnset(options, 'now') ?? (() => performance.now());
-  const host = ownOptionOrUnset(options, 'hostname') ?? osHostname();
-  const problems: InputProblem[] = [];
-  if (typeof procRoot !== 'string' || procRoot === '') {
-    problems.push({ path: 'procRoot', value: procRoot, rule: 'must be a non-empty path' });
+  const procRoot = options?.procRoot ?? '/proc';
+  const ticks = options?.clockTicksPerSecond ?? DEFAULT_CLOCK_TICKS;
+  const host = options?.hostname ?? osHostname();
+  if (typeof procRoot !== 'string' || procRoot === '') throw invalidChoice('procRoot', procRoot, 'a non-empty path');
+  if (!(ticks > 0 && ticks !== Number.POSITIVE_INFINITY)) {
+    throw invalidChoice('clockTicksPerSecond', ticks, 'a finite number > 0');
   }
-  if (typeof ticks !== 'number' || !Number.isFinite(ticks) || ticks <= 0) {
-    problems.push({ path: 'clockTicksPerSecond', value: ticks, rule: 'must be a finite number > 0' });
-  }
-  if (typeof now !== 'function')
-    problems.push({ path: 'now', value: now, rule: 'must be a function returning milliseconds' });
-  if (typeof host !== 'string' || host === '')
-    problems.push({ path: 'hostname', value: host, rule: 'must be a non-empty string' });
-  if (problems.length > 0) throw new SandboxInputError('process provider options', problems);
-  return {
-    procRoot: (procRoot as string).replace(/\/+$/, ''),
-    ticks: ticks as number,
-    now: now as () => number,
-    host: host as string,
-  };
+  if (typeof host !== 'string' || host === '') throw invalidChoice('hostname', host, 'a non-empty string');
+  return { procRoot: procRoot.replace(/\/+$/, ''), ticks, host };
 }

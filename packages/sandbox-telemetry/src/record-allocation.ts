@@ -1,14 +1,12 @@
 // What the infrastructure actually gave a sandbox is recorded once, by the owner, as one
 // `gym.sandbox.allocation` span next to the request. It is asked of the provider only when
-// something would be exported, and whatever the provider does wrong (throws, rejects,
-// returns a malformed allocation) is logged once and dropped: the sandbox keeps running.
+// something would be exported, and whatever goes wrong (the provider throws or rejects, the
+// tracer fails) is logged once and dropped: the sandbox keeps running.
 
+import { ATTR_SANDBOX_ID, SPAN_SANDBOX_ALLOCATION } from '@gym/constants';
 import { SpanKind } from '@opentelemetry/api';
-import { ATTR_SANDBOX_ID, SPAN_SANDBOX_ALLOCATION } from './attribute-keys.js';
-import { checkCarriedAttributes, recordAttributes } from './carried-attributes.js';
-import { reporter } from './report.js';
-import { writeAllocation } from './resource-attributes.js';
-import { parseResourceAllocation, viewSandboxHandle } from './schemas.js';
+import { allocationAttributes, recordAttributes } from './attribute-writer.js';
+import { reporter } from './scope.js';
 import { parentContext, sandboxTracer } from './tracer-gate.js';
 import type {
   ResourceAllocation,
@@ -26,11 +24,10 @@ const NOTHING: Promise<undefined> = Promise.resolve(undefined);
  * `nemo.gym.sandbox.id`, {@link allocationAttributes} and `attributes` (from
  * {@link recordRequest}).
  *
- * Resolves to the validated allocation when it was recorded, else `undefined`: nothing is
- * exported (the provider is not even asked), the handle is borrowed (its owner records the
- * allocation), the provider has no `resourceAllocation`, or it failed (logged once through
- * `diag`). The promise never rejects. Malformed `handle` or `attributes` are programming
- * errors and throw {@link SandboxInputError} synchronously.
+ * Resolves to the allocation when it was recorded, else `undefined`: nothing is exported (the
+ * provider is not even asked), the handle is borrowed (its owner records the allocation), the
+ * provider has no `resourceAllocation`, or it failed (logged once through `diag`). The promise
+ * never rejects.
  */
 export function recordAllocation<H extends SandboxHandle>(
   handle: H,
@@ -39,38 +36,23 @@ export function recordAllocation<H extends SandboxHandle>(
   options?: SandboxTelemetryOptions,
 ): Promise<ResourceAllocation | undefined> {
   const tracer = sandboxTracer(options);
-  if (tracer === undefined) return NOTHING;
-  const view = viewSandboxHandle(handle);
-  const carried = checkCarriedAttributes(attributes, 'carried attributes', true);
-  if (!view.owned) return NOTHING;
-  const parent = parentContext(view.context);
+  if (tracer === undefined || !handle.owned || typeof provider.resourceAllocation !== 'function') return NOTHING;
+  const parent = parentContext(handle.context);
   return (async () => {
-    let allocation: ResourceAllocation;
     try {
-      const ask = provider?.resourceAllocation;
-      if (typeof ask !== 'function') return undefined;
-      allocation = parseResourceAllocation(await ask.call(provider, handle));
-    } catch (error) {
-      reporter.warnOnce(
-        'allocation-failed',
-        'a provider could not tell a sandbox allocation; it was not recorded',
-        error,
-      );
-      return undefined;
-    }
-    try {
-      const own = { [ATTR_SANDBOX_ID]: view.id, ...writeAllocation(allocation) };
+      const allocation = await provider.resourceAllocation!(handle);
+      const own = { [ATTR_SANDBOX_ID]: handle.id, ...allocationAttributes(allocation) };
       tracer
         .startSpan(
           SPAN_SANDBOX_ALLOCATION,
-          { kind: SpanKind.INTERNAL, attributes: recordAttributes(carried, own) },
+          { kind: SpanKind.INTERNAL, attributes: recordAttributes(attributes, own) },
           parent,
         )
         .end();
+      return allocation;
     } catch (error) {
-      reporter.warnOnce('allocation-span', 'writing a gym.sandbox.allocation span failed; it was dropped', error);
+      reporter.warnOnce('allocation', 'a sandbox allocation could not be told or written; it was dropped', error);
       return undefined;
     }
-    return allocation;
   })();
 }

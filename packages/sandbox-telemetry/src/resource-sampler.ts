@@ -4,26 +4,25 @@
 // the final record instead of silently stretching the interval, and two samples of the
 // same sandbox never run at once (the running sample is marked before the provider is
 // called, so even a `stop()` from inside the provider reuses it). Nothing here throws into
-// the sandbox's owner once the loop runs; only malformed arguments (a programming error)
-// throw, from the constructor or from `start()`.
+// the sandbox's owner once the loop runs: the provider call and the writing of a record are
+// the two edges, each with its one catch. Only a stop timeout out of range (a programming
+// error) throws, from the constructor.
 
-import { SANDBOX_ATTRIBUTE_PREFIX } from '@gym/constants';
-import { describeValue } from '@gym/core';
-import { type Attributes, type Context, SpanKind, type Tracer } from '@opentelemetry/api';
 import {
-  ATTR_RESOURCE_FINAL,
-  ATTR_SAMPLER_DROPPED,
-  ATTR_SAMPLER_ERRORS,
-  ATTR_SAMPLER_SKIPPED,
   ATTR_SANDBOX_ID,
+  ATTR_SANDBOX_RESOURCE_FINAL,
+  ATTR_SANDBOX_SAMPLER_DROPPED,
+  ATTR_SANDBOX_SAMPLER_ERRORS,
+  ATTR_SANDBOX_SAMPLER_SKIPPED,
+  SANDBOX_ATTRIBUTE_PREFIX,
+  SANDBOX_RESOURCE_PREFIX,
   SPAN_SANDBOX_RESOURCE_SAMPLE,
-} from './attribute-keys.js';
-import { checkCarriedAttributes, isAttributeValue, isReservedKey, recordAttributes } from './carried-attributes.js';
-import { SandboxInputError } from './input-error.js';
-import { ownOptionOrUnset } from './own-data.js';
-import { reporter } from './report.js';
+} from '@gym/constants';
+import { describeValue, invalidChoice, MAX_TIMER_SECONDS } from '@gym/core';
+import { type Attributes, type Context, SpanKind, type Tracer } from '@opentelemetry/api';
+import { isAttributeValue, isReservedKey, recordAttributes } from './attribute-writer.js';
 import { checkedInterval } from './sampling-interval.js';
-import { viewSandboxHandle } from './schemas.js';
+import { reporter } from './scope.js';
 import { parentContext, sandboxTracer } from './tracer-gate.js';
 import type {
   ResourceProvider,
@@ -35,10 +34,8 @@ import type {
   SandboxHandle,
 } from './types.js';
 
-/** The longest interval `setInterval` honours (2^31 - 1 ms); beyond it Node fires every millisecond. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Default of `stopTimeoutSeconds`: long enough for any healthy provider, short enough for a shutdown. */
-export const DEFAULT_STOP_TIMEOUT_SECONDS = 5;
+const DEFAULT_STOP_TIMEOUT_SECONDS = 5;
 /** Marks a final sample that did not settle before the stop deadline. */
 const TIMED_OUT = Symbol('timed out');
 const STOPPED: Promise<void> = Promise.resolve();
@@ -83,18 +80,16 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
   #stopped: Promise<void> | undefined;
   // Set by start(), once the gate is passed.
   #tracer: Tracer | undefined;
-  #id = '';
-  #carried: SandboxAttributes = {};
   #parent: Context | undefined;
 
   /**
    * @param provider the sandbox's provider; only `resourceSample` is used.
    * @param handle the sandbox; checked at `start()`.
-   * @param attributes carried by every record (what {@link recordRequest} returned); checked at `start()`.
+   * @param attributes carried by every record (what {@link recordRequest} returned).
    * @param intervalSeconds seconds between samples (usually {@link samplingInterval}()); 0
-   *   disables the sampler, and so does a value below 0.1 (refused with one warning).
-   * @throws SandboxInputError when `provider` is not an object, or `intervalSeconds` or
-   *   `options.stopTimeoutSeconds` is not a finite number in [0, 2147483.647].
+   *   disables the sampler, and so does a value outside 0.1 to 2147483.647 (refused with one
+   *   warning).
+   * @throws RangeError when `options.stopTimeoutSeconds` is not a number of seconds from 0 to 2147483.647.
    */
   constructor(
     provider: ResourceProvider<H>,
@@ -103,21 +98,15 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
     intervalSeconds: number,
     options?: ResourceSamplerOptions,
   ) {
-    if (provider === null || typeof provider !== 'object') {
-      throw new SandboxInputError('ResourceSampler provider', [
-        { path: 'provider', value: provider, rule: 'must be a ResourceProvider object' },
-      ]);
-    }
     this.#provider = provider;
     this.#handle = handle;
     this.#attributes = attributes;
-    milliseconds('intervalSeconds', intervalSeconds);
     this.#intervalMs = checkedInterval(intervalSeconds, 'ResourceSampler intervalSeconds') * 1000;
-    const stopTimeout = ownOptionOrUnset(options, 'stopTimeoutSeconds');
-    this.#stopTimeoutMs =
-      stopTimeout === undefined
-        ? DEFAULT_STOP_TIMEOUT_SECONDS * 1000
-        : milliseconds('options.stopTimeoutSeconds', stopTimeout);
+    const stopTimeout = options?.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS;
+    if (!(stopTimeout >= 0 && stopTimeout <= MAX_TIMER_SECONDS)) {
+      throw invalidChoice('stopTimeoutSeconds', stopTimeout, `a number of seconds from 0 to ${MAX_TIMER_SECONDS}`);
+    }
+    this.#stopTimeoutMs = stopTimeout * 1000;
     this.#options = options;
   }
 
@@ -133,20 +122,15 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
 
   /**
    * Starts the sampling loop; does nothing when already started or stopped, or when there
-   * is nothing to do (see the class notes). Throws {@link SandboxInputError} for a
-   * malformed handle or attributes, checked only once the gate is passed.
+   * is nothing to do (see the class notes).
    */
   start(): void {
     if (this.#state !== 'idle' || this.#intervalMs === 0) return;
     const tracer = sandboxTracer(this.#options);
-    if (tracer === undefined) return;
-    const view = viewSandboxHandle(this.#handle);
-    const carried = checkCarriedAttributes(this.#attributes, 'carried attributes', true);
-    if (!view.owned || !this.#canSample()) return;
+    const handle = this.#handle;
+    if (tracer === undefined || !handle.owned || typeof this.#provider.resourceSample !== 'function') return;
     this.#tracer = tracer;
-    this.#carried = carried;
-    this.#id = view.id;
-    this.#parent = parentContext(view.context);
+    this.#parent = parentContext(handle.context);
     this.#state = 'running';
     this.#timer = setInterval(() => this.#tick(), this.#intervalMs);
     this.#timer.unref();
@@ -183,15 +167,6 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
       }
     });
     return this.#stopped;
-  }
-
-  #canSample(): boolean {
-    try {
-      return typeof this.#provider.resourceSample === 'function';
-    } catch (error) {
-      reporter.warnOnce('provider-unreadable', 'reading a provider’s resourceSample threw; it was not sampled', error);
-      return false;
-    }
   }
 
   #tick(): void {
@@ -243,34 +218,38 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
     });
   }
 
-  /** Counts what went wrong and writes the record; a regular tick with no good value writes nothing. */
+  /**
+   * Counts what went wrong and writes the record; a regular tick with no good value writes
+   * nothing. Called from timer and promise callbacks, so nothing may escape: this is the
+   * sampler's recording edge.
+   */
   #record(result: SampleResult | typeof TIMED_OUT, final: boolean): void {
-    let values: Record<string, SandboxAttributeValue> | undefined;
-    if (result === TIMED_OUT) {
-      this.#fail(
-        'timeout',
-        () => `the final sample did not settle within ${this.#stopTimeoutMs} ms; recorded without it`,
-      );
-    } else if (!result.ok) {
-      this.#fail('threw', () => 'the provider failed to sample; the sample was dropped', result.error);
-    } else {
-      values = this.#clean(result.value);
-    }
-    if (!final && values === undefined) return;
     try {
+      let values: Record<string, SandboxAttributeValue> | undefined;
+      if (result === TIMED_OUT) {
+        this.#fail(
+          'timeout',
+          () => `the final sample did not settle within ${this.#stopTimeoutMs} ms; recorded without it`,
+        );
+      } else if (!result.ok) {
+        this.#fail('threw', () => 'the provider failed to sample; the sample was dropped', result.error);
+      } else {
+        values = this.#clean(result.value);
+      }
+      if (!final && values === undefined) return;
       // Own keys first (ids, the final flag and counters, then the sample), the caller's last:
       // the SDK's attribute count limit then drops caller keys first.
-      const own: Attributes = { [ATTR_SANDBOX_ID]: this.#id };
+      const own: Attributes = { [ATTR_SANDBOX_ID]: this.#handle.id };
       if (final) {
-        own[ATTR_RESOURCE_FINAL] = true;
-        own[ATTR_SAMPLER_ERRORS] = this.#stats.errors;
-        own[ATTR_SAMPLER_DROPPED] = this.#stats.dropped;
-        own[ATTR_SAMPLER_SKIPPED] = this.#stats.skipped;
+        own[ATTR_SANDBOX_RESOURCE_FINAL] = true;
+        own[ATTR_SANDBOX_SAMPLER_ERRORS] = this.#stats.errors;
+        own[ATTR_SANDBOX_SAMPLER_DROPPED] = this.#stats.dropped;
+        own[ATTR_SANDBOX_SAMPLER_SKIPPED] = this.#stats.skipped;
       }
       if (values !== undefined) Object.assign(own, values);
       this.#tracer!.startSpan(
         SPAN_SANDBOX_RESOURCE_SAMPLE,
-        { kind: SpanKind.INTERNAL, attributes: recordAttributes(this.#carried, own) },
+        { kind: SpanKind.INTERNAL, attributes: recordAttributes(this.#attributes, own) },
         this.#parent,
       ).end();
       this.#stats.samples++;
@@ -279,44 +258,35 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
     }
   }
 
-  /**
-   * The sample's good values (undefined when none), counting each bad one as dropped. A
-   * sample that cannot be read (a throwing getter, a throwing Proxy) counts as one error and
-   * gives no values. Never throws.
-   */
+  /** The sample's good values (undefined when none), counting each bad one as dropped. */
   #clean(sample: unknown): Record<string, SandboxAttributeValue> | undefined {
-    try {
-      if (sample === null || typeof sample !== 'object' || Array.isArray(sample)) {
-        this.#fail('shape', () => `the provider returned ${describeValue(sample)} instead of an attributes object`);
-        return undefined;
-      }
-      let values: Record<string, SandboxAttributeValue> | undefined;
-      for (const [key, value] of Object.entries(sample)) {
-        if (this.#acceptable(key, value)) {
-          values ??= {};
-          values[key] = value;
-        } else {
-          this.#stats.dropped++;
-          reporter.warnOnce(
-            'sampler-value',
-            () =>
-              `dropped sample value ${key}=${describeValue(value)}: keys must start with '${SANDBOX_ATTRIBUTE_PREFIX}' ` +
-              'and not be reserved, values must be strings, booleans or finite numbers (later ones in this process are only counted)',
-          );
-        }
-      }
-      return values;
-    } catch (error) {
-      this.#fail('unreadable', () => 'reading the provider’s sample threw; the sample was dropped', error);
+    if (sample === null || typeof sample !== 'object' || Array.isArray(sample)) {
+      this.#fail('shape', () => `the provider returned ${describeValue(sample)} instead of an attributes object`);
       return undefined;
     }
+    let values: Record<string, SandboxAttributeValue> | undefined;
+    for (const [key, value] of Object.entries(sample)) {
+      if (this.#acceptable(key, value)) {
+        values ??= {};
+        values[key] = value;
+      } else {
+        this.#stats.dropped++;
+        reporter.warnOnce(
+          'sampler-value',
+          () =>
+            `dropped sample value ${key}=${describeValue(value)}: keys must start with '${SANDBOX_ATTRIBUTE_PREFIX}' ` +
+            'and not be reserved, values must be strings, booleans or finite numbers (later ones in this process are only counted)',
+        );
+      }
+    }
+    return values;
   }
 
   #acceptable(key: string, value: unknown): value is SandboxAttributeValue {
     return (
       key.startsWith(SANDBOX_ATTRIBUTE_PREFIX) &&
       !isReservedSampleKey(key) &&
-      !Object.hasOwn(this.#carried, key) &&
+      !Object.hasOwn(this.#attributes, key) &&
       isAttributeValue(value)
     );
   }
@@ -325,7 +295,7 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
     this.#stats.errors++;
     reporter.warnOnce(
       `sampler-${kind}`,
-      () => `sandbox ${this.#id}: ${message()} (later ones in this process are only counted)`,
+      () => `sandbox ${this.#handle.id}: ${message()} (later ones in this process are only counted)`,
       error,
     );
   }
@@ -333,16 +303,6 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
 
 /** Keys a sample may not set: the ids, the request/allocation families, the final flag and the sampler's counters. */
 function isReservedSampleKey(key: string): boolean {
-  if (key === ATTR_RESOURCE_FINAL || key.startsWith(`${SANDBOX_ATTRIBUTE_PREFIX}resource.sampler.`)) return true;
-  return isReservedKey(key) && !key.startsWith(`${SANDBOX_ATTRIBUTE_PREFIX}resource.`);
-}
-
-function milliseconds(path: string, seconds: unknown): number {
-  const ms = typeof seconds === 'number' ? seconds * 1000 : Number.NaN;
-  if (!Number.isFinite(ms) || ms < 0 || ms > MAX_TIMER_MS) {
-    throw new SandboxInputError('ResourceSampler argument', [
-      { path, value: seconds, rule: 'must be a finite number of seconds in [0, 2147483.647]' },
-    ]);
-  }
-  return ms;
+  if (key === ATTR_SANDBOX_RESOURCE_FINAL || key.startsWith(`${SANDBOX_RESOURCE_PREFIX}sampler.`)) return true;
+  return isReservedKey(key) && !key.startsWith(SANDBOX_RESOURCE_PREFIX);
 }

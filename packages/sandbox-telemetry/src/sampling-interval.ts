@@ -15,7 +15,7 @@ import {
   MIN_SAMPLE_INTERVAL_SECONDS,
   readGymVariable,
 } from '@gym/core';
-import { reporter } from './report.js';
+import { reporter } from './scope.js';
 
 /**
  * Seconds between sandbox resource samples, or 0 (do not sample). Non-zero only when

@@ -6,65 +6,53 @@
 // added nor subtracted. Whether to record is decided when the create starts and holds to the
 // release, so telemetry switched on mid-life never subtracts a sandbox it did not add.
 //
-// It only counts and times: the caller's functions run as given, their results and errors
-// come back unchanged.
+// It only counts and times: the caller's functions run as given, and what they return comes
+// back unchanged. Anything with a callable `then` is asynchronous (execa's subprocess, a
+// Promise of another realm): it is timed to its settlement, not to the synchronous return.
 
-import { performance } from 'node:perf_hooks';
-import { describeValue, invalidChoice, type MeterSourceOptions } from '@gym/core';
+import { isPromise } from 'node:util/types';
+import { ATTR_SANDBOX_PROVIDER, SANDBOX_PROVIDER_PATTERN } from '@gym/constants';
+import { invalidChoice, type MeterSourceOptions } from '@gym/core';
 import type { Attributes } from '@opentelemetry/api';
 import {
   lifecycleInstruments,
-  meterSource,
-  providerAttributes,
   reportMetricFailure,
   type SandboxLifecycleInstruments,
 } from './lifecycle-instruments.js';
-import { ownOptionOrUnset } from './own-data.js';
-import { reporter } from './report.js';
 import type { SandboxLifecycleOptions, SandboxLifecycleState } from './types.js';
 
-const performanceNow = () => performance.now();
+/** Attribute objects, one per provider name, built once (a process uses a handful). */
+const byProvider = new Map<string, Attributes>();
 
 /**
  * The lifecycle metrics of one sandbox: `gym.sandbox.active`, `…startup_duration_ms`,
- * `…exec_duration_ms` and `…create_retry_total`, by `nemo.gym.sandbox.provider`.
+ * `…exec_duration_ms`, `…transfer_duration_ms` and `…create_retry_total`, by
+ * `nemo.gym.sandbox.provider`.
  *
  * ```ts
  * const lifecycle = new SandboxLifecycle({ provider: 'docker' });
  * const sandbox = await lifecycle.create(() => docker.create(spec)); // +1, startup recorded; nothing if it throws
- * try {
- *   await sandbox.ready();
- * } catch (error) {
- *   await lifecycle.release(() => sandbox.remove()); // a failure after the handle was returned: net 0
- *   throw error;
- * }
+ * await lifecycle.transfer(() => sandbox.upload(files)); // transfer duration, whether it returns or throws
  * await lifecycle.exec(() => sandbox.run(command)); // exec duration, whether it returns or throws
  * await lifecycle.release(() => sandbox.remove()); // -1 once, even if remove() throws
  * ```
  *
- * Nothing is recorded while the `sandbox` span group is off or no metrics export (and no
- * meter was injected). The constructor throws a `RangeError` for a provider name that is not
- * one, an `owned` that is not a boolean or a `now` that is not a function (programming
- * errors); nothing else here throws for telemetry's sake.
+ * Nothing is recorded while the `sandbox` span group is off, or while no metrics export and
+ * no `meterProvider` was given. The constructor throws a `RangeError` for a provider name
+ * that is not one (a programming error); nothing else here throws for telemetry's sake.
  */
 export class SandboxLifecycle {
-  readonly #attributes: Attributes | undefined;
+  readonly #attributes: Attributes;
   readonly #source: MeterSourceOptions | undefined;
   readonly #owned: boolean;
-  readonly #now: () => number;
   #state: SandboxLifecycleState = 'new';
   /** The instruments the +1 went to; the -1 goes to the same ones. */
   #added: SandboxLifecycleInstruments | undefined;
 
   constructor(options: SandboxLifecycleOptions) {
-    this.#attributes = providerAttributes(options);
-    this.#source = meterSource(options);
-    const owned = ownOptionOrUnset(options, 'owned') ?? true;
-    if (typeof owned !== 'boolean') throw invalidChoice('owned', owned, 'true or false (false for a borrowed sandbox)');
-    this.#owned = owned;
-    const now = ownOptionOrUnset(options, 'now') ?? performanceNow;
-    if (typeof now !== 'function') throw invalidChoice('now', now, 'a function returning milliseconds');
-    this.#now = now as () => number;
+    this.#attributes = providerAttributes(options.provider);
+    this.#source = options.meterProvider === undefined ? undefined : { meterProvider: options.meterProvider };
+    this.#owned = options.owned ?? true;
   }
 
   /** Where this sandbox is: `new`, `creating`, `held` (created), `released`. */
@@ -73,46 +61,59 @@ export class SandboxLifecycle {
   }
 
   /**
-   * Runs `create` (sync or returning a promise) and returns what it returns. When it
-   * returns (or its promise fulfils), the sandbox is held: `gym.sandbox.active` +1 and its
-   * startup duration recorded. When it throws (or rejects), nothing is recorded and the error
-   * comes back unchanged; `create` may then be called again. For a borrowed sandbox, or a
-   * lifecycle already created or released, `create` just runs.
+   * Runs `create` and returns what it returns. When it returns (or what it returned settles
+   * fulfilled), the sandbox is held: `gym.sandbox.active` +1 and its startup duration
+   * recorded. When it throws (or rejects), nothing is recorded and `create` may be called
+   * again. For a borrowed sandbox, or a lifecycle already created or released, `create` just
+   * runs.
    */
   create<T>(create: () => T): T {
-    if (typeof create !== 'function') throw invalidChoice('create', create, 'a function that creates the sandbox');
     if (!this.#owned || this.#state !== 'new') return create();
     this.#state = 'creating';
     const instruments = this.#instruments();
-    const started = instruments === undefined ? undefined : this.#clock();
+    const started = instruments === undefined ? 0 : performance.now();
     return observe(create, (created) => {
-      if (created) this.#created(instruments, started);
-      else if (this.#state === 'creating') this.#state = 'new';
+      if (this.#state !== 'creating') return; // released while creating: adds nothing
+      this.#state = created ? 'held' : 'new';
+      if (!created || instruments === undefined) return;
+      try {
+        instruments.active.add(1, this.#attributes);
+        this.#added = instruments;
+        instruments.startupDuration.record(performance.now() - started, this.#attributes);
+      } catch (error) {
+        reportMetricFailure(error);
+      }
     });
   }
 
   /** Counts one retried create attempt (`gym.sandbox.create_retry_total` +1); call it from inside `create`. */
   retried(): void {
-    const attributes = this.#attributes;
-    if (attributes === undefined) return;
     try {
-      this.#instruments()?.createRetries.add(1, attributes);
+      this.#instruments()?.createRetries.add(1, this.#attributes);
     } catch (error) {
       reportMetricFailure(error);
     }
   }
 
   /**
-   * Runs `exec` (sync or returning a promise) and records its duration into
-   * `gym.sandbox.exec_duration_ms`, whether it returns or throws; its result or error comes
-   * back unchanged.
+   * Runs `exec` and records its duration into `gym.sandbox.exec_duration_ms`, up to the
+   * settlement of what it returns when that is a thenable, whether it succeeds or fails. What
+   * it returns or throws comes back unchanged.
    */
   exec<T>(exec: () => T): T {
-    if (typeof exec !== 'function') throw invalidChoice('exec', exec, 'a function that runs in the sandbox');
     const instruments = this.#instruments();
     if (instruments === undefined) return exec(); // off: not even a promise wrapped
-    const started = this.#clock();
-    return observe(exec, () => this.#execEnded(instruments, started));
+    return timed(exec, instruments.execDuration, this.#attributes);
+  }
+
+  /**
+   * Runs `transfer` (an upload into the sandbox or a download out of it) and records its
+   * duration into `gym.sandbox.transfer_duration_ms`, exactly as {@link exec} does.
+   */
+  transfer<T>(transfer: () => T): T {
+    const instruments = this.#instruments();
+    if (instruments === undefined) return transfer();
+    return timed(transfer, instruments.transferDuration, this.#attributes);
   }
 
   /**
@@ -123,83 +124,61 @@ export class SandboxLifecycle {
    * not finished yet means that create, when it finishes, adds nothing.
    */
   release<T = undefined>(close?: () => T): T | undefined {
-    if (close !== undefined && typeof close !== 'function') {
-      throw invalidChoice('close', close, 'a function that closes the sandbox, or nothing');
-    }
     if (this.#state !== 'released') {
       this.#state = 'released';
       const added = this.#added;
       this.#added = undefined;
-      if (added !== undefined && this.#attributes !== undefined) {
-        try {
-          added.active.add(-1, this.#attributes);
-        } catch (error) {
-          reportMetricFailure(error);
-        }
+      try {
+        added?.active.add(-1, this.#attributes);
+      } catch (error) {
+        reportMetricFailure(error);
       }
     }
-    return close === undefined ? undefined : close();
+    return close?.();
   }
 
-  #created(instruments: SandboxLifecycleInstruments | undefined, started: number | undefined): void {
-    if (this.#state !== 'creating') return; // released while creating: adds nothing
-    this.#state = 'held';
-    const attributes = this.#attributes;
-    if (instruments === undefined || attributes === undefined) return;
-    try {
-      instruments.active.add(1, attributes);
-      this.#added = instruments;
-      const ms = this.#since(started);
-      if (ms !== undefined) instruments.startupDuration.record(ms, attributes);
-    } catch (error) {
-      reportMetricFailure(error);
-    }
-  }
-
-  #execEnded(instruments: SandboxLifecycleInstruments, started: number | undefined): void {
-    const attributes = this.#attributes;
-    if (attributes === undefined) return;
-    const ms = this.#since(started);
-    if (ms === undefined) return;
-    try {
-      instruments.execDuration.record(ms, attributes);
-    } catch (error) {
-      reportMetricFailure(error);
-    }
-  }
-
-  /** The instruments to record on now (the gate), or `undefined`. Never throws. */
+  /** The instruments to record on now, or `undefined`. Never throws. */
   #instruments(): SandboxLifecycleInstruments | undefined {
-    return this.#attributes === undefined ? undefined : lifecycleInstruments(this.#source);
-  }
-
-  /** Milliseconds since `started`, or `undefined` when either clock read failed or time ran backwards. */
-  #since(started: number | undefined): number | undefined {
-    if (started === undefined) return undefined;
-    const now = this.#clock();
-    if (now === undefined) return undefined;
-    const ms = now - started;
-    if (ms >= 0) return ms;
-    reporter.warnOnce('clock-backwards', () => `the clock went backwards (${ms} ms); that duration was dropped`);
-    return undefined;
-  }
-
-  /** One clock read, or `undefined` when the clock throws or returns something else than a finite number. */
-  #clock(): number | undefined {
     try {
-      const now = this.#now();
-      if (typeof now === 'number' && Number.isFinite(now)) return now;
-      reporter.warnOnce('clock-value', () => `the clock returned ${describeValue(now)}; that duration was dropped`);
+      return lifecycleInstruments(this.#source);
     } catch (error) {
-      reporter.warnOnce('clock-threw', 'the clock threw; that duration was dropped', error);
+      reportMetricFailure(error);
+      return undefined;
     }
-    return undefined;
   }
 }
 
+/** `{ 'nemo.gym.sandbox.provider': provider }`, built once per name; a `RangeError` for a name that is not one. */
+function providerAttributes(provider: string): Attributes {
+  let attributes = byProvider.get(provider);
+  if (attributes !== undefined) return attributes;
+  if (typeof provider !== 'string' || !SANDBOX_PROVIDER_PATTERN.test(provider)) {
+    throw invalidChoice('provider', provider, `a string matching ${SANDBOX_PROVIDER_PATTERN}`);
+  }
+  attributes = Object.freeze({ [ATTR_SANDBOX_PROVIDER]: provider });
+  byProvider.set(provider, attributes);
+  return attributes;
+}
+
+/** Runs `run` and records its duration into `histogram` once it has settled. */
+function timed<T>(run: () => T, histogram: SandboxLifecycleInstruments['execDuration'], attributes: Attributes): T {
+  const started = performance.now();
+  return observe(run, () => {
+    try {
+      histogram.record(performance.now() - started, attributes);
+    } catch (error) {
+      reportMetricFailure(error);
+    }
+  });
+}
+
 /**
- * Runs `run` and calls `settled(true)` when it returns or its promise fulfils, `settled(false)`
- * when it throws or rejects; the result or error comes back unchanged (`settled` never throws).
+ * Runs `run` and calls `settled(true)` when it returns or what it returned fulfils,
+ * `settled(false)` when it throws or rejects (`settled` never throws). What `run` returned
+ * comes back unchanged in kind: a native promise (of any realm) as a promise that settles
+ * the same way, so a rejection nobody handles stays unhandled; any other thenable as the
+ * very same object, its own API intact (execa's `stdout`, `kill()`), observed through its
+ * own `then`.
  */
 function observe<T>(run: () => T, settled: (ok: boolean) => void): T {
   let result: T;
@@ -209,18 +188,28 @@ function observe<T>(run: () => T, settled: (ok: boolean) => void): T {
     settled(false);
     throw error;
   }
-  if (!(result instanceof Promise)) {
+  const then = (result as { then?: unknown } | null | undefined)?.then;
+  if (typeof then !== 'function') {
     settled(true);
     return result;
   }
-  return result.then(
-    (value: unknown) => {
-      settled(true);
-      return value;
-    },
-    (error: unknown) => {
-      settled(false);
-      throw error;
-    },
-  ) as T;
+  if (isPromise(result)) {
+    return then.call(
+      result,
+      (value: unknown) => {
+        settled(true);
+        return value;
+      },
+      (error: unknown) => {
+        settled(false);
+        throw error;
+      },
+    ) as T;
+  }
+  then.call(
+    result,
+    () => settled(true),
+    () => settled(false),
+  );
+  return result;
 }

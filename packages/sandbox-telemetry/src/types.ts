@@ -2,12 +2,12 @@
 // purpose: "absent" means "nobody told us", and a record that turned unknown into 0 would
 // tell an operator that a sandbox was given nothing, which is a different (and false) fact.
 
-import type { Context, Meter, MeterProvider, Tracer, TracerProvider } from '@opentelemetry/api';
+import type { Context, MeterProvider, TracerProvider } from '@opentelemetry/api';
 
 /**
  * Opaque identity of a thing that holds resources: a pod, a container, a VM, a host.
  * An identity, not an address: no endpoint, no credentials (values that look like a URL
- * are refused).
+ * are dropped).
  */
 export interface ResourceDesignator {
   /** What kind of thing it is; matches `^[a-z0-9][a-z0-9_.-]{0,62}$` (e.g. `pod`, `host`, `process`). */
@@ -91,7 +91,7 @@ export type SandboxAttributes = Readonly<Record<string, SandboxAttributeValue>>;
  * leave the rest out rather than inventing numbers.
  */
 export interface ResourceProvider<H extends SandboxHandle = SandboxHandle> {
-  /** What the infrastructure gave the sandbox. May throw or reject: the recorder drops it and logs once. */
+  /** What the infrastructure gave the sandbox. May throw or reject: the record is dropped and logged once. */
   resourceAllocation?(handle: H): ResourceAllocation | Promise<ResourceAllocation>;
   /**
    * What the sandbox uses right now, as attributes under `nemo.gym.sandbox.` with primitive
@@ -102,39 +102,36 @@ export interface ResourceProvider<H extends SandboxHandle = SandboxHandle> {
 }
 
 /**
- * Where records go. With neither field (or `null`), records go to the global tracer, and
- * only when traces are really exporting and the `sandbox` span group is on; otherwise
- * nothing is built at all. An injected tracer (or provider) is used as is, whatever the span
- * groups. Read from own properties; a getter that throws is reported once and treated as unset.
+ * Where records go. Without `tracerProvider`, records go to the global tracer, and only while
+ * traces really export and the `sandbox` span group is on; otherwise nothing is built at all.
+ * An injected provider is used as is, whatever the span groups.
  */
 export interface SandboxTelemetryOptions {
-  /** The tracer to write records with (wins over `tracerProvider`). */
-  readonly tracer?: Tracer | null;
   /** A provider to take the package's tracer from. */
-  readonly tracerProvider?: TracerProvider | null;
+  readonly tracerProvider?: TracerProvider | undefined;
 }
 
 /** Options of {@link recordRequest}. */
 export interface RecordRequestOptions extends SandboxTelemetryOptions {
   /** Parent of the `gym.sandbox.request` span; defaults to the active context. */
-  readonly context?: Context;
+  readonly context?: Context | undefined;
 }
 
 /** Options of {@link ResourceSampler}. */
 export interface ResourceSamplerOptions extends SandboxTelemetryOptions {
   /**
    * How long `stop()` waits for the last sample before it writes the final record without
-   * one, in seconds, from 0 to 2147483.647. Default: 5 s (`DEFAULT_STOP_TIMEOUT_SECONDS`),
-   * whatever the sampling interval. The wait never keeps the process alive.
+   * one, in seconds, from 0 to 2147483.647. Default: 5 s, whatever the sampling interval. The
+   * wait never keeps the process alive.
    */
-  readonly stopTimeoutSeconds?: number;
+  readonly stopTimeoutSeconds?: number | undefined;
 }
 
 /** Live counters of a {@link ResourceSampler}. */
 export interface ResourceSamplerStats {
   /** Sample records written, the final one included. */
   readonly samples: number;
-  /** Provider calls that threw, rejected, returned something other than a plain object, or (at stop) did not settle in time; also tracer failures. */
+  /** Provider calls that threw, rejected, returned something other than an object, or (at stop) did not settle in time; also tracer failures. */
   readonly errors: number;
   /** Single sample values dropped: a key outside `nemo.gym.sandbox.` or reserved, or a value that is not a string, boolean or finite number. */
   readonly dropped: number;
@@ -157,7 +154,7 @@ export interface ProcessSandboxHandle extends SandboxHandle {
 
 /** The provider {@link createProcessResourceProvider} returns: both capabilities, with their exact return types. */
 export interface ProcessResourceProvider extends ResourceProvider<ProcessSandboxHandle> {
-  /** Names the process and host; amounts only as the handle states them. Throws for a malformed handle. */
+  /** Names the process and host; amounts only as the handle states them. */
   resourceAllocation(handle: ProcessSandboxHandle): ResourceAllocation;
   /** Reads /proc; rejects when the process is gone, a zombie, or its pid was reused. */
   resourceSample(handle: ProcessSandboxHandle): Promise<SandboxAttributes>;
@@ -165,47 +162,32 @@ export interface ProcessResourceProvider extends ResourceProvider<ProcessSandbox
 
 /** Options of {@link createProcessResourceProvider}. */
 export interface ProcessResourceProviderOptions {
-  /** Root of the proc filesystem. Default `/proc` (tests point it at fixture files). */
+  /** Root of the proc filesystem. Default `/proc` (a container that sees the host's at `/host/proc` says so here). */
   readonly procRoot?: string;
   /** Kernel clock ticks per second of `/proc/<pid>/stat` CPU times (USER_HZ). Default 100, Linux's value on every mainstream architecture. */
   readonly clockTicksPerSecond?: number;
-  /** Monotonic clock in milliseconds used for CPU utilisation. Default `performance.now`. */
-  readonly now?: () => number;
   /** Host identity reported in the allocation. Default `os.hostname()`. */
   readonly hostname?: string;
 }
 
-/**
- * Where lifecycle metrics go: `meter`, else `meterProvider`'s `@gym/sandbox-telemetry` meter,
- * else (both absent or `null`) the global MeterProvider while metrics are exporting. Either
- * way nothing is recorded while the `sandbox` span group is off.
- */
-export interface SandboxMeterOptions {
-  /** The meter to record on (wins over `meterProvider`). */
-  readonly meter?: Meter | null;
-  /** A provider to take the package's meter from. */
-  readonly meterProvider?: MeterProvider | null;
-}
-
-/** Options of the lifecycle recorders (`recordSandboxActive`, …). */
-export interface SandboxMetricOptions extends SandboxMeterOptions {
+/** Options of {@link SandboxLifecycle}. */
+export interface SandboxLifecycleOptions {
   /**
    * The sandbox provider, the one metric attribute (`nemo.gym.sandbox.provider`); matches
    * `^[a-z0-9][a-z0-9_.-]{0,62}$` (a name chosen in code, e.g. `docker`, never an id).
    */
   readonly provider: string;
-}
-
-/** Options of {@link SandboxLifecycle}. */
-export interface SandboxLifecycleOptions extends SandboxMetricOptions {
   /**
    * `false` for a borrowed (attached) sandbox that another owner created and will remove:
    * it is never added to nor subtracted from `gym.sandbox.active` and records no startup.
    * Default `true`.
    */
-  readonly owned?: boolean;
-  /** Monotonic clock in milliseconds for startup and exec durations. Default `performance.now`. */
-  readonly now?: () => number;
+  readonly owned?: boolean | undefined;
+  /**
+   * A provider to take the package's meter from. Without it, the global MeterProvider while
+   * metrics export. Either way nothing is recorded while the `sandbox` span group is off.
+   */
+  readonly meterProvider?: MeterProvider | undefined;
 }
 
 /** Where a {@link SandboxLifecycle} is: not created yet, being created, held, released. */

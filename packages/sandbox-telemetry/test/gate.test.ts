@@ -2,9 +2,9 @@
 // building anything, and no span exists anywhere. With a globally registered SDK they
 // write only when traces export and the `sandbox` span group is on.
 
+import { ATTR_SANDBOX_REQUEST_ID } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
 import {
-  ATTR_SANDBOX_REQUEST_ID,
   type ResourceProvider,
   ResourceSampler,
   recordAllocation,

@@ -7,10 +7,12 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import {
-  ATTR_RESOURCE_CPU,
-  ATTR_RESOURCE_CPU_SECONDS,
-  ATTR_RESOURCE_FINAL,
-  ATTR_RESOURCE_MEMORY_MIB,
+  ATTR_SANDBOX_RESOURCE_CPU,
+  ATTR_SANDBOX_RESOURCE_CPU_SECONDS,
+  ATTR_SANDBOX_RESOURCE_FINAL,
+  ATTR_SANDBOX_RESOURCE_MEMORY_MIB,
+} from '@gym/constants';
+import {
   createProcessResourceProvider,
   type ProcessSandboxHandle,
   ResourceSampler,
@@ -63,17 +65,17 @@ function startChild() {
   return { proc, lines, command };
 }
 
-const memory = (span: ReadableSpan) => span.attributes[ATTR_RESOURCE_MEMORY_MIB] as number | undefined;
+const memory = (span: ReadableSpan) => span.attributes[ATTR_SANDBOX_RESOURCE_MEMORY_MIB] as number | undefined;
 
 describe('ResourceSampler over a real child process', () => {
   it('memory and CPU samples grow with the child; a dead child is counted, and stop still writes one final record', async () => {
     const t = createSpanHarness();
-    const tracer = t.tracer;
+    const tracerProvider = t.tracerProvider;
     const { proc, lines, command } = startChild();
     await until('the child to start', () => lines.includes('ready'));
 
     const provider = createProcessResourceProvider();
-    const carried = recordRequest({ resources: { cpu: 1, memoryMib: 512 } }, undefined, { tracer });
+    const carried = recordRequest({ resources: { cpu: 1, memoryMib: 512 } }, undefined, { tracerProvider });
     const parent = t.parent('sandbox.create');
     const handle: ProcessSandboxHandle = {
       id: `local-${proc.pid}`,
@@ -81,14 +83,14 @@ describe('ResourceSampler over a real child process', () => {
       pid: proc.pid!,
       context: parent.context,
     };
-    await recordAllocation(handle, provider, carried, { tracer });
-    const sampler = new ResourceSampler(provider, handle, carried, 0.1, { tracer }); // the shortest interval allowed
+    await recordAllocation(handle, provider, carried, { tracerProvider });
+    const sampler = new ResourceSampler(provider, handle, carried, 0.1, { tracerProvider }); // the shortest interval allowed
     sampler.start();
 
     const samples = () => t.spans('gym.sandbox.resource.sample');
     await until('two samples', () => samples().length >= 2);
     const baseline = Math.max(...samples().map((span) => memory(span) ?? 0));
-    const cpuBefore = samples().at(-1)!.attributes[ATTR_RESOURCE_CPU_SECONDS] as number;
+    const cpuBefore = samples().at(-1)!.attributes[ATTR_SANDBOX_RESOURCE_CPU_SECONDS] as number;
     expect(baseline).toBeGreaterThan(5); // a live node process is resident in tens of MiB
 
     for (let i = 0; i < 5; i++) await command('grow'); // +80 MiB
@@ -99,9 +101,9 @@ describe('ResourceSampler over a real child process', () => {
 
     await command('burn'); // +300 ms CPU
     await until('CPU seconds to grow by 0.25 s', () =>
-      samples().some((span) => (span.attributes[ATTR_RESOURCE_CPU_SECONDS] as number) >= cpuBefore + 0.25),
+      samples().some((span) => (span.attributes[ATTR_SANDBOX_RESOURCE_CPU_SECONDS] as number) >= cpuBefore + 0.25),
     );
-    expect(samples().some((span) => (span.attributes[ATTR_RESOURCE_CPU] as number) > 0)).toBe(true);
+    expect(samples().some((span) => (span.attributes[ATTR_SANDBOX_RESOURCE_CPU] as number) > 0)).toBe(true);
     expect(sampler.stats.errors).toBe(0);
 
     const exited = once(proc, 'exit');
@@ -113,7 +115,7 @@ describe('ResourceSampler over a real child process', () => {
 
     const all = samples();
     expect(all.length).toBe(before + 1);
-    const finals = all.filter((span) => span.attributes[ATTR_RESOURCE_FINAL] === true);
+    const finals = all.filter((span) => span.attributes[ATTR_SANDBOX_RESOURCE_FINAL] === true);
     expect(finals).toHaveLength(1);
     expect(finals[0]).toBe(all.at(-1));
     expect(memory(finals[0]!)).toBeUndefined(); // the child is gone: no invented value

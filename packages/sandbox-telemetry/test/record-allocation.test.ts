@@ -4,11 +4,10 @@ import {
   recordAllocation,
   recordRequest,
   type SandboxHandle,
-  SandboxInputError,
 } from '@gym/sandbox-telemetry';
 import { createSpanHarness, type DiagCapture, type SpanHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import type { Tracer } from '@opentelemetry/api';
+import type { TracerProvider } from '@opentelemetry/api';
 import { captureSandboxDiag, expectSandboxAttributes } from './support.js';
 
 const allocation: ResourceAllocation = {
@@ -18,11 +17,11 @@ const allocation: ResourceAllocation = {
 };
 
 let t: SpanHarness;
-let tracer: Tracer;
+let tracerProvider: TracerProvider;
 let diagnostics: DiagCapture;
 beforeEach(() => {
   t = createSpanHarness();
-  tracer = t.tracer;
+  tracerProvider = t.tracerProvider;
   diagnostics = captureSandboxDiag();
 });
 afterEach(() => diagnostics.stop());
@@ -31,9 +30,13 @@ describe('recordAllocation', () => {
   it('writes one gym.sandbox.allocation span with the carried identity, the sandbox id and the allocation', async () => {
     const parent = t.parent('sandbox.create');
     const handle: SandboxHandle = { id: 'sbx-1', owned: true, context: parent.context };
-    const carried = recordRequest({ resources: { cpu: 1 } }, { 'nemo.gym.sandbox.provider': 'docker' }, { tracer });
+    const carried = recordRequest(
+      { resources: { cpu: 1 } },
+      { 'nemo.gym.sandbox.provider': 'docker' },
+      { tracerProvider },
+    );
     const provider: ResourceProvider = { resourceAllocation: async () => allocation };
-    await expect(recordAllocation(handle, provider, carried, { tracer })).resolves.toEqual(allocation);
+    await expect(recordAllocation(handle, provider, carried, { tracerProvider })).resolves.toEqual(allocation);
     const [span] = t.spans('gym.sandbox.allocation');
     expect(span!.attributes).toEqual({
       ...carried,
@@ -56,8 +59,8 @@ describe('recordAllocation', () => {
     const asyncProvider: ResourceProvider = {
       resourceAllocation: async () => JSON.parse(JSON.stringify(allocation)) as ResourceAllocation,
     };
-    await recordAllocation({ id: 'a', owned: true }, syncProvider, {}, { tracer });
-    await recordAllocation({ id: 'b', owned: true }, asyncProvider, {}, { tracer });
+    await recordAllocation({ id: 'a', owned: true }, syncProvider, {}, { tracerProvider });
+    await recordAllocation({ id: 'b', owned: true }, asyncProvider, {}, { tracerProvider });
     const [a, b] = t.spans('gym.sandbox.allocation');
     expect(Object.keys(b!.attributes)).toEqual(Object.keys(a!.attributes));
   });
@@ -70,13 +73,15 @@ describe('recordAllocation', () => {
         return allocation;
       },
     };
-    await expect(recordAllocation({ id: 'x', owned: false }, provider, {}, { tracer })).resolves.toBeUndefined();
+    await expect(
+      recordAllocation({ id: 'x', owned: false }, provider, {}, { tracerProvider }),
+    ).resolves.toBeUndefined();
     expect(asked).toBe(false);
     expect(t.spans()).toEqual([]);
   });
 
   it('a provider without resourceAllocation records nothing', async () => {
-    await expect(recordAllocation({ id: 'x', owned: true }, {}, {}, { tracer })).resolves.toBeUndefined();
+    await expect(recordAllocation({ id: 'x', owned: true }, {}, {}, { tracerProvider })).resolves.toBeUndefined();
     expect(t.spans()).toEqual([]);
   });
 
@@ -87,26 +92,32 @@ describe('recordAllocation', () => {
       },
     };
     const rejecting: ResourceProvider = { resourceAllocation: () => Promise.reject(new Error('timeout')) };
+    for (const provider of [throwing, rejecting, throwing]) {
+      await expect(
+        recordAllocation({ id: 'x', owned: true }, provider, {}, { tracerProvider }),
+      ).resolves.toBeUndefined();
+    }
+    expect(t.spans()).toEqual([]);
+    expect(diagnostics.lines('warn')).toHaveLength(1);
+    expect(diagnostics.lines('warn')[0]).toContain('a sandbox allocation could not be told or written');
+    expect(diagnostics.lines('warn')[0]).toContain('api down');
+  });
+
+  it('a malformed allocation is recorded without its bad values, each dropped with one warning', async () => {
     const malformed: ResourceProvider = {
       resourceAllocation: () => ({
         source: 'docker',
         components: [{ name: 'main', requests: { cpu: -1 }, limits: {} }],
       }),
     };
-    for (const provider of [throwing, rejecting, malformed, throwing]) {
-      await expect(recordAllocation({ id: 'x', owned: true }, provider, {}, { tracer })).resolves.toBeUndefined();
-    }
-    expect(t.spans()).toEqual([]);
-    expect(diagnostics.lines('warn')).toHaveLength(1);
-    expect(diagnostics.lines('warn')[0]).toContain('could not tell a sandbox allocation');
-    expect(diagnostics.lines('warn')[0]).toContain('api down');
-  });
-
-  it('malformed arguments are programming errors: thrown synchronously', () => {
-    const provider: ResourceProvider = { resourceAllocation: () => allocation };
-    expect(() => recordAllocation({ id: '', owned: true }, provider, {}, { tracer })).toThrow(SandboxInputError);
-    expect(() => recordAllocation({ id: 'x', owned: true }, provider, { 'x.y': 1 }, { tracer })).toThrow(
-      "x.y = number 1: key must start with 'nemo.gym.sandbox.'",
+    await recordAllocation({ id: 'x', owned: true }, malformed, {}, { tracerProvider });
+    const [span] = t.spans('gym.sandbox.allocation');
+    expect(span!.attributes['nemo.gym.sandbox.allocation.component.main.requests.cpu']).toBeUndefined();
+    expect(span!.attributes['nemo.gym.sandbox.allocation.component.main.requests.unspecified']).toBe(
+      'cpu,disk_gib,gpu,gpu_type,memory_mib',
     );
+    expect(diagnostics.lines('warn')).toEqual([
+      expect.stringContaining('ResourceAllocation.components[].requests.cpu = number -1 is not a finite number >= 0'),
+    ]);
   });
 });

@@ -1,19 +1,20 @@
-import { ATTR_SANDBOX_REQUEST_ID, recordRequest, SandboxInputError, type SandboxSpec } from '@gym/sandbox-telemetry';
+import { ATTR_SANDBOX_REQUEST_ID } from '@gym/constants';
+import { recordRequest, type SandboxSpec } from '@gym/sandbox-telemetry';
 import { createSpanHarness, type DiagCapture, type SpanHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { context, type Tracer } from '@opentelemetry/api';
+import { context, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { captureSandboxDiag, expectSandboxAttributes } from './support.js';
+import { captureSandboxDiag, expectSandboxAttributes, providerOf } from './support.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const spec: SandboxSpec = { resources: { cpu: 2, memoryMib: 1024, gpu: 0 } };
 
 let t: SpanHarness;
-let tracer: Tracer;
+let tracerProvider: TracerProvider;
 let diagnostics: DiagCapture;
 beforeEach(() => {
   t = createSpanHarness();
-  tracer = t.tracer;
+  tracerProvider = t.tracerProvider;
   diagnostics = captureSandboxDiag();
 });
 afterEach(() => {
@@ -23,7 +24,7 @@ afterEach(() => {
 
 describe('recordRequest', () => {
   it('emits one ended gym.sandbox.request span at once, with the identity and the requested shape', () => {
-    const carried = recordRequest(spec, { 'nemo.gym.sandbox.provider': 'docker' }, { tracer });
+    const carried = recordRequest(spec, { 'nemo.gym.sandbox.provider': 'docker' }, { tracerProvider });
     // No await in between: the record exists before provisioning even starts.
     const spans = t.spans();
     expect(spans.map((span) => span.name)).toEqual(['gym.sandbox.request']);
@@ -40,8 +41,8 @@ describe('recordRequest', () => {
   });
 
   it('returns the carried attributes: the caller’s plus a new UUID per call, frozen', () => {
-    const first = recordRequest(spec, { 'nemo.gym.sandbox.provider': 'docker' }, { tracer });
-    const second = recordRequest(spec, { 'nemo.gym.sandbox.provider': 'docker' }, { tracer });
+    const first = recordRequest(spec, { 'nemo.gym.sandbox.provider': 'docker' }, { tracerProvider });
+    const second = recordRequest(spec, { 'nemo.gym.sandbox.provider': 'docker' }, { tracerProvider });
     expect(first).toEqual({
       'nemo.gym.sandbox.provider': 'docker',
       'nemo.gym.sandbox.request.id': expect.stringMatching(UUID),
@@ -53,14 +54,14 @@ describe('recordRequest', () => {
       first[ATTR_SANDBOX_REQUEST_ID],
       second[ATTR_SANDBOX_REQUEST_ID],
     ]);
-    expect(recordRequest(spec, undefined, { tracer })).toEqual({
+    expect(recordRequest(spec, undefined, { tracerProvider })).toEqual({
       'nemo.gym.sandbox.request.id': expect.stringMatching(UUID),
     });
   });
 
   it('a request whose provisioning then fails is still counted', async () => {
     const create = async () => {
-      recordRequest(spec, undefined, { tracer });
+      recordRequest(spec, undefined, { tracerProvider });
       throw new Error('no capacity');
     };
     await expect(create()).rejects.toThrow('no capacity');
@@ -70,9 +71,9 @@ describe('recordRequest', () => {
   it('is parented to options.context, else to the active context', () => {
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     const explicit = t.parent('sandbox.create');
-    recordRequest(spec, undefined, { tracer, context: explicit.context });
+    recordRequest(spec, undefined, { tracerProvider, context: explicit.context });
     const active = t.parent('sandbox.create');
-    context.with(active.context, () => recordRequest(spec, undefined, { tracer }));
+    context.with(active.context, () => recordRequest(spec, undefined, { tracerProvider }));
     const [a, b] = t.spans('gym.sandbox.request');
     expect(a!.parentSpanContext?.spanId).toBe(explicit.span.spanContext().spanId);
     expect(b!.parentSpanContext?.spanId).toBe(active.span.spanContext().spanId);
@@ -86,24 +87,44 @@ describe('recordRequest', () => {
   });
 
   it.each([
-    [{ 'other.key': 'x' }, 'other.key = string "x": key must start with \'nemo.gym.sandbox.\''],
-    [{ 'nemo.gym.sandbox.request.id': 'mine' }, 'nemo.gym.sandbox.request.id = string "mine": key is written by'],
-    [{ 'nemo.gym.sandbox.requested.cpu': 1 }, 'nemo.gym.sandbox.requested.cpu = number 1: key is written by'],
+    [{ 'other.key': 'x' }, 'key string "other.key" is not one a caller may set'],
+    [{ 'nemo.gym.sandbox.request.id': 'mine' }, 'key string "nemo.gym.sandbox.request.id" is not one a caller may set'],
+    [
+      { 'nemo.gym.sandbox.requested.cpu': 1 },
+      'key string "nemo.gym.sandbox.requested.cpu" is not one a caller may set',
+    ],
     [
       { 'nemo.gym.sandbox.tags': ['a'] },
-      'nemo.gym.sandbox.tags = object (Array) ["a"]: value must be a string, a boolean or a finite number',
+      'nemo.gym.sandbox.tags = object (Array) ["a"] is not a string, a boolean or a finite number',
     ],
-    [{ 'nemo.gym.sandbox.n': Number.NaN }, 'nemo.gym.sandbox.n = number NaN: value must be'],
-  ])('refuses caller attributes %j', (attributes, message) => {
-    expect(() => recordRequest(spec, attributes as never, { tracer })).toThrow(SandboxInputError);
-    expect(() => recordRequest(spec, attributes as never, { tracer })).toThrow(message);
-    expect(t.spans()).toEqual([]);
+    [
+      { 'nemo.gym.sandbox.n': Number.NaN },
+      'nemo.gym.sandbox.n = number NaN is not a string, a boolean or a finite number',
+    ],
+  ])('leaves out caller attributes %j with one warning; the record is still written', (attributes, message) => {
+    const carried = recordRequest(
+      spec,
+      { ...(attributes as object), 'nemo.gym.sandbox.provider': 'docker' },
+      { tracerProvider },
+    );
+    recordRequest(spec, attributes as never, { tracerProvider });
+    expect(Object.keys(carried).sort()).toEqual(['nemo.gym.sandbox.provider', 'nemo.gym.sandbox.request.id']);
+    expect(carried[ATTR_SANDBOX_REQUEST_ID]).toMatch(UUID);
+    const spans = t.spans('gym.sandbox.request');
+    expect(spans).toHaveLength(2);
+    for (const span of spans) for (const key of Object.keys(attributes)) expect(span.attributes[key]).not.toBe('mine');
+    expect(spans[0]!.attributes['nemo.gym.sandbox.provider']).toBe('docker');
+    expect(diagnostics.lines('warn')).toEqual([expect.stringContaining(message)]);
   });
 
-  it('refuses a malformed spec, naming the field', () => {
-    expect(() => recordRequest({ resources: { memoryMib: -5 } }, undefined, { tracer })).toThrow(
-      'Invalid SandboxSpec: resources.memoryMib = number -5: must be a finite number ≥ 0',
-    );
+  it('a bad amount in the spec is dropped with one warning, never thrown', () => {
+    recordRequest({ resources: { memoryMib: -5 } }, undefined, { tracerProvider });
+    const [span] = t.spans('gym.sandbox.request');
+    expect(span!.attributes['nemo.gym.sandbox.requested.memory_mib']).toBeUndefined();
+    expect(span!.attributes['nemo.gym.sandbox.requested.unspecified']).toBe('cpu,disk_gib,gpu,gpu_type,memory_mib');
+    expect(diagnostics.lines('warn')).toEqual([
+      expect.stringContaining('SandboxSpec.resources.memoryMib = number -5 is not a finite number >= 0'),
+    ]);
   });
 
   it('a failing tracer is logged once and never thrown', () => {
@@ -112,8 +133,8 @@ describe('recordRequest', () => {
         throw new Error('exporter exploded');
       },
     } as unknown as Tracer;
-    const carried = recordRequest(spec, undefined, { tracer: broken });
-    recordRequest(spec, undefined, { tracer: broken });
+    const carried = recordRequest(spec, undefined, { tracerProvider: providerOf(broken) });
+    recordRequest(spec, undefined, { tracerProvider: providerOf(broken) });
     expect(carried[ATTR_SANDBOX_REQUEST_ID]).toMatch(UUID);
     expect(diagnostics.lines('warn')).toEqual([expect.stringContaining('gym.sandbox.request span failed')]);
     expect(diagnostics.lines('warn')[0]).toContain('exporter exploded');

@@ -5,18 +5,18 @@
 import { type ResourceProvider, ResourceSampler, type SandboxAttributes } from '@gym/sandbox-telemetry';
 import { createSpanHarness, type DiagCapture } from '@gym/test-kit';
 import { afterAll, beforeAll, beforeEach, expect, it, jest } from '@jest/globals';
-import type { Tracer } from '@opentelemetry/api';
-import { captureSandboxDiag } from './support.js';
+import type { Tracer, TracerProvider } from '@opentelemetry/api';
+import { captureSandboxDiag, providerOf } from './support.js';
 
 let diagnostics: DiagCapture;
-let tracer: Tracer;
+let tracerProvider: TracerProvider;
 beforeAll(() => {
   diagnostics = captureSandboxDiag();
 });
 afterAll(() => diagnostics.stop());
 beforeEach(() => {
   jest.useFakeTimers();
-  tracer = createSpanHarness().tracer;
+  tracerProvider = createSpanHarness().tracerProvider;
   diagnostics.clear();
 });
 
@@ -25,7 +25,7 @@ async function runThree(provider: ResourceProvider, stopTimeoutSeconds?: number)
   const samplers = [1, 2, 3].map(
     (i) =>
       new ResourceSampler(provider, { id: `sbx-${i}`, owned: true }, {}, 1, {
-        tracer,
+        tracerProvider,
         ...(stopTimeoutSeconds === undefined ? {} : { stopTimeoutSeconds }),
       }),
   );
@@ -79,11 +79,11 @@ it('a final sample that does not settle: one line with the timeout', async () =>
 });
 
 it('a tracer that throws: one line with its error', async () => {
-  tracer = {
+  tracerProvider = providerOf({
     startSpan: () => {
       throw new Error('tracer down');
     },
-  } as unknown as Tracer;
+  } as unknown as Tracer);
   const stats = await runThree({ resourceSample: () => ({ 'nemo.gym.sandbox.resource.cpu': 1 }) });
   expect(stats.map((s) => s.errors)).toEqual([4, 4, 4]);
   expect(diagnostics.lines('warn')).toEqual([expect.stringContaining('tracer down')]);

@@ -1,17 +1,16 @@
+import { ATTR_SANDBOX_RESOURCE_FINAL } from '@gym/constants';
 import {
-  ATTR_RESOURCE_FINAL,
   type ResourceProvider,
   ResourceSampler,
   type SandboxAttributes,
   type SandboxHandle,
-  SandboxInputError,
 } from '@gym/sandbox-telemetry';
 import { createSpanHarness, type SpanHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { context, type Tracer } from '@opentelemetry/api';
+import { context, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { expectSandboxAttributes } from './support.js';
+import { captureSandboxDiag, expectSandboxAttributes, providerOf } from './support.js';
 
 const SAMPLE = 'gym.sandbox.resource.sample';
 const carried: SandboxAttributes = Object.freeze({
@@ -20,19 +19,20 @@ const carried: SandboxAttributes = Object.freeze({
 });
 
 let t: SpanHarness;
-let tracer: Tracer;
+let tracerProvider: TracerProvider;
 beforeEach(() => {
   jest.useFakeTimers();
   t = createSpanHarness();
-  tracer = t.tracer;
+  tracerProvider = t.tracerProvider;
 });
 afterEach(() => {
   context.disable();
   jest.useRealTimers();
 });
 
-const finals = (spans: ReadableSpan[]) => spans.filter((span) => span.attributes[ATTR_RESOURCE_FINAL] === true);
-const regular = (spans: ReadableSpan[]) => spans.filter((span) => span.attributes[ATTR_RESOURCE_FINAL] === undefined);
+const finals = (spans: ReadableSpan[]) => spans.filter((span) => span.attributes[ATTR_SANDBOX_RESOURCE_FINAL] === true);
+const regular = (spans: ReadableSpan[]) =>
+  spans.filter((span) => span.attributes[ATTR_SANDBOX_RESOURCE_FINAL] === undefined);
 
 /** A provider returning a growing memory value; counts calls and concurrent calls. */
 function countingProvider(delayMs = 0) {
@@ -79,7 +79,7 @@ describe('ResourceSampler loop', () => {
   it('writes one sample per interval, parented to the handle context, carrying the identity', async () => {
     const parent = t.parent('sandbox.create');
     const { provider } = countingProvider();
-    const sampler = new ResourceSampler(provider, owned({ context: parent.context }), carried, 2, { tracer });
+    const sampler = new ResourceSampler(provider, owned({ context: parent.context }), carried, 2, { tracerProvider });
     sampler.start();
     expect(sampler.state).toBe('running');
     await jest.advanceTimersByTimeAsync(1999);
@@ -104,7 +104,7 @@ describe('ResourceSampler loop', () => {
   it('without handle.context, records are parented to the context active at start()', async () => {
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     const parent = t.parent('sandbox.create');
-    const sampler = new ResourceSampler(countingProvider().provider, owned(), carried, 1, { tracer });
+    const sampler = new ResourceSampler(countingProvider().provider, owned(), carried, 1, { tracerProvider });
     context.with(parent.context, () => sampler.start());
     await jest.advanceTimersByTimeAsync(1000);
     await sampler.stop();
@@ -116,7 +116,7 @@ describe('ResourceSampler loop', () => {
 
   it('start() is idempotent: two calls run one loop', async () => {
     const { provider, seen } = countingProvider();
-    const sampler = new ResourceSampler(provider, owned(), carried, 1, { tracer });
+    const sampler = new ResourceSampler(provider, owned(), carried, 1, { tracerProvider });
     sampler.start();
     sampler.start();
     await jest.advanceTimersByTimeAsync(5000);
@@ -129,7 +129,7 @@ describe('ResourceSampler loop', () => {
 describe('stop()', () => {
   it('writes exactly one final record, with a last sample and the counters, and nothing after it', async () => {
     const { provider } = countingProvider();
-    const sampler = new ResourceSampler(provider, owned(), carried, 1, { tracer });
+    const sampler = new ResourceSampler(provider, owned(), carried, 1, { tracerProvider });
     sampler.start();
     await jest.advanceTimersByTimeAsync(3000);
     const first = sampler.stop();
@@ -157,7 +157,7 @@ describe('stop()', () => {
   });
 
   it('a sampler that never started records nothing at stop', async () => {
-    const sampler = new ResourceSampler(countingProvider().provider, owned(), carried, 1, { tracer });
+    const sampler = new ResourceSampler(countingProvider().provider, owned(), carried, 1, { tracerProvider });
     await sampler.stop();
     sampler.start();
     await jest.advanceTimersByTimeAsync(5000);
@@ -167,7 +167,7 @@ describe('stop()', () => {
 
   it('stop during a slow tick: exactly one final record, made of the running sample, no second provider call', async () => {
     const manual = manualProvider();
-    const sampler = new ResourceSampler(manual.provider, owned(), carried, 1, { tracer });
+    const sampler = new ResourceSampler(manual.provider, owned(), carried, 1, { tracerProvider });
     sampler.start();
     await jest.advanceTimersByTimeAsync(1000); // tick 1 starts and hangs
     expect(manual.calls).toBe(1);
@@ -190,7 +190,10 @@ describe('stop()', () => {
 
   it('a sample that never settles: stop() gives up after stopTimeoutSeconds and still writes one final record', async () => {
     const manual = manualProvider();
-    const sampler = new ResourceSampler(manual.provider, owned(), carried, 1, { tracer, stopTimeoutSeconds: 0.5 });
+    const sampler = new ResourceSampler(manual.provider, owned(), carried, 1, {
+      tracerProvider,
+      stopTimeoutSeconds: 0.5,
+    });
     sampler.start();
     await jest.advanceTimersByTimeAsync(3000); // tick 1 hangs, ticks 2 and 3 are skipped
     let stopped = false;
@@ -217,7 +220,7 @@ describe('stop()', () => {
   });
 
   it('the default stop timeout is 5 s', async () => {
-    const sampler = new ResourceSampler(manualProvider().provider, owned(), carried, 60, { tracer });
+    const sampler = new ResourceSampler(manualProvider().provider, owned(), carried, 60, { tracerProvider });
     sampler.start();
     let stopped = false;
     void sampler.stop().then(() => {
@@ -234,7 +237,7 @@ describe('stop()', () => {
 describe('a slow provider', () => {
   it('never runs two samples at once; ticks that find one running are skipped and counted', async () => {
     const { provider, seen } = countingProvider(2500);
-    const sampler = new ResourceSampler(provider, owned(), carried, 1, { tracer });
+    const sampler = new ResourceSampler(provider, owned(), carried, 1, { tracerProvider });
     sampler.start();
     // t=1 call (until 3.5), 2 and 3 skipped; t=4 call (until 6.5), 5 and 6 skipped; t=7 call (until 9.5),
     // 8 and 9 skipped; t=10 call, still running.
@@ -275,7 +278,7 @@ describe('provider trouble is dropped and counted, never thrown', () => {
           : { 'nemo.gym.sandbox.resource.memory_mib': call };
       },
     };
-    const sampler = new ResourceSampler(provider, owned(), carried, 1, { tracer });
+    const sampler = new ResourceSampler(provider, owned(), carried, 1, { tracerProvider });
     sampler.start();
     await jest.advanceTimersByTimeAsync(3000);
     await sampler.stop();
@@ -292,7 +295,7 @@ describe('provider trouble is dropped and counted, never thrown', () => {
         throw new Error('process gone');
       },
     };
-    const sampler = new ResourceSampler(provider, owned(), carried, 1, { tracer });
+    const sampler = new ResourceSampler(provider, owned(), carried, 1, { tracerProvider });
     sampler.start();
     await sampler.stop();
     const spans = t.spans(SAMPLE);
@@ -322,7 +325,9 @@ describe('provider trouble is dropped and counted, never thrown', () => {
       'nemo.gym.sandbox.requested.cpu': 1,
       'nemo.gym.sandbox.provider': 'forged', // a carried key
     };
-    const sampler = new ResourceSampler({ resourceSample: () => sample as never }, owned(), carried, 1, { tracer });
+    const sampler = new ResourceSampler({ resourceSample: () => sample as never }, owned(), carried, 1, {
+      tracerProvider,
+    });
     sampler.start();
     await jest.advanceTimersByTimeAsync(1000);
     const [span] = t.spans(SAMPLE);
@@ -340,7 +345,9 @@ describe('provider trouble is dropped and counted, never thrown', () => {
   });
 
   it('a sample with no good value writes no regular record', async () => {
-    const sampler = new ResourceSampler({ resourceSample: () => ({ 'x.y': 1 }) }, owned(), carried, 1, { tracer });
+    const sampler = new ResourceSampler({ resourceSample: () => ({ 'x.y': 1 }) }, owned(), carried, 1, {
+      tracerProvider,
+    });
     sampler.start();
     await jest.advanceTimersByTimeAsync(2000);
     expect(t.spans()).toEqual([]);
@@ -355,7 +362,9 @@ describe('provider trouble is dropped and counted, never thrown', () => {
         throw new Error('tracer down');
       },
     } as unknown as Tracer;
-    const sampler = new ResourceSampler(countingProvider().provider, owned(), carried, 1, { tracer: broken });
+    const sampler = new ResourceSampler(countingProvider().provider, owned(), carried, 1, {
+      tracerProvider: providerOf(broken),
+    });
     sampler.start();
     await jest.advanceTimersByTimeAsync(3000);
     await expect(sampler.stop()).resolves.toBeUndefined();
@@ -366,7 +375,7 @@ describe('provider trouble is dropped and counted, never thrown', () => {
 describe('only the owner samples', () => {
   it('a borrowed handle starts no loop, never asks the provider and records nothing', async () => {
     const { provider, seen } = countingProvider();
-    const sampler = new ResourceSampler(provider, { id: 'sbx-1', owned: false }, carried, 1, { tracer });
+    const sampler = new ResourceSampler(provider, { id: 'sbx-1', owned: false }, carried, 1, { tracerProvider });
     sampler.start();
     expect(sampler.state).toBe('idle');
     await jest.advanceTimersByTimeAsync(5000);
@@ -378,8 +387,8 @@ describe('only the owner samples', () => {
 
   it('two samplers over one sandbox (owner + attached) sample it once', async () => {
     const { provider, seen } = countingProvider();
-    const owner = new ResourceSampler(provider, { id: 'sbx-1', owned: true }, carried, 1, { tracer });
-    const attached = new ResourceSampler(provider, { id: 'sbx-1', owned: false }, carried, 1, { tracer });
+    const owner = new ResourceSampler(provider, { id: 'sbx-1', owned: true }, carried, 1, { tracerProvider });
+    const attached = new ResourceSampler(provider, { id: 'sbx-1', owned: false }, carried, 1, { tracerProvider });
     owner.start();
     attached.start();
     await jest.advanceTimersByTimeAsync(3000);
@@ -389,8 +398,8 @@ describe('only the owner samples', () => {
   });
 
   it('interval 0 or no resourceSample: nothing starts', async () => {
-    const zero = new ResourceSampler(countingProvider().provider, owned(), carried, 0, { tracer });
-    const none = new ResourceSampler({}, owned(), carried, 1, { tracer });
+    const zero = new ResourceSampler(countingProvider().provider, owned(), carried, 0, { tracerProvider });
+    const none = new ResourceSampler({}, owned(), carried, 1, { tracerProvider });
     zero.start();
     none.start();
     expect([zero.state, none.state]).toEqual(['idle', 'idle']);
@@ -405,7 +414,8 @@ describe('timers', () => {
     const { provider } = countingProvider();
     const samplers = Array.from(
       { length: 1000 },
-      (_, i) => new ResourceSampler(provider, { id: `sbx-${i}`, owned: true }, carried, 1 + (i % 7), { tracer }),
+      (_, i) =>
+        new ResourceSampler(provider, { id: `sbx-${i}`, owned: true }, carried, 1 + (i % 7), { tracerProvider }),
     );
     for (const sampler of samplers) sampler.start();
     expect(jest.getTimerCount()).toBe(1000);
@@ -427,7 +437,8 @@ describe('timers', () => {
     const before = refTimers();
     const samplers = Array.from(
       { length: 10 },
-      (_, i) => new ResourceSampler(countingProvider().provider, { id: `s${i}`, owned: true }, carried, 30, { tracer }),
+      (_, i) =>
+        new ResourceSampler(countingProvider().provider, { id: `s${i}`, owned: true }, carried, 30, { tracerProvider }),
     );
     let running = Number.NaN;
     let stopping = Number.NaN;
@@ -475,7 +486,7 @@ describe('exactly one final record, whatever the interleaving', () => {
         },
       };
       const sampler = new ResourceSampler(provider, owned(), carried, 1, {
-        tracer: local.tracerProvider.getTracer('t'),
+        tracerProvider: providerOf(local.tracerProvider.getTracer('t')),
         stopTimeoutSeconds: 2,
       });
       let started = false;
@@ -493,7 +504,7 @@ describe('exactly one final record, whatever the interleaving', () => {
       await Promise.all(stops);
       const spans = local.spans(SAMPLE);
       expect({ seed, finals: finals(spans).length }).toEqual({ seed, finals: started ? 1 : 0 });
-      if (started) expect(spans.at(-1)!.attributes[ATTR_RESOURCE_FINAL]).toBe(true);
+      if (started) expect(spans.at(-1)!.attributes[ATTR_SANDBOX_RESOURCE_FINAL]).toBe(true);
       expect({ seed, samples: sampler.stats.samples }).toEqual({ seed, samples: spans.length });
     }
   });
@@ -501,32 +512,28 @@ describe('exactly one final record, whatever the interleaving', () => {
 
 describe('arguments', () => {
   it.each([
-    [-1, 'intervalSeconds = number -1'],
-    [Number.NaN, 'intervalSeconds = number NaN'],
-    [Number.POSITIVE_INFINITY, 'intervalSeconds = number Infinity'],
-    [3_000_000, 'intervalSeconds = number 3000000'],
-    ['5', 'intervalSeconds = string "5"'],
-  ])('refuses interval %p', (interval, message) => {
-    expect(() => new ResourceSampler({}, owned(), carried, interval as number)).toThrow(SandboxInputError);
-    expect(() => new ResourceSampler({}, owned(), carried, interval as number)).toThrow(
-      `${message}: must be a finite number of seconds in [0, 2147483.647]`,
-    );
-  });
-
-  it('refuses a missing provider and a bad stop timeout', () => {
-    expect(() => new ResourceSampler(null as never, owned(), carried, 1)).toThrow('provider = null');
-    expect(() => new ResourceSampler({}, owned(), carried, 1, { stopTimeoutSeconds: -2 })).toThrow(
-      'options.stopTimeoutSeconds = number -2',
-    );
-  });
-
-  it('a malformed handle or attributes throw at start(), once the gate is passed', () => {
-    const badHandle = new ResourceSampler(countingProvider().provider, { id: 7 } as never, carried, 1, { tracer });
-    expect(() => badHandle.start()).toThrow('Invalid SandboxHandle: id = number 7: must be a non-empty string');
-    const badAttributes = new ResourceSampler(countingProvider().provider, owned(), { 'nemo.gym.sandbox.id': 'x' }, 1, {
-      tracer,
-    });
-    expect(() => badAttributes.start()).toThrow('nemo.gym.sandbox.id = string "x": key is written by');
+    [-1, 'number -1'],
+    [Number.NaN, 'number NaN'],
+    [Number.POSITIVE_INFINITY, 'number Infinity'],
+    [3_000_000, 'number 3000000'],
+  ])('an interval of %p is refused with one warning: the sampler does not run', (interval, shown) => {
+    const diagnostics = captureSandboxDiag();
+    const sampler = new ResourceSampler(countingProvider().provider, owned(), carried, interval, { tracerProvider });
+    sampler.start();
+    expect(sampler.state).toBe('idle');
     expect(jest.getTimerCount()).toBe(0);
+    expect(diagnostics.lines('warn')).toEqual([
+      expect.stringContaining(`intervalSeconds = ${shown.replace('number ', '')} s is refused`),
+    ]);
+    diagnostics.stop();
   });
+
+  it.each([-2, Number.NaN, 3_000_000])(
+    'a stop timeout of %p is a programming error: RangeError',
+    (stopTimeoutSeconds) => {
+      expect(() => new ResourceSampler({}, owned(), carried, 1, { stopTimeoutSeconds })).toThrow(
+        'stopTimeoutSeconds must be a number of seconds from 0 to 2147483.647',
+      );
+    },
+  );
 });

@@ -3,6 +3,7 @@
 import { sharedSlot } from '@gym/core';
 import { captureDiag, type DiagCapture } from '@gym/test-kit';
 import { expect } from '@jest/globals';
+import type { Tracer, TracerProvider } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 
 /** @gym/core's once-only reporting keeps `<package>\u0000<kind>` keys in this shared slot. */
@@ -29,4 +30,9 @@ export function expectSandboxAttributes(span: ReadableSpan): void {
     ([key, value]) => !key.startsWith('nemo.gym.sandbox.') || !['string', 'number', 'boolean'].includes(typeof value),
   );
   expect(bad).toEqual([]);
+}
+
+/** A TracerProvider that hands out `tracer` (the only way to inject one: options take providers). */
+export function providerOf(tracer: Tracer): TracerProvider {
+  return { getTracer: () => tracer };
 }

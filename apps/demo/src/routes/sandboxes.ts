@@ -1,5 +1,5 @@
-// The sandbox routes: create a local-process sandbox, read its real CPU and memory, run an
-// exec inside it, delete it. These are not `resourcesOperation`s: a sandbox is capacity held for seconds under a
+// The sandbox routes: create a local-process sandbox, read its real CPU and memory, upload a
+// file into it, run an exec inside it, delete it. These are not `resourcesOperation`s: a sandbox is capacity held for seconds under a
 // quota (429 when full), not a call waiting in a queue.
 
 import { z } from 'zod';
@@ -13,6 +13,12 @@ export const execBodySchema = z.strictObject({
   rounds: z.int().min(1).max(200_000).default(1000),
 });
 
+/** Body of POST /sandboxes/:id/file: one named file, kept in the sandbox process's memory. */
+export const uploadBodySchema = z.strictObject({
+  name: z.string().min(1).max(255),
+  content: z.string().max(65_536),
+});
+
 /** Body of POST /sandboxes. */
 export const sandboxBodySchema = z.strictObject({
   cpu: z.number().min(0).max(1).default(0.1),
@@ -20,7 +26,7 @@ export const sandboxBodySchema = z.strictObject({
   lifetimeMs: z.int().min(100).max(30_000).default(2000),
 });
 
-/** POST /sandboxes, GET /sandboxes/:id, POST /sandboxes/:id/exec and DELETE /sandboxes/:id over one pool. */
+/** POST /sandboxes, GET /sandboxes/:id, POST /sandboxes/:id/file, POST /sandboxes/:id/exec and DELETE /sandboxes/:id over one pool. */
 export function createSandboxRoutes(pool: SandboxPool): Route[] {
   return [
     {
@@ -38,6 +44,16 @@ export function createSandboxRoutes(pool: SandboxPool): Route[] {
       async handle(_req, _signal, params) {
         const { handle, sample } = await pool.sample(params.id ?? '');
         return { status: 200, body: { id: handle.id, pid: handle.pid, sample } };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/sandboxes/:id/file',
+      async handle(req, _signal, params) {
+        const id = params.id ?? '';
+        const request = await readJsonBody(req, uploadBodySchema);
+        const { bytes } = await pool.upload(id, request);
+        return { status: 200, body: { id, bytes } };
       },
     },
     {
