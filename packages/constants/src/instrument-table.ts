@@ -99,7 +99,8 @@ export interface NonHistogramEntry extends InstrumentFacts {
 export type InstrumentEntry = HistogramEntry | NonHistogramEntry;
 
 const OPERATION_ATTRIBUTES = [ATTR_OPERATION, ATTR_EXECUTOR] as const;
-const CONCURRENCY_ATTRIBUTES = [ATTR_CONCURRENCY_COMPONENT, ATTR_CONCURRENCY_LIMIT_NAME] as const;
+/** The server name only when the limit was given one. */
+const CONCURRENCY_ATTRIBUTES = [ATTR_CONCURRENCY_COMPONENT, ATTR_CONCURRENCY_LIMIT_NAME, ATTR_SERVER_NAME] as const;
 const PROVIDER_ATTRIBUTES = [ATTR_SANDBOX_PROVIDER] as const;
 const NONE = [] as const;
 

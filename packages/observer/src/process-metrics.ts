@@ -23,13 +23,7 @@ import { readFileSync } from 'node:fs';
 import { opendir, stat } from 'node:fs/promises';
 import { ATTR_CPU_MODE, INSTRUMENTS } from '@gym/constants';
 import { createInstrument } from '@gym/core';
-import type {
-  Attributes,
-  BatchObservableCallback,
-  BatchObservableResult,
-  Meter,
-  Observable,
-} from '@opentelemetry/api';
+import type { Attributes, BatchObservableCallback, BatchObservableResult, Meter, Observable } from '@opentelemetry/api';
 import { reporter } from './scope.js';
 
 const USER: Attributes = Object.freeze({ [ATTR_CPU_MODE]: 'user' });
