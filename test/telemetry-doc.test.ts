@@ -226,7 +226,9 @@ describe('instruments', () => {
     } finally {
       setTelemetryState(undefined);
     }
-    // Here go the instruments of every other package that creates some (`@gym/http-pool`).
+    // Hook: every other package that creates instruments records here too, with every optional
+    // attribute given (`@gym/http-pool` at its merge: its entries join INSTRUMENTS, its rows the
+    // doc's Metrics section; the tests above then hold them to each other with no other change).
     const collected = [...(await harness.collect()).values()];
     observer.stop();
     await harness.shutdown();

@@ -107,7 +107,8 @@ const NONE = [] as const;
 /**
  * Every instrument the packages create, keyed by a short id, in contract order: limited work
  * (`@gym/operations`), rollouts, verification and the fleet (`@gym/metrics`), concurrency
- * limits, the observer, server startup, the sandbox lifecycle.
+ * limits, the observer, server startup, the sandbox lifecycle. A new instrument is one entry
+ * here (its buckets an exported `*_BOUNDARIES_*` list) and one row in `docs/telemetry.md`.
  */
 export const INSTRUMENTS = {
   operationQueueDuration: {
