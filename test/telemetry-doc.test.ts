@@ -5,15 +5,18 @@
 // from a real SDK), and the failure policy is the sentence every README states.
 
 import { readFileSync } from 'node:fs';
+import type { InstrumentEntry } from '@gym/constants';
 import * as constants from '@gym/constants';
-import { FAILURE_POLICY, GYM_VARIABLES } from '@gym/core';
+import { createInstrument, FAILURE_POLICY, GYM_VARIABLES, setTelemetryState } from '@gym/core';
 import { SERIES } from '@gym/dashboards';
 import { recordRolloutDuration, recordVerify } from '@gym/metrics';
-import { startObserver } from '@gym/observer';
-import { resourcesOperation } from '@gym/operations';
+import { startObserver, startupTimeline } from '@gym/observer';
+import { meteredLimit, resourcesOperation } from '@gym/operations';
+import { SandboxLifecycle } from '@gym/sandbox-telemetry';
 import { createMetricHarness } from '@gym/test-kit';
 import { describe, expect, it } from '@jest/globals';
-import { InstrumentType } from '@opentelemetry/sdk-metrics';
+import { ValueType } from '@opentelemetry/api';
+import { InstrumentType, type MetricData } from '@opentelemetry/sdk-metrics';
 import { OTEL_VARIABLES, OTLP_VARIABLES } from '../packages/otel-bootstrap/src/otel-variables.js';
 
 const doc = readFileSync(new URL('../docs/telemetry.md', import.meta.url), 'utf8');
@@ -49,27 +52,103 @@ const ticked = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1
 /** `ms` from "`ms`", '' from "—". */
 const unitOf = (cell: string) => (cell === '—' ? '' : (ticked(cell)[0] ?? `<bad unit cell ${cell}>`));
 
-const instrumentRows = new Map(
-  rows(section('## Metrics')).map((cells) => [
-    ticked(cells[0] as string)[0] as string,
-    { kind: cells[1] as string, unit: unitOf(cells[2] as string), attributes: ticked(cells[3] ?? '') },
-  ]),
-);
+/** A Metrics table row, every column: kind, unit, attribute keys, and the bucket list it names (by its constant's name). */
+interface DocumentedInstrument {
+  readonly name: string;
+  readonly kind: string;
+  readonly unit: string;
+  readonly attributes: string[];
+  readonly buckets: string | undefined;
+}
+
+/** Every row of every table under "## Metrics" (a table without a Buckets column has none). */
+const documentedRows: DocumentedInstrument[] = rows(section('## Metrics')).map((cells) => ({
+  name: ticked(cells[0] as string)[0] as string,
+  kind: cells[1] as string,
+  unit: unitOf(cells[2] as string),
+  attributes: ticked(cells[3] ?? ''),
+  buckets: ticked(cells[4] ?? '')[0],
+}));
+const instrumentRows = new Map(documentedRows.map((row) => [row.name, row]));
 
 const exported = (module: Record<string, unknown>, pattern: RegExp) =>
   Object.entries(module).filter(([name]) => pattern.test(name)) as [string, unknown][];
 
 const metricNames = exported(constants, /^METRIC_/).map(([, value]) => value as string);
 
+/** The one instrument table. Instruments of a new package (e.g. `@gym/http-pool`) join it, its `METRIC_*` constants and the doc's Metrics section together. */
+const entries: InstrumentEntry[] = Object.values(constants.INSTRUMENTS);
+const entryByName = new Map(entries.map((entry) => [entry.name, entry]));
+
+/** The name of the exported `*_BOUNDARIES_*` list that is `boundaries` (the same array), or undefined. */
+function boundaryListName(boundaries: readonly number[] | undefined): string | undefined {
+  return exported(constants, /_BOUNDARIES_(MS|S)$/).find(([, list]) => list === boundaries)?.[0];
+}
+
+/** What a reader exported, in the table's words: kind, unit, description, value type, buckets. */
+function readBack(metric: MetricData) {
+  const point = metric.dataPoints[0] as { value: unknown } | undefined;
+  const value = point?.value as { buckets?: { boundaries: number[] } } | undefined;
+  return {
+    name: metric.descriptor.name,
+    // The SDK's descriptors carry the instrument type at runtime (not in the 2.x typings).
+    kind: KIND_WORDS[(metric.descriptor as { type?: string }).type ?? ''],
+    unit: metric.descriptor.unit,
+    description: metric.descriptor.description,
+    valueType: metric.descriptor.valueType === ValueType.INT ? 'int' : 'double',
+    boundaries: value?.buckets?.boundaries,
+  };
+}
+
+/** The same facts, as the table states them. */
+const stated = (entry: InstrumentEntry) => ({
+  name: entry.name,
+  kind: entry.kind,
+  unit: entry.unit,
+  description: entry.description,
+  valueType: entry.valueType,
+  boundaries: entry.boundaries === undefined ? undefined : [...entry.boundaries],
+});
+
+const KIND_WORDS: Record<string, string> = {
+  [InstrumentType.HISTOGRAM]: 'histogram',
+  [InstrumentType.GAUGE]: 'gauge',
+  [InstrumentType.COUNTER]: 'counter',
+  [InstrumentType.UP_DOWN_COUNTER]: 'up-down counter',
+  [InstrumentType.OBSERVABLE_GAUGE]: 'observable gauge',
+  [InstrumentType.OBSERVABLE_COUNTER]: 'observable counter',
+  [InstrumentType.OBSERVABLE_UP_DOWN_COUNTER]: 'observable up-down counter',
+};
+
 describe('instruments', () => {
-  it('the tables list every instrument the constants name, and nothing else', () => {
-    expect(metricNames.length).toBeGreaterThan(20);
+  it('the table holds every METRIC_* name once, but the one never recorded', () => {
+    expect(entries.length).toBeGreaterThan(20);
+    expect(entryByName.size).toBe(entries.length);
+    expect(entries.every((entry) => (constants.INSTRUMENT_KINDS as readonly string[]).includes(entry.kind))).toBe(true);
     // The one declared-and-never-recorded name is explained in prose instead of a table row.
     const recorded = metricNames.filter((name) => name !== constants.METRIC_SERVER_REQUEST_DURATION);
-    expect([...instrumentRows.keys()].sort()).toEqual([...recorded].sort());
+    expect([...entryByName.keys()].sort()).toEqual([...recorded].sort());
     expect(doc).toContain(
       `\`${constants.METRIC_SERVER_REQUEST_DURATION}\` is declared and deliberately never recorded`,
     );
+  });
+
+  it('the Metrics tables list exactly the instruments of the table, once each', () => {
+    expect(instrumentRows.size).toBe(documentedRows.length);
+    expect([...instrumentRows.keys()].sort()).toEqual([...entryByName.keys()].sort());
+  });
+
+  it('every column of every row is the table: kind, unit, attributes in order, buckets', () => {
+    const expected = entries.map((entry) => ({
+      name: entry.name,
+      kind: entry.kind,
+      unit: entry.unit,
+      attributes: [...entry.attributes],
+      buckets: boundaryListName(entry.boundaries),
+    }));
+    // Every histogram's list is an exported constant, so the doc can name it.
+    expect(expected.filter((row) => (row.kind === 'histogram') !== (row.buckets !== undefined))).toEqual([]);
+    expect(entries.map((entry) => instrumentRows.get(entry.name))).toEqual(expected);
   });
 
   it('units and kinds match the dashboards series table (one unit per instrument in the repository)', () => {
@@ -81,97 +160,127 @@ describe('instruments', () => {
     const series = Object.values(SERIES) as { otelName: string; kind: string; unit: string }[];
     expect(series.length).toBeGreaterThan(20);
     const mismatches = series.flatMap((s) => {
-      const row = instrumentRows.get(s.otelName);
-      if (row === undefined) return [`${s.otelName}: not in the doc`];
+      const entry = entryByName.get(s.otelName);
+      if (entry === undefined) return [`${s.otelName}: not in INSTRUMENTS`];
       const problems: string[] = [];
-      if (row.unit !== s.unit) problems.push(`${s.otelName}: doc unit '${row.unit}', dashboards '${s.unit}'`);
-      if (!(coarse[s.kind] ?? []).includes(row.kind))
-        problems.push(`${s.otelName}: doc kind ${row.kind}, dashboards ${s.kind}`);
+      if (entry.unit !== s.unit) problems.push(`${s.otelName}: table unit '${entry.unit}', dashboards '${s.unit}'`);
+      if (!(coarse[s.kind] ?? []).includes(entry.kind))
+        problems.push(`${s.otelName}: table kind ${entry.kind}, dashboards ${s.kind}`);
       return problems;
     });
     expect(mismatches).toEqual([]);
   });
 
-  it('units and kinds are what @gym/operations, @gym/metrics and @gym/observer really create (read back from the SDK)', async () => {
+  it('createInstrument makes every entry exactly as the table states it (read back from a real SDK)', async () => {
     const harness = createMetricHarness();
-    const { meterProvider } = harness;
-    await resourcesOperation(null, { operation: 'verify', executor: 'inline', meterProvider }, async () => 1);
-    recordRolloutDuration(10, { meterProvider });
-    recordVerify(10, true, { meterProvider });
-    const observer = startObserver({ meterProvider, serverName: 'doc_test' });
-    const collected = await harness.collect();
-    observer.stop();
-    // The SDK's descriptors carry the instrument type at runtime (not in the 2.x typings).
-    const kindWords: Record<string, string> = {
-      [InstrumentType.HISTOGRAM]: 'histogram',
-      [InstrumentType.GAUGE]: 'gauge',
-      [InstrumentType.COUNTER]: 'counter',
-      [InstrumentType.UP_DOWN_COUNTER]: 'up-down counter',
-      [InstrumentType.OBSERVABLE_GAUGE]: 'observable gauge',
-      [InstrumentType.OBSERVABLE_COUNTER]: 'observable counter',
-      [InstrumentType.OBSERVABLE_UP_DOWN_COUNTER]: 'observable up-down counter',
-    };
-    const read = [...collected.values()].map((metric) => ({
-      name: metric.descriptor.name,
-      kind: kindWords[(metric.descriptor as { type?: string }).type ?? ''],
-      unit: metric.descriptor.unit,
-    }));
-    // Non-vacuous: the four operation instruments, three of @gym/metrics and the observer's
-    // always-present series were exported (lag and GC need time to pass; the dashboards
-    // comparison above covers their units).
-    expect(read.map((m) => m.name)).toEqual(
-      expect.arrayContaining([
-        constants.METRIC_PROCESS_CPU_TIME,
-        constants.METRIC_PROCESS_MEMORY_USAGE,
-        constants.METRIC_REQUESTS_IN_FLIGHT,
-      ]),
-    );
-    expect(
-      read
-        .map((m) => m.name)
-        .filter((name) => !/^(process|v8js)\.|^gym\.(event_loop|server)\./.test(name))
-        .sort(),
-    ).toEqual(
-      [
-        constants.METRIC_OPERATION_ACTIVE,
-        constants.METRIC_OPERATION_DURATION,
-        constants.METRIC_OPERATION_QUEUE_DURATION,
-        constants.METRIC_OPERATION_QUEUED,
-        constants.METRIC_ROLLOUT_DURATION,
-        constants.METRIC_VERIFY_DURATION,
-        constants.METRIC_VERIFY_SUCCESS_RATE,
-      ].sort(),
-    );
-    const documented = read.map((m) => ({
-      name: m.name,
-      kind: instrumentRows.get(m.name)?.kind,
-      unit: instrumentRows.get(m.name)?.unit,
-    }));
-    expect(documented).toEqual(read);
+    const meter = harness.meterProvider.getMeter('telemetry-doc');
+    for (const entry of entries) {
+      const instrument = createInstrument(meter, entry);
+      if ('record' in instrument) instrument.record(1);
+      else if ('add' in instrument) instrument.add(1);
+      else instrument.addCallback((result) => result.observe(1));
+    }
+    const read = [...(await harness.collect()).values()].map(readBack);
+    expect(read.sort(byName)).toEqual(entries.map(stated).sort(byName));
     await harness.shutdown();
   });
 
-  it('every UNIT_* constant is the unit of some documented instrument', () => {
-    const units = new Set([...instrumentRows.values()].map((row) => row.unit));
+  it('what the packages really create is the table: kind, unit, description, value type, buckets, attribute keys', async () => {
+    const harness = createMetricHarness();
+    const { meterProvider } = harness;
+    const serverName = 'doc_test';
+    await resourcesOperation(null, { operation: 'verify', executor: 'inline', meterProvider }, async () => 1);
+    recordRolloutDuration(10, { meterProvider });
+    recordVerify(10, true, { meterProvider });
+    const limit = meteredLimit(
+      { acquire: async () => () => {} },
+      {
+        component: 'resources',
+        limitName: 'doc_test',
+        serverName,
+        capacity: 2,
+        admissionTimeoutMs: 60_000,
+        meterProvider,
+      },
+    );
+    await limit.run(() => 1);
+    const observer = startObserver({ meterProvider, serverName });
+    const timeline = startupTimeline({ serverName, meterProvider });
+    timeline.mark('ready');
+    timeline.report();
+    // The lifecycle metrics follow the `sandbox` span group.
+    setTelemetryState({
+      metricsExporting: false,
+      tracesExporting: false,
+      spanGroups: ['sandbox'],
+      orchestrator: false,
+    });
+    try {
+      const sandbox = new SandboxLifecycle({ provider: 'docker', meterProvider });
+      sandbox.create(() => {
+        sandbox.retried();
+        return 'sandbox';
+      });
+      sandbox.exec(() => 0);
+      sandbox.transfer(() => 0);
+    } finally {
+      setTelemetryState(undefined);
+    }
+    // Hook: every other package that creates instruments records here too, with every optional
+    // attribute given (`@gym/http-pool` at its merge: its entries join INSTRUMENTS, its rows the
+    // doc's Metrics section; the tests above then hold them to each other with no other change).
+    const collected = [...(await harness.collect()).values()];
+    observer.stop();
+    await harness.shutdown();
+    // Non-vacuous: every instrument but the lag and GC (they need time to pass), the fleet size
+    // (one writer: the orchestrator) and the /proc gauges off Linux was exported. The
+    // createInstrument test above covers those.
+    const notHere = new Set<string>([
+      constants.METRIC_EVENT_LOOP_LAG,
+      constants.METRIC_V8JS_GC_DURATION,
+      constants.METRIC_SERVERS_ACTIVE,
+      ...(process.platform === 'linux'
+        ? []
+        : [constants.METRIC_PROCESS_THREAD_COUNT, constants.METRIC_PROCESS_OPEN_FD_COUNT]),
+    ]);
+    const names = collected.map((metric) => metric.descriptor.name);
+    expect(entries.map((entry) => entry.name).filter((name) => !notHere.has(name) && !names.includes(name))).toEqual(
+      [],
+    );
+    const read = collected.map((metric) => ({
+      ...readBack(metric),
+      // Every optional attribute was given, so the points together carry every key of the entry.
+      attributes: [...new Set(metric.dataPoints.flatMap((point) => Object.keys(point.attributes)))].sort(),
+    }));
+    const expected = read.map(({ name }) => {
+      const entry = entryByName.get(name);
+      return entry === undefined
+        ? { name, notInTheTable: true }
+        : { ...stated(entry), attributes: [...entry.attributes].sort() };
+    });
+    expect(read).toEqual(expected);
+  });
+
+  it('every UNIT_* constant is the unit of some instrument', () => {
+    const units = new Set(entries.map((entry) => entry.unit));
     const units_ = exported(constants, /^UNIT_/);
     expect(units_.length).toBeGreaterThan(3);
     expect(units_.filter(([, unit]) => !units.has(unit as string)).map(([name]) => name)).toEqual([]);
   });
 
-  it('every boundary list is stated exactly, and every histogram names a documented list', () => {
+  it('every boundary list is stated exactly', () => {
     const lists = exported(constants, /_BOUNDARIES_(MS|S)$/);
     expect(lists.length).toBeGreaterThanOrEqual(5);
     const table = new Map(
       rows(section('## Histogram bucket boundaries')).map((cells) => [ticked(cells[0] as string)[0], cells[1]]),
     );
+    expect([...table.keys()].sort()).toEqual(lists.map(([name]) => name).sort());
     for (const [name, values] of lists)
       expect(`${name}: ${table.get(name)}`).toBe(`${name}: ${(values as number[]).join(', ')}`);
-    const histogramBuckets = rows(section('## Metrics'))
-      .filter((cells) => cells[1] === 'histogram')
-      .map((cells) => ticked(cells[4] ?? '')[0]);
-    expect(histogramBuckets.filter((name) => name === undefined || !table.has(name))).toEqual([]);
   });
 });
+
+const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
 
 describe('attributes', () => {
   const allowedRows = new Map(

@@ -54,6 +54,14 @@ export {
   FALSY_WORDS,
   TRUTHY_WORDS,
 } from './environment.js';
+export type {
+  HistogramEntry,
+  InstrumentEntry,
+  InstrumentId,
+  InstrumentKind,
+  NonHistogramEntry,
+} from './instrument-table.js';
+export { INSTRUMENT_KINDS, INSTRUMENTS } from './instrument-table.js';
 export type { GymInstrument } from './instruments.js';
 export {
   GYM_INSTRUMENTS,
@@ -103,7 +111,6 @@ export {
   METRIC_SANDBOX_STARTUP_DURATION,
   METRIC_SANDBOX_TRANSFER_DURATION,
   SANDBOX_ALLOCATION_PREFIX,
-  SANDBOX_LIFECYCLE_INSTRUMENTS,
   SANDBOX_PROVIDER_PATTERN,
   SANDBOX_REQUESTED_PREFIX,
   SANDBOX_RESOURCE_PREFIX,

@@ -3,7 +3,6 @@
 // and attribute keys of the per-sandbox records, which are spans, where ids may appear.
 
 import { SANDBOX_ATTRIBUTE_PREFIX } from './attributes.js';
-import { SANDBOX_DURATION_BOUNDARIES_MS } from './boundaries.js';
 
 /** Metric attribute: the sandbox provider, matching {@link SANDBOX_PROVIDER_PATTERN}. */
 export const ATTR_SANDBOX_PROVIDER = 'nemo.gym.sandbox.provider' as const;
@@ -22,52 +21,6 @@ export const METRIC_SANDBOX_TRANSFER_DURATION = 'gym.sandbox.transfer_duration_m
 export const METRIC_SANDBOX_CREATE_RETRY = 'gym.sandbox.create_retry_total' as const;
 /** Unit of {@link METRIC_SANDBOX_ACTIVE}. */
 export const UNIT_SANDBOX = '{sandbox}' as const;
-
-/**
- * The lifecycle instruments, every fact of each (the packages create them from here). Gym
- * publishes no attributes for `gym.sandbox.transfer_duration_ms`; it follows its siblings
- * (provider only, so uploads and downloads share one series).
- */
-export const SANDBOX_LIFECYCLE_INSTRUMENTS = {
-  active: {
-    name: METRIC_SANDBOX_ACTIVE,
-    kind: 'up-down counter',
-    unit: UNIT_SANDBOX,
-    description: 'Sandboxes held right now by this process.',
-    attributes: [ATTR_SANDBOX_PROVIDER],
-  },
-  startupDuration: {
-    name: METRIC_SANDBOX_STARTUP_DURATION,
-    kind: 'histogram',
-    unit: 'ms',
-    description: 'Time to create one sandbox, retries included.',
-    attributes: [ATTR_SANDBOX_PROVIDER],
-    boundaries: SANDBOX_DURATION_BOUNDARIES_MS,
-  },
-  execDuration: {
-    name: METRIC_SANDBOX_EXEC_DURATION,
-    kind: 'histogram',
-    unit: 'ms',
-    description: 'One exec inside a sandbox.',
-    attributes: [ATTR_SANDBOX_PROVIDER],
-    boundaries: SANDBOX_DURATION_BOUNDARIES_MS,
-  },
-  transferDuration: {
-    name: METRIC_SANDBOX_TRANSFER_DURATION,
-    kind: 'histogram',
-    unit: 'ms',
-    description: 'One upload into or download out of a sandbox.',
-    attributes: [ATTR_SANDBOX_PROVIDER],
-    boundaries: SANDBOX_DURATION_BOUNDARIES_MS,
-  },
-  createRetries: {
-    name: METRIC_SANDBOX_CREATE_RETRY,
-    kind: 'counter',
-    unit: '1',
-    description: 'Sandbox create attempts retried.',
-    attributes: [ATTR_SANDBOX_PROVIDER],
-  },
-} as const;
 
 /** Span written once per request, at once (so a request whose provisioning fails is still counted). */
 export const SPAN_SANDBOX_REQUEST = 'gym.sandbox.request' as const;

@@ -1,3 +1,4 @@
+export { createInstrument, type InstrumentOfKind } from './create-instrument.js';
 export { DESCRIBE_MAX_CHARS, describeError, describeValue, invalidChoice } from './describe-value.js';
 export type { GymVariable, GymVariableName, RawValue, ReadResult, TelemetryExporter } from './environment.js';
 export {

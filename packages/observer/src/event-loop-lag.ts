@@ -10,8 +10,9 @@
 // and reports percentiles of a different quantity (delay between consecutive loop
 // iterations), which is not Gym's definition and cannot feed Gym's buckets sample by sample.
 
-import { LAG_BOUNDARIES_MS, METRIC_EVENT_LOOP_LAG } from '@gym/constants';
-import { type Attributes, type Histogram, type Meter, ValueType } from '@opentelemetry/api';
+import { INSTRUMENTS } from '@gym/constants';
+import { createInstrument } from '@gym/core';
+import type { Attributes, Histogram, Meter } from '@opentelemetry/api';
 import { reporter } from './scope.js';
 
 /** A monotonic clock in milliseconds. */
@@ -21,12 +22,7 @@ const NO_ATTRIBUTES: Attributes = Object.freeze({});
 
 /** Creates `gym.event_loop.lag_ms` on `meter`. May throw (a broken meter): callers catch. */
 export function createLagHistogram(meter: Meter): Histogram {
-  return meter.createHistogram(METRIC_EVENT_LOOP_LAG, {
-    description: 'How late a timer that asked to wake after a fixed interval actually woke.',
-    unit: 'ms',
-    valueType: ValueType.DOUBLE,
-    advice: { explicitBucketBoundaries: [...LAG_BOUNDARIES_MS] },
-  });
+  return createInstrument(meter, INSTRUMENTS.eventLoopLag);
 }
 
 /** One sample per interval into a histogram, until stopped. */

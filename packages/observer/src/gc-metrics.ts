@@ -9,13 +9,9 @@
 // (Node buffers them), and each entry is one histogram record with a prebuilt attribute set.
 
 import { constants, PerformanceObserver } from 'node:perf_hooks';
-import {
-  ATTR_V8JS_GC_TYPE,
-  METRIC_V8JS_GC_DURATION,
-  V8JS_GC_DURATION_BOUNDARIES_S,
-  type V8jsGcType,
-} from '@gym/constants';
-import { type Attributes, type Histogram, type Meter, ValueType } from '@opentelemetry/api';
+import { ATTR_V8JS_GC_TYPE, INSTRUMENTS, type V8jsGcType } from '@gym/constants';
+import { createInstrument } from '@gym/core';
+import type { Attributes, Histogram, Meter } from '@opentelemetry/api';
 import { reporter } from './scope.js';
 
 const attributesOf = (type: V8jsGcType): Attributes => Object.freeze({ [ATTR_V8JS_GC_TYPE]: type });
@@ -30,12 +26,7 @@ const BY_KIND: ReadonlyMap<number, Attributes> = new Map([
 
 /** Creates `v8js.gc.duration` on `meter`. May throw (a broken meter): callers catch. */
 export function createGcHistogram(meter: Meter): Histogram {
-  return meter.createHistogram(METRIC_V8JS_GC_DURATION, {
-    description: 'Garbage collection duration by kind, one of major, minor, incremental or weakcb.',
-    unit: 's',
-    valueType: ValueType.DOUBLE,
-    advice: { explicitBucketBoundaries: [...V8JS_GC_DURATION_BOUNDARIES_S] },
-  });
+  return createInstrument(meter, INSTRUMENTS.gcDuration);
 }
 
 /** A connected gc observer; `stop()` disconnects it (idempotent, never throws). */

@@ -16,8 +16,9 @@
 // ours alone would change what Node does with such a request. A response is counted once even
 // when the application's handler re-emits it as a 'request'.
 
-import { ATTR_SERVER_NAME, METRIC_REQUESTS_IN_FLIGHT, UNIT_REQUEST } from '@gym/constants';
+import { ATTR_SERVER_NAME, INSTRUMENTS } from '@gym/constants';
 import {
+  createInstrument,
   invalidChoice,
   isMetricsExporting,
   type MeterSourceOptions,
@@ -25,7 +26,7 @@ import {
   resolveMeter,
   sharedSlot,
 } from '@gym/core';
-import { type Attributes, type Meter, type UpDownCounter, ValueType } from '@opentelemetry/api';
+import type { Attributes, Meter, UpDownCounter } from '@opentelemetry/api';
 import { reporter, SCOPE } from './scope.js';
 import type { RequestEmitter, TrackInFlightOptions, Untrack } from './types.js';
 import { injectedOf, optionsOf, own, serverNameOf } from './validate.js';
@@ -90,11 +91,7 @@ function followExpectEvents(
 
 /** The in-flight counter of `meter`, created once. May throw (a broken meter): callers catch. */
 export const inFlightCounter: (meter: Meter) => UpDownCounter = perMeter((meter) =>
-  meter.createUpDownCounter(METRIC_REQUESTS_IN_FLIGHT, {
-    description: 'HTTP requests between arrival and response end or client abort.',
-    unit: UNIT_REQUEST,
-    valueType: ValueType.INT,
-  }),
+  createInstrument(meter, INSTRUMENTS.requestsInFlight),
 );
 
 /** The attribute set of a server name, built once. */

@@ -21,22 +21,9 @@
 
 import { readFileSync } from 'node:fs';
 import { opendir, stat } from 'node:fs/promises';
-import {
-  ATTR_CPU_MODE,
-  METRIC_PROCESS_CPU_TIME,
-  METRIC_PROCESS_MEMORY_USAGE,
-  METRIC_PROCESS_OPEN_FD_COUNT,
-  METRIC_PROCESS_THREAD_COUNT,
-  UNIT_FILE_DESCRIPTOR,
-} from '@gym/constants';
-import {
-  type Attributes,
-  type BatchObservableCallback,
-  type BatchObservableResult,
-  type Meter,
-  type Observable,
-  ValueType,
-} from '@opentelemetry/api';
+import { ATTR_CPU_MODE, INSTRUMENTS } from '@gym/constants';
+import { createInstrument } from '@gym/core';
+import type { Attributes, BatchObservableCallback, BatchObservableResult, Meter, Observable } from '@opentelemetry/api';
 import { reporter } from './scope.js';
 
 const USER: Attributes = Object.freeze({ [ATTR_CPU_MODE]: 'user' });
@@ -93,30 +80,14 @@ export interface ProcessMetrics {
  * them at collection time. May throw (a broken meter): the caller catches.
  */
 export function startProcessMetrics(meter: Meter, proc: ProcSource | undefined): ProcessMetrics {
-  const cpuTime = meter.createObservableCounter(METRIC_PROCESS_CPU_TIME, {
-    description: 'Total CPU seconds broken down by different CPU modes.',
-    unit: 's',
-    valueType: ValueType.DOUBLE,
-  });
-  const memory = meter.createObservableUpDownCounter(METRIC_PROCESS_MEMORY_USAGE, {
-    description: 'The amount of physical memory in use (resident set size).',
-    unit: 'By',
-    valueType: ValueType.INT,
-  });
+  const cpuTime = createInstrument(meter, INSTRUMENTS.processCpuTime);
+  const memory = createInstrument(meter, INSTRUMENTS.processMemoryUsage);
   const observables: Observable[] = [cpuTime, memory];
   let threads: Observable | undefined;
   let descriptors: Observable | undefined;
   if (proc !== undefined) {
-    threads = meter.createObservableUpDownCounter(METRIC_PROCESS_THREAD_COUNT, {
-      description: 'Process threads count.',
-      unit: '{thread}',
-      valueType: ValueType.INT,
-    });
-    descriptors = meter.createObservableUpDownCounter(METRIC_PROCESS_OPEN_FD_COUNT, {
-      description: 'Number of file descriptors in use by the process.',
-      unit: UNIT_FILE_DESCRIPTOR,
-      valueType: ValueType.INT,
-    });
+    threads = createInstrument(meter, INSTRUMENTS.processThreadCount);
+    descriptors = createInstrument(meter, INSTRUMENTS.processOpenFds);
     observables.push(threads, descriptors);
   }
 

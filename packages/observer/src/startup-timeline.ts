@@ -17,15 +17,15 @@ import {
   ATTR_SERVER_NAME,
   ATTR_STARTUP_STAGE,
   ENV_TRACEPARENT,
+  INSTRUMENTS,
   MAX_STARTUP_STAGES,
-  METRIC_SERVER_STARTUP_STAGE_DURATION,
-  SERVER_STARTUP_BOUNDARIES_MS,
   SPAN_SERVER_STARTUP,
   STARTUP_STAGE_LOOP_START,
   STARTUP_STAGE_NODE_BOOTSTRAP,
   STARTUP_STAGE_PATTERN,
 } from '@gym/constants';
 import {
+  createInstrument,
   currentSpanGroups,
   invalidChoice,
   isTracesExporting,
@@ -44,7 +44,6 @@ import {
   type Meter,
   type Tracer,
   trace,
-  ValueType,
 } from '@opentelemetry/api';
 import { reporter, SCOPE } from './scope.js';
 import { parseTraceparent } from './traceparent.js';
@@ -72,12 +71,7 @@ export interface NodeStamps {
 
 /** `gym.server.startup_stage_duration_ms` of `meter`, created once. May throw (a broken meter): callers catch. */
 const stageHistogram: (meter: Meter) => Histogram = perMeter((meter) =>
-  meter.createHistogram(METRIC_SERVER_STARTUP_STAGE_DURATION, {
-    description: "Wall-clock time of one stage of a server's startup, from the process's start to serving.",
-    unit: 'ms',
-    valueType: ValueType.DOUBLE,
-    advice: { explicitBucketBoundaries: [...SERVER_STARTUP_BOUNDARIES_MS] },
-  }),
+  createInstrument(meter, INSTRUMENTS.serverStartupStageDuration),
 );
 
 /**

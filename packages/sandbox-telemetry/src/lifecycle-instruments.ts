@@ -3,12 +3,17 @@
 // the group off none is recorded, whatever meter was injected (a provider says where, the
 // group says whether).
 
-import { SANDBOX_LIFECYCLE_INSTRUMENTS as TABLE } from '@gym/constants';
-import { currentSpanGroups, isMetricsExporting, type MeterSourceOptions, perMeter, resolveMeter } from '@gym/core';
-import { type Counter, type Histogram, type Meter, type UpDownCounter, ValueType } from '@opentelemetry/api';
+import { INSTRUMENTS } from '@gym/constants';
+import {
+  createInstrument,
+  currentSpanGroups,
+  isMetricsExporting,
+  type MeterSourceOptions,
+  perMeter,
+  resolveMeter,
+} from '@gym/core';
+import type { Counter, Histogram, Meter, UpDownCounter } from '@opentelemetry/api';
 import { reporter, SCOPE } from './scope.js';
-
-type HistogramEntry = (typeof TABLE)['execDuration' | 'startupDuration' | 'transferDuration'];
 
 /** The five lifecycle instruments of one meter. */
 export class SandboxLifecycleInstruments {
@@ -19,29 +24,12 @@ export class SandboxLifecycleInstruments {
   readonly createRetries: Counter;
 
   constructor(meter: Meter) {
-    const { active, createRetries } = TABLE;
-    this.active = meter.createUpDownCounter(active.name, {
-      description: active.description,
-      unit: active.unit,
-      valueType: ValueType.INT,
-    });
-    this.startupDuration = histogram(meter, TABLE.startupDuration);
-    this.execDuration = histogram(meter, TABLE.execDuration);
-    this.transferDuration = histogram(meter, TABLE.transferDuration);
-    this.createRetries = meter.createCounter(createRetries.name, {
-      description: createRetries.description,
-      unit: createRetries.unit,
-      valueType: ValueType.INT,
-    });
+    this.active = createInstrument(meter, INSTRUMENTS.sandboxActive);
+    this.startupDuration = createInstrument(meter, INSTRUMENTS.sandboxStartupDuration);
+    this.execDuration = createInstrument(meter, INSTRUMENTS.sandboxExecDuration);
+    this.transferDuration = createInstrument(meter, INSTRUMENTS.sandboxTransferDuration);
+    this.createRetries = createInstrument(meter, INSTRUMENTS.sandboxCreateRetry);
   }
-}
-
-function histogram(meter: Meter, entry: HistogramEntry): Histogram {
-  return meter.createHistogram(entry.name, {
-    description: entry.description,
-    unit: entry.unit,
-    advice: { explicitBucketBoundaries: [...entry.boundaries] },
-  });
 }
 
 const instrumentsOf = perMeter((meter) => new SandboxLifecycleInstruments(meter));
