@@ -50,10 +50,14 @@ export interface HttpPoolTelemetryOptions extends MeterSourceOptions {
 /** A dispatch function as an undici interceptor sees it. */
 export type DispatchFunction = (options: object, handler: object) => boolean;
 
-/** What `observe` needs of a pool: undici's `Pool` (or `BalancedPool`), 6.x or newer. */
+/**
+ * What `observe` needs of a pool: undici's `Pool` (or `BalancedPool`), 6.x or newer. `compose`
+ * is undici's own, called with one interceptor of type `(dispatch: DispatchFunction) =>
+ * DispatchFunction` (declared loosely so that every undici version's typings fit).
+ */
 export interface ObservablePool {
   readonly stats: { readonly queued: number };
-  compose(interceptor: (dispatch: DispatchFunction) => DispatchFunction): unknown;
+  compose(...interceptors: never[]): unknown;
 }
 
 /** A running connection-pool telemetry. */
@@ -126,7 +130,8 @@ export function startHttpPoolTelemetry(options: HttpPoolTelemetryOptions = {}): 
   return {
     observe(pool, origin) {
       const name = names.get(originOf(origin, 'observe: origin')) ?? HTTP_DESTINATION_EXTERNAL;
-      return pool.compose(queueInterceptor(pool, recorder, name)) as ReturnType<(typeof pool)['compose']>;
+      const interceptor = queueInterceptor(pool, recorder, name);
+      return pool.compose(interceptor as never) as ReturnType<(typeof pool)['compose']>;
     },
     stop() {
       if (recorder.stopped) return;

@@ -28,7 +28,12 @@ abstract class WaiterBase implements Waiter {
     private readonly settle: Settle,
   ) {}
 
-  /** The request left the queue: on a connection, or aborted by its caller as it did. */
+  /**
+   * The request left the queue: `true` when undici started it on a connection, `false` when it
+   * ended first. A caller that gave the wait up aborts the moment undici offers it a
+   * connection, and undici delivers that abort's error synchronously, inside the start
+   * callback: the error settles the wait as abandoned before the start callback returns.
+   */
   protected done(gotConnection: boolean): void {
     if (!this.queued || this.#settled) return;
     this.#settled = true;
@@ -38,12 +43,11 @@ abstract class WaiterBase implements Waiter {
 
 /** undici 7+ handlers (`onRequestStart` and the `onResponse*` callbacks). */
 class ControllerWaiter extends WaiterBase {
-  onRequestStart(controller: { readonly aborted?: boolean }, context: unknown): unknown {
+  onRequestStart(...args: unknown[]): unknown {
     try {
-      return this.handler.onRequestStart?.(controller, context);
+      return this.handler.onRequestStart?.(...args);
     } finally {
-      // A caller that gave the wait up aborts here, the moment undici offers it a connection.
-      this.done(controller.aborted !== true);
+      this.done(true);
     }
   }
   onRequestUpgrade(...args: unknown[]): unknown {
@@ -69,16 +73,11 @@ class ControllerWaiter extends WaiterBase {
 
 /** Older handlers (`onConnect`, `onHeaders`, `onData`, `onComplete`, `onError`, …). */
 class AbortWaiter extends WaiterBase {
-  onConnect(abort: (reason?: unknown) => void, context: unknown): unknown {
-    if (!this.queued) return this.handler.onConnect?.(abort, context);
-    let aborted = false;
+  onConnect(...args: unknown[]): unknown {
     try {
-      return this.handler.onConnect?.((reason?: unknown) => {
-        aborted = true;
-        abort(reason);
-      }, context);
+      return this.handler.onConnect?.(...args);
     } finally {
-      this.done(!aborted);
+      this.done(true);
     }
   }
   onUpgrade(...args: unknown[]): unknown {
