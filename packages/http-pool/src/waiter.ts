@@ -1,4 +1,4 @@
-// The handler the interceptor hands to the pool in place of the caller's: it forwards every
+// The handler the observed dispatch hands to the pool in place of the caller's: it forwards every
 // callback, unchanged and on the caller's own handler (so `this`, private fields and return
 // values are the caller's), and notes when undici starts the request on a connection.
 //
@@ -11,22 +11,27 @@ type Callback = (...args: unknown[]) => unknown;
 type Handler = Record<string, Callback | undefined>;
 
 /** Called once for a queued request: when it got a connection, or gave the wait up. */
-export type Settle = (started: number, gotConnection: boolean) => void;
+export type Settle = (queuedAt: number, gotConnection: boolean) => void;
 
 /** A forwarding handler that times the wait of a queued request. */
 export interface Waiter {
-  /** Set by the interceptor when the pool queued the request. */
-  queued: boolean;
+  /** True once undici started the request or ended it (so it is not waiting in a queue). */
+  readonly left: boolean;
+  /** Called by the observed dispatch when the pool queued the request, with the clock then. */
+  queue(now: number): void;
 }
 
 abstract class WaiterBase implements Waiter {
-  queued = false;
-  #settled = false;
+  left = false;
+  #queuedAt = -1;
   constructor(
     protected readonly handler: Handler,
-    private readonly started: number,
     private readonly settle: Settle,
   ) {}
+
+  queue(now: number): void {
+    this.#queuedAt = now;
+  }
 
   /**
    * The request left the queue: `true` when undici started it on a connection, `false` when it
@@ -35,36 +40,38 @@ abstract class WaiterBase implements Waiter {
    * callback: the error settles the wait as abandoned before the start callback returns.
    */
   protected done(gotConnection: boolean): void {
-    if (!this.queued || this.#settled) return;
-    this.#settled = true;
-    this.settle(this.started, gotConnection);
+    this.left = true;
+    if (this.#queuedAt < 0) return;
+    const queuedAt = this.#queuedAt;
+    this.#queuedAt = -1;
+    this.settle(queuedAt, gotConnection);
   }
 }
 
 /** undici 7+ handlers (`onRequestStart` and the `onResponse*` callbacks). */
 class ControllerWaiter extends WaiterBase {
-  onRequestStart(...args: unknown[]): unknown {
+  onRequestStart(controller: unknown, context: unknown): unknown {
     try {
-      return this.handler.onRequestStart?.(...args);
+      return this.handler.onRequestStart?.(controller, context);
     } finally {
       this.done(true);
     }
   }
-  onRequestUpgrade(...args: unknown[]): unknown {
-    return this.handler.onRequestUpgrade?.(...args);
+  onRequestUpgrade(controller: unknown, statusCode: unknown, headers: unknown, socket: unknown): unknown {
+    return this.handler.onRequestUpgrade?.(controller, statusCode, headers, socket);
   }
-  onResponseStart(...args: unknown[]): unknown {
-    return this.handler.onResponseStart?.(...args);
+  onResponseStart(controller: unknown, statusCode: unknown, headers: unknown, statusMessage: unknown): unknown {
+    return this.handler.onResponseStart?.(controller, statusCode, headers, statusMessage);
   }
-  onResponseData(...args: unknown[]): unknown {
-    return this.handler.onResponseData?.(...args);
+  onResponseData(controller: unknown, chunk: unknown): unknown {
+    return this.handler.onResponseData?.(controller, chunk);
   }
-  onResponseEnd(...args: unknown[]): unknown {
-    return this.handler.onResponseEnd?.(...args);
+  onResponseEnd(controller: unknown, trailers: unknown): unknown {
+    return this.handler.onResponseEnd?.(controller, trailers);
   }
-  onResponseError(...args: unknown[]): unknown {
+  onResponseError(controller: unknown, error: unknown): unknown {
     try {
-      return this.handler.onResponseError?.(...args);
+      return this.handler.onResponseError?.(controller, error);
     } finally {
       this.done(false);
     }
@@ -73,34 +80,34 @@ class ControllerWaiter extends WaiterBase {
 
 /** Older handlers (`onConnect`, `onHeaders`, `onData`, `onComplete`, `onError`, …). */
 class AbortWaiter extends WaiterBase {
-  onConnect(...args: unknown[]): unknown {
+  onConnect(abort: unknown, context: unknown): unknown {
     try {
-      return this.handler.onConnect?.(...args);
+      return this.handler.onConnect?.(abort, context);
     } finally {
       this.done(true);
     }
   }
-  onUpgrade(...args: unknown[]): unknown {
-    return this.handler.onUpgrade?.(...args);
+  onUpgrade(statusCode: unknown, headers: unknown, socket: unknown): unknown {
+    return this.handler.onUpgrade?.(statusCode, headers, socket);
   }
-  onHeaders(...args: unknown[]): unknown {
-    return this.handler.onHeaders?.(...args);
+  onHeaders(statusCode: unknown, headers: unknown, resume: unknown, statusText: unknown): unknown {
+    return this.handler.onHeaders?.(statusCode, headers, resume, statusText);
   }
-  onData(...args: unknown[]): unknown {
-    return this.handler.onData?.(...args);
+  onData(chunk: unknown): unknown {
+    return this.handler.onData?.(chunk);
   }
-  onComplete(...args: unknown[]): unknown {
-    return this.handler.onComplete?.(...args);
+  onComplete(trailers: unknown): unknown {
+    return this.handler.onComplete?.(trailers);
   }
-  onBodySent(...args: unknown[]): unknown {
-    return this.handler.onBodySent?.(...args);
+  onBodySent(chunk: unknown): unknown {
+    return this.handler.onBodySent?.(chunk);
   }
-  onResponseStarted(...args: unknown[]): unknown {
-    return this.handler.onResponseStarted?.(...args);
+  onResponseStarted(): unknown {
+    return this.handler.onResponseStarted?.();
   }
-  onError(...args: unknown[]): unknown {
+  onError(error: unknown): unknown {
     try {
-      return this.handler.onError?.(...args);
+      return this.handler.onError?.(error);
     } finally {
       this.done(false);
     }
@@ -108,9 +115,9 @@ class AbortWaiter extends WaiterBase {
 }
 
 /** A waiter of the caller's handler shape. */
-export function waiterFor(handler: object, started: number, settle: Settle): Waiter {
+export function waiterFor(handler: object, settle: Settle): Waiter {
   const callbacks = handler as Handler;
   return typeof callbacks.onRequestStart === 'function'
-    ? new ControllerWaiter(callbacks, started, settle)
-    : new AbortWaiter(callbacks, started, settle);
+    ? new ControllerWaiter(callbacks, settle)
+    : new AbortWaiter(callbacks, settle);
 }

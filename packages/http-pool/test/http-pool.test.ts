@@ -289,7 +289,7 @@ describe.each(UNDICI)('%s', (name, undici) => {
       const telemetry = start({ [judge.origin]: 'judge' });
       const raw = pool(judge.origin);
       const observed = telemetry.observe(raw, judge.origin);
-      const retrying = observed.compose(
+      const retrying = (observed as undici7.Pool).compose(
         undici.interceptors.retry({ maxRetries: 1, minTimeout: 1, statusCodes: [503], methods: ['GET'] }),
       );
 
