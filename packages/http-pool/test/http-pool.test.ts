@@ -422,6 +422,8 @@ describe.each(UNDICI)('%s', (name, undici) => {
         RangeError,
       );
       expect(hasSubscribers(CREATE)).toBe(false);
+      const telemetry = start({});
+      expect(() => telemetry.observe(pool('http://127.0.0.1:1'), 'judge')).toThrow(RangeError);
     });
   });
 });
