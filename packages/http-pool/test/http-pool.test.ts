@@ -90,6 +90,21 @@ describe.each(UNDICI)('%s', (name, undici) => {
     return telemetry;
   }
 
+  /** A held server named `judge` and its one-connection pool, observed. */
+  async function observedJudge() {
+    const judge = await server();
+    const telemetry = start({ [judge.origin]: 'judge' });
+    const raw = pool(judge.origin);
+    return { judge, raw, observed: telemetry.observe(raw, judge.origin) };
+  }
+
+  /** Sends `/first` and waits until the server holds it: the pool's one connection is busy. */
+  async function occupy(judge: HeldServer, dispatcher: Pool) {
+    const first = get(dispatcher, '/first');
+    await waitFor('the first request to reach the server', () => judge.received.length === 1);
+    return { first };
+  }
+
   async function get(dispatcher: { request: Pool['request'] }, path: string, signal?: AbortSignal): Promise<string> {
     const { statusCode, body } = await dispatcher.request({ method: 'GET', path, signal });
     expect(statusCode).toBe(200);
@@ -111,13 +126,9 @@ describe.each(UNDICI)('%s', (name, undici) => {
     });
 
     it('records one point for the request that waited, in Gym buckets, and counts both in connect_total', async () => {
-      const judge = await server();
-      const telemetry = start({ [judge.origin]: 'judge' });
-      const raw = pool(judge.origin);
-      const observed = telemetry.observe(raw, judge.origin);
+      const { judge, raw, observed } = await observedJudge();
 
-      const first = get(observed, '/first');
-      await waitFor('the first request to reach the server', () => judge.received.length === 1);
+      const { first } = await occupy(judge, observed);
       const second = get(observed, '/second');
       await waitFor('the second request to queue in the pool', () => raw.stats.queued === 1);
       expect(histogramCount(await harness.collect(), METRIC_HTTP_POOL_QUEUE_DURATION)).toBe(0);
@@ -134,10 +145,7 @@ describe.each(UNDICI)('%s', (name, undici) => {
     });
 
     it('fetch through the observed pool (undici fetch and Node fetch) is timed the same way', async () => {
-      const judge = await server();
-      const telemetry = start({ [judge.origin]: 'judge' });
-      const raw = pool(judge.origin);
-      const observed = telemetry.observe(raw, judge.origin);
+      const { judge, raw, observed } = await observedJudge();
 
       const first = undiciFetch(`${judge.origin}/a`, { dispatcher: observed }).then((r) => r.text());
       await waitFor('the first fetch to reach the server', () => judge.received.length === 1);
@@ -156,13 +164,9 @@ describe.each(UNDICI)('%s', (name, undici) => {
     });
 
     it('a cancelled wait is recorded as abandoned, and the pool serves the next request', async () => {
-      const judge = await server();
-      const telemetry = start({ [judge.origin]: 'judge' });
-      const raw = pool(judge.origin);
-      const observed = telemetry.observe(raw, judge.origin);
+      const { judge, raw, observed } = await observedJudge();
 
-      const first = get(observed, '/first');
-      await waitFor('the first request to reach the server', () => judge.received.length === 1);
+      const { first } = await occupy(judge, observed);
       const controller = new AbortController();
       const cancelled = get(observed, '/cancelled', controller.signal).then(
         () => 'served',
@@ -194,10 +198,7 @@ describe.each(UNDICI)('%s', (name, undici) => {
     });
 
     it('a pool destroyed under a queued request records the wait as abandoned', async () => {
-      const judge = await server();
-      const telemetry = start({ [judge.origin]: 'judge' });
-      const raw = pool(judge.origin);
-      const observed = telemetry.observe(raw, judge.origin);
+      const { judge, raw, observed } = await observedJudge();
 
       const first = get(observed, '/first').catch((error: unknown) => (error as Error).name);
       await waitFor('the first request to reach the server', () => judge.received.length === 1);
@@ -293,8 +294,7 @@ describe.each(UNDICI)('%s', (name, undici) => {
         undici.interceptors.retry({ maxRetries: 1, minTimeout: 1, statusCodes: [503], methods: ['GET'] }),
       );
 
-      const first = get(observed, '/first');
-      await waitFor('the first request to reach the server', () => judge.received.length === 1);
+      const { first } = await occupy(judge, observed);
       const flaky = get(retrying, '/flaky');
       const second = get(observed, '/second');
       await waitFor('both to queue', () => raw.stats.queued === 2);
@@ -401,8 +401,7 @@ describe.each(UNDICI)('%s', (name, undici) => {
       telemetry.stop();
       expect(hasSubscribers(CREATE)).toBe(false);
 
-      const first = get(observed, '/first');
-      await waitFor('the first request to reach the server', () => judge.received.length === 1);
+      const { first } = await occupy(judge, observed);
       const second = get(observed, '/second');
       await waitFor('the second to queue', () => raw.stats.queued === 1);
       judge.releaseAll();
