@@ -76,7 +76,10 @@ interface Recorder {
 }
 
 const INERT: HttpPoolTelemetry = Object.freeze({
-  observe: <P extends ObservablePool>(pool: P) => pool,
+  observe<P extends ObservablePool>(pool: P, origin: string | URL): P {
+    originOf(origin, 'observe: origin');
+    return pool;
+  },
   stop: () => {},
 });
 

@@ -11,12 +11,14 @@ import {
   HTTP_POOL_QUEUE_DURATION_BOUNDARIES_MS,
   METRIC_HTTP_POOL_CONNECT_TOTAL,
   METRIC_HTTP_POOL_QUEUE_DURATION,
+  UNIT_CONNECTION,
 } from '@gym/constants';
 import { startHttpPoolTelemetry } from '@gym/http-pool';
 import {
   captureDiag,
   counterValue,
   createMetricHarness,
+  findMetric,
   histogramCount,
   histogramPoint,
   type MetricHarness,
@@ -141,6 +143,8 @@ describe.each(UNDICI)('%s', (name, undici) => {
       expect(point.count).toBe(1);
       expect(point.sum).toBeGreaterThan(0);
       expect(point.buckets.boundaries).toEqual([...HTTP_POOL_QUEUE_DURATION_BOUNDARIES_MS]);
+      expect(findMetric(collected, METRIC_HTTP_POOL_QUEUE_DURATION).descriptor.unit).toBe('ms');
+      expect(findMetric(collected, METRIC_HTTP_POOL_CONNECT_TOTAL).descriptor.unit).toBe(UNIT_CONNECTION);
       expect(counterValue(collected, METRIC_HTTP_POOL_CONNECT_TOTAL, destination('judge'))).toBe(2);
     });
 
@@ -388,6 +392,7 @@ describe.each(UNDICI)('%s', (name, undici) => {
       const telemetry = startHttpPoolTelemetry({ destinations: { [judge.origin]: 'judge' } });
       const raw = pool(judge.origin);
       expect(telemetry.observe(raw, judge.origin)).toBe(raw);
+      expect(() => telemetry.observe(raw, 'judge')).toThrow(RangeError);
       expect(hasSubscribers(CREATE)).toBe(false);
     });
 
