@@ -66,17 +66,20 @@ export function checkOffPath({ gateName, gate, state, cases, calls, rounds, maxG
  * time also holds every moment the scheduler gave the CPU to another process. Wall time is
  * reported beside it.
  *
- * @param {{ run: () => Promise<void>, baseline: () => Promise<void>, ops: number, rounds: number }} spec
- *   each function performs `ops` operations.
+ * @param {{ run: () => Promise<void>, baseline: () => Promise<void>, ops: number, rounds: number,
+ *   setUp?: () => void, tearDown?: () => void }} spec each of `run` and `baseline` performs `ops`
+ *   operations; `setUp` and `tearDown`, untimed, run just before and after each `run` round.
  * @returns {Promise<{ cpuRatio: number, wallRatio: number, baselineCpuNs: number }>}
  */
-export async function medianAsyncRatio({ run, baseline, ops, rounds }) {
+export async function medianAsyncRatio({ run, baseline, ops, rounds, setUp = () => {}, tearDown = () => {} }) {
   const time = async (fn) => {
+    if (fn === run) setUp();
     const cpu0 = process.cpuUsage();
     const start = process.hrtime.bigint();
     await fn();
     const wall = Number(process.hrtime.bigint() - start) / ops;
     const cpu = process.cpuUsage(cpu0);
+    if (fn === run) tearDown();
     return { wall, cpu: ((cpu.user + cpu.system) * 1000) / ops };
   };
   const cpuRatios = [];
