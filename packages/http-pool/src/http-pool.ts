@@ -51,7 +51,7 @@ export interface HttpPoolTelemetryOptions extends MeterSourceOptions {
 /** undici's `dispatch(options, handler)`. */
 export type DispatchFunction = (options: object, handler: object) => boolean;
 
-/** What `observe` needs of a pool: undici's `Pool` (or `BalancedPool`), 6.x or newer. */
+/** What `observe` needs of a pool: undici's `Pool`, 6.x or newer. */
 export interface ObservablePool {
   readonly stats: { readonly queued: number };
   dispatch(...args: never[]): boolean;
