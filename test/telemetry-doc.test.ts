@@ -302,6 +302,8 @@ describe('attributes', () => {
     [constants.ATTR_OUTCOME, constants.OUTCOMES],
     [constants.ATTR_CONCURRENCY_COMPONENT, constants.COMPONENTS],
     [constants.ATTR_V8JS_GC_TYPE, constants.V8JS_GC_TYPES],
+    [constants.ATTR_HTTP_POOL_QUEUE_CONSTRAINT, constants.HTTP_POOL_QUEUE_CONSTRAINTS],
+    [constants.ATTR_HTTP_POOL_QUEUE_OUTCOME, constants.HTTP_POOL_QUEUE_OUTCOMES],
   ])('%s allows exactly the bounded set, in order', (key, values) => {
     expect(ticked(allowedRows.get(key) ?? '')).toEqual([...values]);
   });

@@ -57,3 +57,43 @@ export function checkOffPath({ gateName, gate, state, cases, calls, rounds, maxG
   if (!ok) console.error(`an off-path recorder costs more than ${maxGates} gates or a clock read`);
   return { ok, gateNs, measure };
 }
+
+/**
+ * The async counterpart of {@link bestNsPerCall}, for cases that must await (an HTTP request):
+ * runs `rounds` pairs of rounds of `run` and `baseline`, interleaved ABBA so that drift on a
+ * shared machine lands on both sides, and returns the median of the per-pair ratios. CPU time
+ * of this process (`process.cpuUsage`) is the verdict: it counts only the work done, where wall
+ * time also holds every moment the scheduler gave the CPU to another process. Wall time is
+ * reported beside it.
+ *
+ * @param {{ run: () => Promise<void>, baseline: () => Promise<void>, ops: number, rounds: number,
+ *   setUp?: () => void, tearDown?: () => void }} spec each of `run` and `baseline` performs `ops`
+ *   operations; `setUp` and `tearDown`, untimed, run just before and after each `run` round.
+ * @returns {Promise<{ cpuRatio: number, wallRatio: number, baselineCpuNs: number }>}
+ */
+export async function medianAsyncRatio({ run, baseline, ops, rounds, setUp = () => {}, tearDown = () => {} }) {
+  const time = async (fn) => {
+    if (fn === run) setUp();
+    const cpu0 = process.cpuUsage();
+    const start = process.hrtime.bigint();
+    await fn();
+    const wall = Number(process.hrtime.bigint() - start) / ops;
+    const cpu = process.cpuUsage(cpu0);
+    if (fn === run) tearDown();
+    return { wall, cpu: ((cpu.user + cpu.system) * 1000) / ops };
+  };
+  const cpuRatios = [];
+  const wallRatios = [];
+  const baselineCpu = [];
+  for (let round = 0; round < rounds; round += 1) {
+    const baselineFirst = round % 2 === 0;
+    const a = await time(baselineFirst ? baseline : run);
+    const b = await time(baselineFirst ? run : baseline);
+    const [base, measured] = baselineFirst ? [a, b] : [b, a];
+    cpuRatios.push(measured.cpu / base.cpu);
+    wallRatios.push(measured.wall / base.wall);
+    baselineCpu.push(base.cpu);
+  }
+  const median = (xs) => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+  return { cpuRatio: median(cpuRatios), wallRatio: median(wallRatios), baselineCpuNs: median(baselineCpu) };
+}

@@ -5,7 +5,10 @@
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { startHttpPoolTelemetry } from '@gym/http-pool';
 import { trackInFlight } from '@gym/observer';
+import { Pool } from 'undici';
+import { startFakeJudge } from './fake-judge.js';
 import type { Route } from './http-app.js';
 import { createRequestListener, type ErrorLog } from './http-app.js';
 import { connectionCount, hardenServer, httpServerOptions } from './http-limits.js';
@@ -40,7 +43,11 @@ export async function startResourcesServer(
     queueTimeoutMs: config.toolQueueTimeoutMs,
     serverName: config.name,
   });
-  const judge = createJudgeRoute(config.judgeLimit, config.judgeLatencyMs, {
+  // The judge this server calls, over a pool with half the connections its judge gate admits.
+  const fakeJudge = await startFakeJudge(config.judgeLatencyMs);
+  const judgePool = new Pool(fakeJudge.origin, { connections: Math.max(1, Math.floor(config.judgeLimit / 2)) });
+  const httpPool = startHttpPoolTelemetry({ destinations: { [fakeJudge.origin]: 'judge' } });
+  const judge = createJudgeRoute(config.judgeLimit, httpPool.observe(judgePool, fakeJudge.origin), {
     maxQueued: config.judgeMaxQueued,
     queueTimeoutMs: config.judgeQueueTimeoutMs,
     serverName: config.name,
@@ -89,6 +96,9 @@ export async function startResourcesServer(
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await Promise.all([closed, sandboxes.closeAll()]);
+      httpPool.stop();
+      await judgePool.destroy();
+      await fakeJudge.close();
     },
   };
 }

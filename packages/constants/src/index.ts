@@ -54,6 +54,19 @@ export {
   FALSY_WORDS,
   TRUTHY_WORDS,
 } from './environment.js';
+export type { HttpPoolQueueConstraint, HttpPoolQueueOutcome } from './http-pool.js';
+export {
+  ATTR_HTTP_DESTINATION_SERVER_NAME,
+  ATTR_HTTP_POOL_QUEUE_CONSTRAINT,
+  ATTR_HTTP_POOL_QUEUE_OUTCOME,
+  HTTP_DESTINATION_EXTERNAL,
+  HTTP_POOL_QUEUE_CONSTRAINTS,
+  HTTP_POOL_QUEUE_DURATION_BOUNDARIES_MS,
+  HTTP_POOL_QUEUE_OUTCOMES,
+  METRIC_HTTP_POOL_CONNECT_TOTAL,
+  METRIC_HTTP_POOL_QUEUE_DURATION,
+  UNIT_CONNECTION,
+} from './http-pool.js';
 export type {
   HistogramEntry,
   InstrumentEntry,

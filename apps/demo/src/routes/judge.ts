@@ -1,39 +1,20 @@
-// POST /judge: waits on a simulated slow upstream (a judge model behind a network) under
-// its own async-mutex Semaphore, executor `inline` (the wait happens on the event loop),
-// behind admission control.
-// The upstream fails one call in FAIL_EVERY, so `error` shows up as an outcome too.
+// POST /judge: asks the judge (a fake judge model behind HTTP, `fake-judge.ts`) under its
+// own async-mutex Semaphore, executor `inline` (the wait happens on the event loop), behind
+// admission control. The call goes over an undici Pool with fewer connections than the gate
+// admits, so under load it queues for a connection (`@gym/http-pool` times that wait).
+// The judge fails one call in 40 with a 503, so `error` shows up as an outcome too.
 
-import { setTimeout as sleep } from 'node:timers/promises';
-import { z } from 'zod';
+import type { Dispatcher } from 'undici';
 import { type AdmissionSettings, createSemaphoreGate, type Gate } from '../admission.js';
+import { judgeBodySchema } from '../fake-judge.js';
 import type { Route } from '../http-app.js';
 import { HttpError } from '../http-error.js';
 import { readJsonBody } from '../read-body.js';
 
-/** One upstream call in this many fails, as a flaky model endpoint would. */
-const FAIL_EVERY = 40;
-
-/** Body of POST /judge. */
-export const judgeBodySchema = z.strictObject({
-  prompt: z.string().min(1).max(8192),
-  response: z.string().max(8192),
-});
-
-/** Share of the prompt's distinct words that the response repeats: a stand-in for a judge's score. */
-export function overlapScore(prompt: string, response: string): number {
-  const words = (value: string) => new Set(value.toLowerCase().match(/[a-z0-9]+/g) ?? []);
-  const wanted = words(prompt);
-  if (wanted.size === 0) return 0;
-  const given = words(response);
-  let hits = 0;
-  for (const word of wanted) if (given.has(word)) hits++;
-  return hits / wanted.size;
-}
-
-/** The judge route and its gate (exposed for GET /limits). */
+/** The judge route and its gate (exposed for GET /limits). `judge` is the pool to the judge. */
 export function createJudgeRoute(
   limit: number,
-  latencyMs: number,
+  judge: Pick<Dispatcher, 'request'>,
   admission: AdmissionSettings,
 ): { route: Route; gate: Gate } {
   const gate = createSemaphoreGate(limit, {
@@ -42,18 +23,25 @@ export function createJudgeRoute(
     limitName: 'judge_slots',
     ...admission,
   });
-  let calls = 0;
   const route: Route = {
     method: 'POST',
     path: '/judge',
     async handle(req, signal) {
       const body = await readJsonBody(req, judgeBodySchema);
       const score = await gate.run(signal, async () => {
-        calls++;
-        // Latency between half and one and a half times the mean; sleep rejects with an AbortError if the client leaves.
-        await sleep(latencyMs * (0.5 + Math.random()), undefined, { signal });
-        if (calls % FAIL_EVERY === 0) throw new HttpError(502, 'the judge upstream answered 503 (simulated outage)');
-        return overlapScore(body.prompt, body.response);
+        // The signal aborts the call (a queued one too) if the client leaves.
+        const reply = await judge.request({
+          method: 'POST',
+          path: '/score',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          signal,
+        });
+        const answer = (await reply.body.json()) as { score?: unknown };
+        if (reply.statusCode !== 200 || typeof answer.score !== 'number') {
+          throw new HttpError(502, `the judge upstream answered ${reply.statusCode} (simulated outage)`);
+        }
+        return answer.score;
       });
       return { status: 200, body: { score } };
     },

@@ -1,0 +1,236 @@
+// Connection-pool telemetry for undici and fetch, under Gym's `gym.http.connection_pool.*`
+// names. Two sources, both undici's own public surfaces, nothing patched:
+//
+// - `connect_total` counts undici's `undici:request:create` diagnostics_channel event. Channels
+//   are global by name, so the npm undici and the undici inside Node's fetch are both seen.
+//   undici creates the request when a connection takes it; a request that waited in a Pool's
+//   queue is counted when it leaves the queue.
+// - `queue_duration_ms` needs the moment a request entered the pool, and no channel event
+//   marks it: a Pool keeps a waiting request as `{ opts, handler }` and publishes nothing until
+//   a connection takes it. So `observe(pool)` returns the pool with its `dispatch` wrapped, the
+//   way undici's own `compose` does it: after the pool's own dispatch, the request queued when
+//   undici neither started it nor has room for more and `pool.stats.queued` is not zero; the
+//   wait ends when undici starts the request on a connection. Requests that did not queue get
+//   no point.
+//
+// Off is free: when nothing exports, nothing subscribes to any channel and `observe` returns
+// the pool itself.
+
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import {
+  ATTR_HTTP_DESTINATION_SERVER_NAME,
+  ATTR_HTTP_POOL_QUEUE_CONSTRAINT,
+  ATTR_HTTP_POOL_QUEUE_OUTCOME,
+  HTTP_DESTINATION_EXTERNAL,
+  HTTP_POOL_QUEUE_DURATION_BOUNDARIES_MS,
+  type HttpPoolQueueOutcome,
+  METRIC_HTTP_POOL_CONNECT_TOTAL,
+  METRIC_HTTP_POOL_QUEUE_DURATION,
+  SERVER_NAME_PATTERN,
+  UNIT_CONNECTION,
+} from '@gym/constants';
+import { createReporter, invalidChoice, type MeterSourceOptions, resolveMeter } from '@gym/core';
+import { type Attributes, type Histogram, type ObservableResult, ValueType } from '@opentelemetry/api';
+import { waiterFor } from './waiter.js';
+
+const SCOPE = { name: '@gym/http-pool' } as const;
+const reporter = createReporter('@gym/http-pool');
+
+/** The diagnostics_channel undici publishes when a connection takes a request. */
+const REQUEST_CREATE_CHANNEL = 'undici:request:create';
+
+/** Options of {@link startHttpPoolTelemetry}. */
+export interface HttpPoolTelemetryOptions extends MeterSourceOptions {
+  /**
+   * Origin (`http://judge.internal:8000`) → the destination's bounded name (`judge`), matching
+   * `^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`. Every origin not listed is `external`.
+   */
+  readonly destinations?: Readonly<Record<string, string>>;
+}
+
+/** undici's `dispatch(options, handler)`. */
+export type DispatchFunction = (options: object, handler: object) => boolean;
+
+/** What `observe` needs of a pool: undici's `Pool`, 6.x or newer. */
+export interface ObservablePool {
+  readonly stats: { readonly queued: number };
+  dispatch(...args: never[]): boolean;
+}
+
+/** A running connection-pool telemetry. */
+export interface HttpPoolTelemetry {
+  /**
+   * The dispatcher to use instead of `pool` (for `pool.request`-style calls, or as `fetch`'s
+   * `dispatcher`): the same pool, with the waits of its queued requests recorded under the
+   * name of `origin`. The pool itself when nothing exports. Send every request of the pool
+   * through it; requests sent to `pool` directly are still served in order but not timed.
+   */
+  observe<P extends ObservablePool>(pool: P, origin: string | URL): P;
+  /** Stops counting and unsubscribes. Dispatchers already observed stop recording. Idempotent. */
+  stop(): void;
+}
+
+interface Recorder {
+  readonly histogram: Histogram;
+  stopped: boolean;
+}
+
+const INERT: HttpPoolTelemetry = Object.freeze({
+  observe<P extends ObservablePool>(pool: P, origin: string | URL): P {
+    originOf(origin, 'observe: origin');
+    return pool;
+  },
+  stop: () => {},
+});
+
+/**
+ * Starts connection-pool telemetry: `gym.http.connection_pool.connect_total` for every undici
+ * request in the process (npm undici and Node's fetch), and `queue_duration_ms` for the pools
+ * given to `observe`. Call it once, after telemetry is set up: when nothing exports at that
+ * moment it returns an inert handle that subscribes to nothing. Invalid `destinations` throw a
+ * `RangeError` at once; telemetry trouble never throws.
+ */
+export function startHttpPoolTelemetry(options: HttpPoolTelemetryOptions = {}): HttpPoolTelemetry {
+  const names = destinationNames(options.destinations);
+  const meter = resolveMeter(options, SCOPE, reporter);
+  if (meter === undefined) return INERT;
+  let recorder: Recorder;
+  const counts = new Map<string, number>();
+  const observeCounts = (result: ObservableResult) => {
+    for (const [name, count] of counts) result.observe(count, destinationAttributes(name));
+  };
+  const onCreate = (message: unknown) => {
+    const origin = (message as { request?: { origin?: unknown } } | null)?.request?.origin;
+    const name = (typeof origin === 'string' && names.get(origin)) || HTTP_DESTINATION_EXTERNAL;
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+  };
+  let removeCallback = () => {};
+  try {
+    recorder = {
+      histogram: meter.createHistogram(METRIC_HTTP_POOL_QUEUE_DURATION, {
+        description: 'Time one queued connection acquisition waited for a pool slot.',
+        unit: 'ms',
+        advice: { explicitBucketBoundaries: [...HTTP_POOL_QUEUE_DURATION_BOUNDARIES_MS] },
+      }),
+      stopped: false,
+    };
+    const counter = meter.createObservableCounter(METRIC_HTTP_POOL_CONNECT_TOTAL, {
+      description:
+        'Outgoing requests that asked a connection pool for a connection, including ones that later failed or were abandoned.',
+      unit: UNIT_CONNECTION,
+      valueType: ValueType.INT,
+    });
+    counter.addCallback(observeCounts);
+    removeCallback = () => counter.removeCallback(observeCounts);
+  } catch (error) {
+    reporter.warnOnce('instruments', 'creating the connection-pool instruments failed; nothing is recorded', error);
+    return INERT;
+  }
+  subscribe(REQUEST_CREATE_CHANNEL, onCreate);
+  return {
+    observe(pool, origin) {
+      const name = names.get(originOf(origin, 'observe: origin')) ?? HTTP_DESTINATION_EXTERNAL;
+      const dispatch = timedDispatch(pool, recorder, name);
+      // What undici's own `compose` returns: the pool, with only `dispatch` replaced. (Not
+      // `compose` itself: undici 7 converts every handler on that path, which costs a local
+      // request about 10%.)
+      return new Proxy(pool, { get: (target, key) => (key === 'dispatch' ? dispatch : Reflect.get(target, key)) });
+    },
+    stop() {
+      if (recorder.stopped) return;
+      recorder.stopped = true;
+      unsubscribe(REQUEST_CREATE_CHANNEL, onCreate);
+      try {
+        removeCallback();
+      } catch (error) {
+        reporter.warnOnce('stop', 'removing the connect_total callback failed', error);
+      }
+    },
+  };
+}
+
+/** The pool's own dispatch, timing the requests `pool` queues under `name`. */
+function timedDispatch(pool: ObservablePool, recorder: Recorder, name: string): DispatchFunction {
+  const dispatch = pool.dispatch as unknown as DispatchFunction;
+  const ok = queueAttributes(name, 'ok');
+  const abandoned = queueAttributes(name, 'abandoned');
+  const record = (queuedAt: number, gotConnection: boolean) => {
+    if (recorder.stopped) return;
+    try {
+      recorder.histogram.record(performance.now() - queuedAt, gotConnection ? ok : abandoned);
+    } catch (error) {
+      reporter.warnOnce('record', 'recording a connection-pool wait failed; the request is unaffected', error);
+    }
+  };
+  return (options, handler) => {
+    if (recorder.stopped) return dispatch.call(pool, options, handler);
+    const waiter = waiterFor(handler, record);
+    const accepted = dispatch.call(pool, options, waiter);
+    // Did the pool queue this request? Not when undici already started (or ended) it, nor when
+    // the pool said it has room for more (queueing makes dispatch return false). Otherwise the
+    // request sits in the pool's queue exactly when the queue is not empty: while requests
+    // wait, every connection is busy, so a new request joins them at the end. The clock now is
+    // when it joined. The common case (a free connection) reads no stats and no clock.
+    if (!waiter.left && !accepted) {
+      try {
+        if (pool.stats.queued > 0) waiter.queue(performance.now());
+      } catch (error) {
+        reporter.warnOnce('stats', "reading the pool's stats failed; this request is not timed", error);
+      }
+    }
+    return accepted;
+  };
+}
+
+const destinationAttributeSets = new Map<string, Attributes>();
+
+function destinationAttributes(name: string): Attributes {
+  let attributes = destinationAttributeSets.get(name);
+  if (attributes === undefined) {
+    attributes = Object.freeze({ [ATTR_HTTP_DESTINATION_SERVER_NAME]: name });
+    destinationAttributeSets.set(name, attributes);
+  }
+  return attributes;
+}
+
+function queueAttributes(name: string, outcome: HttpPoolQueueOutcome): Attributes {
+  // undici's Pool caps connections per origin: the only limit that can make one of its requests wait.
+  return Object.freeze({
+    [ATTR_HTTP_POOL_QUEUE_CONSTRAINT]: 'per_host',
+    [ATTR_HTTP_POOL_QUEUE_OUTCOME]: outcome,
+    [ATTR_HTTP_DESTINATION_SERVER_NAME]: name,
+  });
+}
+
+/** The origin of `value` as undici writes it (`http://host:port`, default port left out). */
+function originOf(value: unknown, what: string): string {
+  let origin: string | undefined;
+  try {
+    origin = typeof value === 'string' || value instanceof URL ? new URL(value).origin : undefined;
+  } catch {
+    origin = undefined;
+  }
+  if (origin === undefined || !/^https?:\/\//.test(origin)) {
+    throw invalidChoice(`startHttpPoolTelemetry: ${what}`, value, 'an http(s) origin such as http://127.0.0.1:8000');
+  }
+  return origin;
+}
+
+function destinationNames(destinations: Readonly<Record<string, string>> | undefined): ReadonlyMap<string, string> {
+  const names = new Map<string, string>();
+  if (destinations === undefined) return names;
+  if (typeof destinations !== 'object' || destinations === null) {
+    throw invalidChoice('startHttpPoolTelemetry: destinations', destinations, 'an object of origin → name');
+  }
+  for (const [key, name] of Object.entries(destinations)) {
+    if (typeof name !== 'string' || !SERVER_NAME_PATTERN.test(name)) {
+      throw invalidChoice(
+        `startHttpPoolTelemetry: destinations[${JSON.stringify(key)}]`,
+        name,
+        `a name matching ${SERVER_NAME_PATTERN}`,
+      );
+    }
+    names.set(originOf(key, 'a destinations key'), name);
+  }
+  return names;
+}

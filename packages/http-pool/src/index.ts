@@ -1,0 +1,7 @@
+export type {
+  DispatchFunction,
+  HttpPoolTelemetry,
+  HttpPoolTelemetryOptions,
+  ObservablePool,
+} from './http-pool.js';
+export { startHttpPoolTelemetry } from './http-pool.js';
