@@ -5,7 +5,7 @@
 // on-path figure (a real SDK with a no-op processor) is printed for scale, not asserted.
 // Runs on the build output: `npm run bench` (root) builds first.
 import { isMetricsExporting, isTracesExporting } from '@gym/core';
-import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { TracerProvider } from '@opentelemetry/sdk-trace';
 import { checkOffPath } from '../../../scripts/bench/measure.mjs';
 import {
   ResourceSampler,
@@ -67,7 +67,7 @@ const samplerNs = measure(() => {
 }, 20_000);
 console.log(`ResourceSampler construct+start+stop, traces off: ${(samplerNs / gateNs).toFixed(1)}x the gate`);
 
-const tracer = new BasicTracerProvider().getTracer('bench');
+const tracer = new TracerProvider().getTracer('bench');
 const onNs = measure(() => recordRequest(spec, extra, { tracer }), 20_000);
 console.log(
   `recordRequest, traces on (real SDK, no processor): ${(onNs / 1000).toFixed(2)} µs per call, ${(onNs / gateNs).toFixed(0)}x the gate`,

@@ -22,7 +22,7 @@ import {
 import { createSpanHarness, type DiagCapture, type SpanHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { context, type Tracer, trace } from '@opentelemetry/api';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { TracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
 import { captureSandboxDiag } from './support.js';
 
 const SAMPLE = 'gym.sandbox.resource.sample';
@@ -210,9 +210,9 @@ describe('the stop deadline', () => {
 describe("this package's own keys are never pushed out by caller attributes", () => {
   function limited(attributeCountLimit: number) {
     const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
+    const provider = new TracerProvider({
       spanLimits: { attributeCountLimit },
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
+      spanProcessors: [new SimpleSpanProcessor({ exporter })],
     });
     return { tracer: provider.getTracer('limited'), spans: () => exporter.getFinishedSpans() };
   }
