@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { requireTools } from '@gym/test-kit';
 import { describe, expect, it } from '@jest/globals';
 import {
   findPrometheus,
@@ -12,6 +13,8 @@ import {
   startDemoPrometheus,
   startLocalPrometheus,
 } from '../../../apps/demo/src/local-prometheus.js';
+
+const tools = requireTools('prometheus');
 
 async function rules(url: string): Promise<{ name: string; rules: { name: string; health: string }[] }[]> {
   const response = await fetch(`${url}/api/v1/rules`);
@@ -22,9 +25,9 @@ async function rules(url: string): Promise<{ name: string; rules: { name: string
 }
 
 describe('startLocalPrometheus', () => {
-  it('starts Prometheus on 127.0.0.1 with both rule groups loaded, and stops it', async () => {
+  tools.it('starts Prometheus on 127.0.0.1 with both rule groups loaded, and stops it', async () => {
     const local = await startLocalPrometheus();
-    if (local === undefined) throw new Error('a Prometheus on PATH or at /usr/bin/prometheus is required');
+    if (local === undefined) throw new Error('prometheus is not on PATH');
     try {
       expect(local.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(JSON.parse(await readFile(local.targetsFile, 'utf8'))).toEqual([]);
@@ -40,7 +43,7 @@ describe('startLocalPrometheus', () => {
     for (const file of local.ruleFiles) expect(existsSync(file)).toBe(false);
   }, 90_000);
 
-  it('tries another port when another process took the one it found', async () => {
+  tools.it('tries another port when another process took the one it found', async () => {
     // The port found free is taken before Prometheus binds it (another process was quicker).
     // Its connections are dropped at once, so closing it does not wait for them.
     const taken = createServer((socket) => socket.destroy());
@@ -91,7 +94,7 @@ describe('startDemoPrometheus', () => {
     expect(lines).toEqual([expect.stringMatching(/^err --prometheus: the fleet exports OTLP/)]);
   });
 
-  it('prints the URL, and how to keep it up', async () => {
+  tools.it('prints the URL, and how to keep it up', async () => {
     const lines: string[] = [];
     const started = await startDemoPrometheus({
       scrapeable: true,
