@@ -14,8 +14,8 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { relative } from 'node:path';
 import { otelLine } from '../jest.config.js';
+import { skipSummary } from './skip-summary.mjs';
 
 const require = createRequire(import.meta.url);
 const root = new URL('..', import.meta.url).pathname;
@@ -23,7 +23,7 @@ const jestBin = new URL('bin/jest.js', `file://${require.resolve('jest/package.j
 const results = process.env.GYM_JEST_RESULTS || new URL('../.jest-results.json', import.meta.url).pathname;
 const label = process.env.GYM_JEST_LABEL ? `${process.env.GYM_JEST_LABEL}: ` : '';
 /** The libraries (and their test kit): they claim Node ≥ 20.19 and any 2.x or 3.x SDK. */
-export const LIBRARIES = [
+const LIBRARIES = [
   'constants',
   'core',
   'operations',
@@ -34,7 +34,6 @@ export const LIBRARIES = [
   'http-pool',
   'test-kit',
 ];
-const TOOLS_HINT = 'Debian/Ubuntu: apt-get install prometheus; Homebrew: brew install prometheus';
 rmSync(results, { force: true });
 
 const args = process.argv.slice(2);
@@ -70,7 +69,7 @@ try {
   passed = json.numPassedTests;
   failed = json.numFailedTests;
   suitesFailed = json.numFailedTestSuites;
-  for (const line of skipSummary(json.testResults ?? [])) process.stdout.write(`\n${label}${line}`);
+  for (const line of skipSummary(json.testResults ?? [], root)) process.stdout.write(`\n${label}${line}`);
 } catch {
   failed = Math.max(failed, 1);
 }
@@ -78,35 +77,3 @@ try {
 if (failed === 0 && suitesFailed > 0) failed = suitesFailed;
 process.stdout.write(`\n${label}${passed} passed, ${failed} failed\n`);
 process.exit(run.status === 0 && failed === 0 && passed > 0 ? 0 : 1);
-
-/** One line per reason: which suites skipped tests, and why (every skip names its reason). */
-function skipSummary(testResults) {
-  const tools = new Set();
-  const toolSuites = new Set();
-  const reasons = new Map();
-  for (const suite of testResults) {
-    const file = relative(root, suite.name);
-    for (const test of suite.assertionResults ?? []) {
-      if (test.status !== 'pending' && test.status !== 'skipped') continue;
-      const titles = [...(test.ancestorTitles ?? []), test.title].join(' ');
-      const needs = /\[needs on PATH: ([^\]]+)\]/.exec(titles);
-      const skipped = /\[skipped: ([^\]]+)\]/.exec(titles);
-      if (needs) {
-        for (const tool of needs[1].split(', ')) tools.add(tool);
-        toolSuites.add(file);
-      } else {
-        const reason = skipped ? skipped[1] : 'no reason given (mark it: [skipped: why])';
-        reasons.set(reason, (reasons.get(reason) ?? new Set()).add(file));
-      }
-    }
-  }
-  const lines = [];
-  if (toolSuites.size > 0)
-    lines.push(
-      `skipped ${toolSuites.size} suite(s) that need ${[...tools].sort().join(' and ')} on PATH ` +
-        `(${[...toolSuites].sort().join(', ')}); install: ${TOOLS_HINT}`,
-    );
-  for (const [reason, files] of reasons)
-    lines.push(`skipped tests in ${[...files].sort().join(', ')}: ${reason}`);
-  return lines;
-}
