@@ -44,7 +44,7 @@ if (otelLine === 2 && paths.length === 0) {
   process.stdout.write(
     `${label}Node ${process.versions.node}: the libraries' suites (${libraries.join(', ')}) against OpenTelemetry JS 2.x; ` +
       'the bootstrap, demo and repository suites need Node ≥ 22.15 (OpenTelemetry JS 3.x) and run under `npm test`, ' +
-      "which uses the Node 24 npm installs (node_modules/.bin/node)\n",
+      'which uses the Node 24 npm installs (node_modules/.bin/node)\n',
   );
 }
 

@@ -34,7 +34,6 @@ export function skipSummary(testResults, root) {
       `skipped ${toolSuites.size} suite(s) that need ${[...tools].sort().join(' and ')} on PATH ` +
         `(${[...toolSuites].sort().join(', ')}); install: ${TOOLS_HINT}`,
     );
-  for (const [reason, files] of reasons)
-    lines.push(`skipped tests in ${[...files].sort().join(', ')}: ${reason}`);
+  for (const [reason, files] of reasons) lines.push(`skipped tests in ${[...files].sort().join(', ')}: ${reason}`);
   return lines;
 }

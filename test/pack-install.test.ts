@@ -2,7 +2,9 @@
 // `npm pack`, installed ALONE into an empty project outside this repository (with only its
 // internal dependencies' tarballs and its peer @opentelemetry/api), and imported there with
 // plain node, as ESM and as CommonJS require (Node >= 20.19). A package that leans on a
-// sibling or on a root devDependency cannot resolve it from /tmp and fails here.
+// sibling or on a root devDependency cannot resolve it from /tmp and fails here. Each tarball
+// also passes @arethetypeswrong/cli with its default profile: `require` resolves to
+// dist/index.cjs (which hands require() the ESM build) with CommonJS types, `import` to the ESM.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,8 +20,11 @@ import {
   type Packed,
   packAll,
   publishablePackages,
+  repo,
   run,
 } from './support/pack.js';
+
+const attw = join(repo, 'node_modules', '.bin', 'attw');
 
 const publishable = publishablePackages();
 const byName = new Map(publishable.map((pkg) => [pkg.manifest.name, pkg]));
@@ -53,6 +58,17 @@ describe.each(publishable.map((pkg) => pkg.manifest.name))('%s', (name) => {
     expect(files.some((file) => file.endsWith('.test.js') || file.includes('tsbuildinfo'))).toBe(false);
   });
 
+  it('passes @arethetypeswrong/cli with its default profile (no CJSResolvesToESM, no other problem)', async () => {
+    const tarball = packed.get(name)?.tarball as string;
+    const result = await run(attw, [tarball, '--format', 'json'], { maxBuffer: 64 * 1024 * 1024 }).then(
+      ({ stdout }) => stdout,
+      (error: { stdout?: string }) => error.stdout ?? '',
+    );
+    const { analysis, problems } = JSON.parse(result) as { analysis: { packageName: string }; problems: unknown[] };
+    expect(analysis.packageName).toBe(name);
+    expect(problems).toEqual([]);
+  }, 120_000);
+
   it('installs alone and imports with plain node as ESM and as CommonJS', async () => {
     const project = emptyProject(work);
     const manifest = byName.get(name)?.manifest as Manifest;
@@ -85,6 +101,17 @@ describe.each(publishable.map((pkg) => pkg.manifest.name))('%s', (name) => {
       },
     );
     expect(JSON.parse(cjs.stdout)).toEqual(esmExports);
+    // require() gets the ESM build itself, not a copy: one module instance for both.
+    const same = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `import { createRequire } from 'node:module'; const m = await import(${JSON.stringify(name)}); const r = createRequire(process.cwd() + '/')(${JSON.stringify(name)}); const k = Object.keys(m).find((key) => typeof m[key] === 'function' || typeof m[key] === 'object'); console.log(JSON.stringify(k !== undefined && m[k] === r[k]));`,
+      ],
+      { cwd: project },
+    );
+    expect(same.stdout.trim()).toBe('true');
   }, 180_000);
 });
 

@@ -6,6 +6,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 
@@ -13,6 +14,10 @@ const repo = new URL('..', import.meta.url).pathname;
 
 interface Manifest {
   name: string;
+  homepage?: string;
+  bugs?: { url?: string };
+  repository?: { type?: string; url?: string; directory?: string };
+  scripts?: Record<string, string>;
   private?: boolean;
   type?: string;
   sideEffects?: boolean;
@@ -40,12 +45,21 @@ it('finds the packages (the checks below are not vacuous)', () => {
 });
 
 describe.each(publishable.map((pkg) => [pkg.name, pkg] as const))('packages/%s (published)', (_name, pkg) => {
-  it('is packaged as the monorepo expects (ESM, exports with types first, dist only, no side effects)', () => {
+  it('is packaged as the monorepo expects (ESM with a require() entry, types first, dist only, no side effects)', () => {
     const { manifest } = pkg;
     expect(manifest.type).toBe('module');
     expect(manifest.sideEffects).toBe(false);
     expect(manifest.files).toEqual(['dist', '!dist/.tsbuildinfo']);
-    expect(Object.keys(manifest.exports?.['.'] as object)[0]).toBe('types');
+    // `import` gets the ESM build; `require` gets dist/index.cjs, which require()s that same
+    // ESM build (Node 20.19+), with CommonJS types: what @arethetypeswrong/cli accepts
+    // (test/pack-install.test.ts runs it on every tarball).
+    expect(JSON.stringify(manifest.exports?.['.'])).toBe(
+      JSON.stringify({
+        import: { types: './dist/index.d.ts', default: './dist/index.js' },
+        require: { types: './dist/index.d.cts', default: './dist/index.cjs' },
+      }),
+    );
+    expect(manifest.scripts?.build).toMatch(/^tsc -b && node \.\.\/\.\.\/scripts\/cjs-entry\.mjs( && |$)/);
     expect(manifest.exports?.['./package.json']).toBe('./package.json');
     expect(manifest.engines?.node).toBe('>=20.19');
     for (const [dep, range] of Object.entries(manifest.dependencies ?? {})) {
@@ -72,6 +86,20 @@ describe.each(publishable.map((pkg) => [pkg.name, pkg] as const))('packages/%s (
     expect(bad).toEqual([]);
   });
 
+  it("names its repository folder, homepage and issue tracker (the root manifest's repository)", () => {
+    const root = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as Manifest;
+    expect(root.repository?.url).toMatch(/^git\+https:\/\/github\.com\/[^/]+\/[^/]+\.git$/);
+    const web = (root.repository?.url ?? '').replace(/^git\+/, '').replace(/\.git$/, '');
+    expect(pkg.manifest.repository).toEqual({
+      type: 'git',
+      url: root.repository?.url,
+      directory: `packages/${pkg.name}`,
+    });
+    expect(pkg.manifest.homepage).toBe(`${web}/tree/main/packages/${pkg.name}#readme`);
+    expect(pkg.manifest.bugs).toEqual({ url: `${web}/issues` });
+    expect(root.bugs).toEqual(pkg.manifest.bugs);
+  });
+
   it('ships the repository LICENSE unchanged', () => {
     expect(readFileSync(join(pkg.dir, 'LICENSE'), 'utf8')).toBe(readFileSync(join(repo, 'LICENSE'), 'utf8'));
   });
@@ -88,21 +116,30 @@ it('the private test kit is private, and only tests and benchmarks use it', () =
   expect(users.map((pkg) => pkg.name)).toEqual([]);
 });
 
-it('one copy of each OpenTelemetry package in the lockfile, and the API the libraries are developed against', () => {
+it('one copy of each OpenTelemetry package per major line in the lockfile: 3.x at the root, 2.x in test/otel2', () => {
   const lock = JSON.parse(readFileSync(join(repo, 'package-lock.json'), 'utf8'));
-  const copies = new Map<string, Set<string>>();
+  // name@major → every folder that holds a copy of that line.
+  const copies = new Map<string, string[]>();
   for (const [path, entry] of Object.entries<{ version?: string }>(lock.packages)) {
     const match = /node_modules\/(@opentelemetry\/[^/]+)$/.exec(path);
-    if (match && entry.version)
-      copies.set(match[1] as string, (copies.get(match[1] as string) ?? new Set()).add(entry.version));
+    if (match === null || entry.version === undefined) continue;
+    const major = entry.version.startsWith('0.')
+      ? entry.version.split('.').slice(0, 2).join('.')
+      : entry.version.split('.')[0];
+    const key = `${match[1]}@${major}`;
+    copies.set(key, [...(copies.get(key) ?? []), `${path} ${entry.version}`]);
   }
-  expect(copies.size).toBeGreaterThan(3);
-  // Duplicates would split the API globals or double the SDK.
+  expect(copies.size).toBeGreaterThan(6);
+  // Two copies of one line would split the API globals or double the SDK.
   const duplicated = [...copies]
-    .filter(([, versions]) => versions.size > 1)
-    .map(([name, versions]) => `${name}: ${[...versions].join(', ')}`);
+    .filter(([, found]) => found.length > 1)
+    .map(([key, found]) => `${key}: ${found.join(', ')}`);
   expect(duplicated).toEqual([]);
-  expect([...(copies.get('@opentelemetry/api') ?? [])]).toEqual(['1.9.1']);
+  const version = (path: string) => lock.packages[path]?.version as string | undefined;
+  expect(version('node_modules/@opentelemetry/api')).toMatch(/^1\.10\./);
+  expect(version('node_modules/@opentelemetry/sdk-metrics')).toMatch(/^3\./);
+  expect(version('test/otel2/node_modules/@opentelemetry/api')).toMatch(/^1\.9\./);
+  expect(version('test/otel2/node_modules/@opentelemetry/sdk-metrics')).toMatch(/^2\./);
 });
 
 it('turbo.json runs only tasks some workspace implements, and every workspace builds and typechecks', () => {
@@ -143,6 +180,29 @@ it('every changeset has frontmatter changesets can read, naming real packages', 
       .map((line) => `${file}: ${line}`);
   });
   expect(bad).toEqual([]);
+});
+
+it('the example in .changeset/README.md and every changeset parse with the changesets parser', () => {
+  const parse = createRequire(import.meta.url)('@changesets/parse').default as (text: string) => {
+    releases: { name: string; type: string }[];
+  };
+  const readme = readFileSync(join(repo, '.changeset', 'README.md'), 'utf8');
+  const example = /```md\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  expect(parse(example).releases).toEqual([{ name: '@gym/operations', type: 'minor' }]);
+  const contributing = readFileSync(join(repo, 'CONTRIBUTING.md'), 'utf8');
+  const second = /## Changesets[\s\S]*?```md\n([\s\S]*?)```/.exec(contributing)?.[1] ?? '';
+  expect(parse(second).releases.length).toBeGreaterThan(0);
+  // Every changeset parses (an empty one, releasing nothing, is allowed) and names real packages.
+  const names = new Set(packages.map((pkg) => pkg.manifest.name));
+  const dir = join(repo, '.changeset');
+  const unknown = readdirSync(dir)
+    .filter((name) => name.endsWith('.md') && name !== 'README.md')
+    .flatMap((file) =>
+      parse(readFileSync(join(dir, file), 'utf8'))
+        .releases.filter((release) => !names.has(release.name))
+        .map((release) => `${file}: ${release.name}`),
+    );
+  expect(unknown).toEqual([]);
 });
 
 describe('nothing in the repository cites a document outside it', () => {

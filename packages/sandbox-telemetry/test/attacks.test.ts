@@ -22,7 +22,7 @@ import {
 import { createSpanHarness, type DiagCapture, type SpanHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { context, type Tracer, trace } from '@opentelemetry/api';
-import { TracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { captureSandboxDiag } from './support.js';
 
 const SAMPLE = 'gym.sandbox.resource.sample';

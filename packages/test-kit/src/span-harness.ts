@@ -2,12 +2,7 @@
 // Tests read the spans the SDK finished, never what a mock was called with.
 
 import { type Context, ROOT_CONTEXT, type Span, type Tracer, trace } from '@opentelemetry/api';
-import {
-  TracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace';
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 
 export interface SpanHarness {
   readonly tracerProvider: TracerProvider;

@@ -4,9 +4,9 @@
 // `telemetry.sdk.version` of the resource its providers export with, and the version of the
 // API that registered the global providers.
 
-import { metrics, trace } from '@opentelemetry/api';
-import { afterAll, expect, it } from '@jest/globals';
 import { createMetricHarness, createSpanHarness } from '@gym/test-kit';
+import { afterAll, expect, it } from '@jest/globals';
+import { metrics, trace } from '@opentelemetry/api';
 
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 const line = major > 22 || (major === 22 && minor >= 15) ? 3 : 2;

@@ -4,8 +4,8 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, delimiter, join } from 'node:path';
-import { afterAll, expect, it } from '@jest/globals';
 import { findOnPath } from '@gym/test-kit';
+import { afterAll, expect, it } from '@jest/globals';
 import { findPrometheus } from '../../../apps/demo/src/local-prometheus.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gym-tools-'));

@@ -15,7 +15,9 @@ export interface Vector {
 export async function startPrometheus(): Promise<LocalPrometheus> {
   const prometheus = await startLocalPrometheus();
   if (prometheus === undefined)
-    throw new Error('prometheus is not on PATH (Debian/Ubuntu: apt-get install prometheus; Homebrew: brew install prometheus)');
+    throw new Error(
+      'prometheus is not on PATH (Debian/Ubuntu: apt-get install prometheus; Homebrew: brew install prometheus)',
+    );
   return prometheus;
 }
 
