@@ -123,9 +123,9 @@ it('one copy of each OpenTelemetry package per major line in the lockfile: 3.x a
   for (const [path, entry] of Object.entries<{ version?: string }>(lock.packages)) {
     const match = /node_modules\/(@opentelemetry\/[^/]+)$/.exec(path);
     if (match === null || entry.version === undefined) continue;
-    const major = entry.version.startsWith('0.')
-      ? entry.version.split('.').slice(0, 2).join('.')
-      : entry.version.split('.')[0];
+    // A line: the major version; a 0.x package's minor; the API's minor (1.9 goes with SDK 2.x, 1.10 with 3.x).
+    const parts = entry.version.split('.');
+    const major = parts[0] === '0' || match[1] === '@opentelemetry/api' ? parts.slice(0, 2).join('.') : parts[0];
     const key = `${match[1]}@${major}`;
     copies.set(key, [...(copies.get(key) ?? []), `${path} ${entry.version}`]);
   }
