@@ -67,23 +67,34 @@ describe.each(publishable.map((pkg) => [pkg.name, pkg] as const))('packages/%s (
     }
   });
 
-  it('takes @opentelemetry/api as a peer (^1.9.0), never as a dependency of its own', () => {
+  it('takes @opentelemetry/api as a peer, never as a dependency of its own (^1.9.0 unless it carries the 3.x SDK)', () => {
     const { manifest } = pkg;
     expect(manifest.dependencies?.['@opentelemetry/api']).toBeUndefined();
     const peer = manifest.peerDependencies?.['@opentelemetry/api'];
-    if (peer !== undefined) expect(peer).toBe('^1.9.0');
+    // A library records into whatever SDK the user has (2.x with API 1.9, 3.x with 1.10); a
+    // package that depends on the 3.x SDK needs the API that SDK accepts.
+    const sdk3 = Object.entries(manifest.dependencies ?? {}).some(
+      ([dep, range]) => dep.startsWith('@opentelemetry/sdk-') && /^\^?3\./.test(range),
+    );
+    if (peer !== undefined) expect(peer).toBe(sdk3 ? '^1.10.0' : '^1.9.0');
   });
 
-  it('depends on OpenTelemetry SDK packages by caret range within one major line (stable ones never pinned)', () => {
-    // 1.x/2.x packages (sdk-*, core, resources, …) take a caret range, so they dedupe with a
-    // user's own SDK. 0.x packages (the exporters) are a caret range or an exact version: for
-    // 0.x a caret already means "this minor only", and the exporters of one minor pin their SDK
-    // exactly, so a package may need to pin the one exporter release that matches the others.
-    const bad = Object.entries(pkg.manifest.dependencies ?? {})
-      .filter(([dep]) => dep.startsWith('@opentelemetry/'))
-      .filter(([, range]) => !/^\^[1-9]\d*\.\d+\.\d+$/.test(range) && !/^\^?0\.\d+\.\d+$/.test(range))
+  it('depends on OpenTelemetry SDK packages as one consistent set (caret ranges, or one pinned release)', () => {
+    // Stable packages (sdk-*, core, resources, …) take a caret range so they dedupe with a
+    // user's own SDK, or all pin the one release the 0.x exporters pin (an exporter pins its
+    // SDK exactly, so a caret would split the tree when a newer SDK patch appears). 0.x
+    // packages (the exporters) are a caret range or an exact version of one release.
+    const otel = Object.entries(pkg.manifest.dependencies ?? {}).filter(
+      ([dep]) => dep.startsWith('@opentelemetry/') && dep !== '@opentelemetry/semantic-conventions',
+    );
+    const bad = otel
+      .filter(([, range]) => !/^\^?[1-9]\d*\.\d+\.\d+$/.test(range) && !/^\^?0\.\d+\.\d+$/.test(range))
       .map(([dep, range]) => `${dep}@${range}`);
     expect(bad).toEqual([]);
+    const stable = new Set(otel.filter(([, range]) => !/^\^?0\./.test(range)).map(([, range]) => range));
+    const unstable = new Set(otel.filter(([, range]) => /^\^?0\./.test(range)).map(([, range]) => range));
+    expect(stable.size).toBeLessThanOrEqual(1);
+    expect(unstable.size).toBeLessThanOrEqual(1);
   });
 
   it("names its repository folder, homepage and issue tracker (the root manifest's repository)", () => {
