@@ -198,10 +198,10 @@ it('the example in .changeset/README.md and every changeset parse with the chang
     releases: { name: string; type: string }[];
   };
   const readme = readFileSync(join(repo, '.changeset', 'README.md'), 'utf8');
-  const example = /```md\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  const example = /```text\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
   expect(parse(example).releases).toEqual([{ name: '@gym/operations', type: 'minor' }]);
   const contributing = readFileSync(join(repo, 'CONTRIBUTING.md'), 'utf8');
-  const second = /## Changesets[\s\S]*?```md\n([\s\S]*?)```/.exec(contributing)?.[1] ?? '';
+  const second = /## Changesets[\s\S]*?```text\n([\s\S]*?)```/.exec(contributing)?.[1] ?? '';
   expect(parse(second).releases.length).toBeGreaterThan(0);
   // Every changeset parses (an empty one, releasing nothing, is allowed) and names real packages.
   const names = new Set(packages.map((pkg) => pkg.manifest.name));

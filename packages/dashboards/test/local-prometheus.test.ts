@@ -2,9 +2,11 @@
 // loopback with this package's rules and an empty file_sd file, stops cleanly (twice is fine),
 // and reports a missing or failing binary instead of hanging.
 
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import { requireTools } from '@gym/test-kit';
 import { describe, expect, it } from '@jest/globals';
 import {
@@ -122,4 +124,23 @@ describe('startDemoPrometheus', () => {
     },
     90_000,
   );
+});
+
+it('findPrometheus honours PATH and tries no fixed folder (not even /usr/bin)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gym-find-prometheus-'));
+  const empty = mkdtempSync(join(tmpdir(), 'gym-find-prometheus-empty-'));
+  const fake = join(dir, 'prometheus');
+  writeFileSync(fake, '#!/bin/sh\nexit 0\n');
+  chmodSync(fake, 0o755);
+  const saved = process.env.PATH;
+  try {
+    process.env.PATH = empty;
+    expect(await findPrometheus()).toBeUndefined();
+    process.env.PATH = [empty, dir].join(delimiter);
+    expect(await findPrometheus()).toBe(fake);
+  } finally {
+    process.env.PATH = saved;
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(empty, { recursive: true, force: true });
+  }
 });

@@ -1,12 +1,11 @@
 // Programs are found on PATH only: a folder that is not on PATH is never tried, whatever it
-// holds, and the demo's Prometheus lookup follows the same rule.
+// holds (packages/dashboards/test/local-prometheus.test.ts holds the demo's lookup to the same rule).
 
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, delimiter, join } from 'node:path';
 import { findOnPath } from '@gym/test-kit';
 import { afterAll, expect, it } from '@jest/globals';
-import { findPrometheus } from '../../../apps/demo/src/local-prometheus.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gym-tools-'));
 const empty = mkdtempSync(join(tmpdir(), 'gym-tools-empty-'));
@@ -26,16 +25,4 @@ it('findOnPath takes the first PATH folder that has the executable, and nothing 
   expect(findOnPath('not-executable', dir)).toBeUndefined();
   // A folder is not a program.
   expect(findOnPath(basename(empty), tmpdir())).toBeUndefined();
-});
-
-it("the demo's Prometheus lookup honours PATH and tries no fixed folder", async () => {
-  const saved = process.env.PATH;
-  try {
-    process.env.PATH = empty;
-    expect(await findPrometheus()).toBeUndefined();
-    process.env.PATH = [empty, dir].join(delimiter);
-    expect(await findPrometheus()).toBe(fake);
-  } finally {
-    process.env.PATH = saved;
-  }
 });
