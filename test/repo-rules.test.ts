@@ -38,6 +38,13 @@ const packages = readdirSync(join(repo, 'packages'), { withFileTypes: true })
   });
 const publishable = packages.filter((pkg) => pkg.manifest.private !== true);
 
+/** Whether a package depends on the OpenTelemetry JS 3.x SDK (Node 22.15+, API 1.10). */
+function carriesSdk3(manifest: Manifest): boolean {
+  return Object.entries(manifest.dependencies ?? {}).some(
+    ([dep, range]) => dep.startsWith('@opentelemetry/sdk-') && /^\^?3\./.test(range),
+  );
+}
+
 it('finds the packages (the checks below are not vacuous)', () => {
   expect(publishable.map((pkg) => pkg.name)).toEqual(
     expect.arrayContaining(['constants', 'core', 'operations', 'metrics', 'sandbox-telemetry', 'otel-bootstrap']),
@@ -61,7 +68,9 @@ describe.each(publishable.map((pkg) => [pkg.name, pkg] as const))('packages/%s (
     );
     expect(manifest.scripts?.build).toMatch(/^tsc -b && node \.\.\/\.\.\/scripts\/cjs-entry\.mjs( && |$)/);
     expect(manifest.exports?.['./package.json']).toBe('./package.json');
-    expect(manifest.engines?.node).toBe('>=20.19');
+    // Node 20.19 (require() of ESM), or 22.15 for a package that carries the 3.x SDK (its floor).
+    const sdk3 = carriesSdk3(manifest);
+    expect(manifest.engines?.node).toBe(sdk3 ? '>=22.15' : '>=20.19');
     for (const [dep, range] of Object.entries(manifest.dependencies ?? {})) {
       if (dep.startsWith('@gym/')) expect(`${dep}@${range}`).toMatch(/@\^\d+\.\d+\.\d+$/);
     }
@@ -73,9 +82,7 @@ describe.each(publishable.map((pkg) => [pkg.name, pkg] as const))('packages/%s (
     const peer = manifest.peerDependencies?.['@opentelemetry/api'];
     // A library records into whatever SDK the user has (2.x with API 1.9, 3.x with 1.10); a
     // package that depends on the 3.x SDK needs the API that SDK accepts.
-    const sdk3 = Object.entries(manifest.dependencies ?? {}).some(
-      ([dep, range]) => dep.startsWith('@opentelemetry/sdk-') && /^\^?3\./.test(range),
-    );
+    const sdk3 = carriesSdk3(manifest);
     if (peer !== undefined) expect(peer).toBe(sdk3 ? '^1.10.0' : '^1.9.0');
   });
 
