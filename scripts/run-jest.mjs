@@ -1,18 +1,52 @@
-// Runs jest once for the whole repository and ends with the line CI reads:
-// `N passed, N failed` (taken from jest's JSON results, not its human summary).
-// Extra arguments go to jest (`npm test -- packages/operations`).
-// .ci/run runs it twice (Node 20, then Node 24) and sums the two: GYM_JEST_RESULTS names the
-// results file (default .jest-results.json) and GYM_JEST_LABEL, when set, prefixes this run's
-// line (`node 24: N passed, N failed`) so that only scripts/sum-results.mjs prints the bare one.
+// Runs jest once and ends with the line CI reads: `N passed, N failed` (taken from jest's JSON
+// results, not its human summary). Extra arguments go to jest (`npm test -- packages/operations`).
+//
+// Which suites run depends on the Node running this script (jest.config.js picks the SDK line):
+// - Node ≥ 22.15 (`npm test` runs on the Node 24 that npm installs from the registry's
+//   node-<platform> package): every suite, against OpenTelemetry JS 3.x.
+// - Older Node (CI's Node 20 leg, `node scripts/run-jest.mjs`): the libraries' suites only,
+//   against OpenTelemetry JS 2.x; the line before the summary says so, and why.
+// Skipped suites are named, with the reason, in one line per reason: programs missing from PATH
+// (`[needs on PATH: …]` in a title, see @gym/test-kit requireTools) and `[skipped: …]` titles.
+//
+// GYM_JEST_RESULTS names the results file (default .jest-results.json); GYM_JEST_LABEL, when
+// set, prefixes this run's lines so that only scripts/sum-results.mjs prints the bare summary.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { otelLine } from '../jest.config.js';
+import { skipSummary } from './skip-summary.mjs';
 
 const require = createRequire(import.meta.url);
+const root = new URL('..', import.meta.url).pathname;
 const jestBin = new URL('bin/jest.js', `file://${require.resolve('jest/package.json')}`).pathname;
 const results = process.env.GYM_JEST_RESULTS || new URL('../.jest-results.json', import.meta.url).pathname;
 const label = process.env.GYM_JEST_LABEL ? `${process.env.GYM_JEST_LABEL}: ` : '';
+/** The libraries (and their test kit): they claim Node ≥ 20.19 and any 2.x or 3.x SDK. */
+const LIBRARIES = [
+  'constants',
+  'core',
+  'operations',
+  'metrics',
+  'sandbox-telemetry',
+  'observer',
+  'dashboards',
+  'http-pool',
+  'test-kit',
+];
 rmSync(results, { force: true });
+
+const args = process.argv.slice(2);
+const paths = args.filter((arg) => !arg.startsWith('-'));
+if (otelLine === 2 && paths.length === 0) {
+  const libraries = LIBRARIES.filter((name) => existsSync(`${root}packages/${name}/test`));
+  args.push(...libraries.map((name) => `packages/${name}/`));
+  process.stdout.write(
+    `${label}Node ${process.versions.node}: the libraries' suites (${libraries.join(', ')}) against OpenTelemetry JS 2.x; ` +
+      'the bootstrap, demo and repository suites need Node ≥ 22.15 (OpenTelemetry JS 3.x) and run under `npm test`, ' +
+      'which uses the Node 24 npm installs (node_modules/.bin/node)\n',
+  );
+}
 
 const run = spawnSync(
   process.execPath,
@@ -22,7 +56,7 @@ const run = spawnSync(
     jestBin,
     '--json',
     `--outputFile=${results}`,
-    ...process.argv.slice(2),
+    ...args,
   ],
   { stdio: 'inherit', env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' } },
 );
@@ -35,6 +69,7 @@ try {
   passed = json.numPassedTests;
   failed = json.numFailedTests;
   suitesFailed = json.numFailedTestSuites;
+  for (const line of skipSummary(json.testResults ?? [], root)) process.stdout.write(`\n${label}${line}`);
 } catch {
   failed = Math.max(failed, 1);
 }

@@ -1,6 +1,7 @@
-// .ci/run runs the suite on two Node versions and ends with ONE `N passed, N failed` line for
-// both, printed by scripts/sum-results.mjs from the JSON results scripts/run-jest.mjs writes.
-// The summing is checked here on result files written by hand, failures included.
+// .ci/run runs two test legs (the libraries on Node 20, then `npm test` on Node 24) and ends with
+// ONE `N passed, N failed` line for both, printed by scripts/sum-results.mjs from the JSON results
+// scripts/run-jest.mjs writes; skips are named by scripts/skip-summary.mjs. Checked here on
+// result files written by hand, failures included.
 
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -57,16 +58,50 @@ describe('scripts/sum-results.mjs', () => {
   });
 });
 
+describe('scripts/skip-summary.mjs', () => {
+  const suite = (name: string, ...tests: { title: string; ancestorTitles?: string[]; status?: string }[]) => ({
+    name: join(repo, name),
+    assertionResults: tests.map((test) => ({ status: 'pending', ancestorTitles: [], ...test })),
+  });
+
+  it('names every suite skipped for a missing program in ONE line, with how to install it', async () => {
+    const { skipSummary } = (await import(join(repo, 'scripts', 'skip-summary.mjs'))) as {
+      skipSummary: (results: unknown[], root: string) => string[];
+    };
+    const lines = skipSummary(
+      [
+        suite('a.test.ts', { title: 'x', ancestorTitles: ['promtool [needs on PATH: promtool]'] }),
+        suite('b.test.ts', { title: 'y [needs on PATH: prometheus]' }, { title: 'z [needs on PATH: prometheus]' }),
+        suite('c.test.ts', { title: 'runs', status: 'passed' }),
+        suite('d.test.ts', { title: 'w', ancestorTitles: ['under 3.x [skipped: no Node 24 here]'] }),
+        suite('e.test.ts', { title: 'unexplained' }),
+      ],
+      repo,
+    );
+    expect(lines).toEqual([
+      'skipped 2 suite(s) that need prometheus and promtool on PATH (a.test.ts, b.test.ts); ' +
+        'install: Debian/Ubuntu: apt-get install prometheus; Homebrew: brew install prometheus',
+      'skipped tests in d.test.ts: no Node 24 here',
+      'skipped tests in e.test.ts: no reason given (mark it: [skipped: why])',
+    ]);
+    expect(skipSummary([suite('c.test.ts', { title: 'runs', status: 'passed' })], repo)).toEqual([]);
+  });
+});
+
 describe('.ci/run', () => {
   const script = readFileSync(join(repo, '.ci', 'run'), 'utf8');
+  const lines = script.trim().split('\n');
 
-  it('runs the README test command on the default Node and on Node 24, then prints the one summary last', () => {
-    const lines = script.trim().split('\n');
-    expect(lines.filter((line) => /^\s*(PATH=.*\s)?GYM_JEST_RESULTS=.*npm test\s*$|npm test$/.test(line)).length).toBe(
-      2,
-    );
-    expect(script).toContain('PATH="$(dirname "$GYM_NODE24"):$PATH"');
-    expect(script).toContain('export GYM_REQUIRE_NODE24=1');
+  it('runs the libraries on the machine Node, then the README test command, then prints the one summary last', () => {
+    expect(lines.filter((line) => /GYM_JEST_RESULTS=.*node scripts\/run-jest\.mjs$/.test(line))).toHaveLength(1);
+    expect(lines.filter((line) => /GYM_JEST_RESULTS=.*npm test$/.test(line))).toHaveLength(1);
     expect(lines.at(-1)).toBe('node scripts/sum-results.mjs "$results/node-default.json" "$results/node-24.json"');
+  });
+
+  it('installs Prometheus and promtool and fails, not skips, when a program or Node 24 is missing', () => {
+    expect(script).toContain('apt-get install -y -qq --no-install-recommends prometheus');
+    expect(script).toContain('export GYM_REQUIRE_TOOLS=1');
+    expect(script).toContain('export GYM_REQUIRE_NODE24=1');
+    expect(script).not.toMatch(/protoc|protobuf-compiler/);
   });
 });

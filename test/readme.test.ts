@@ -8,7 +8,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { closure, publishablePackages } from './support/pack.js';
 
 const run = promisify(execFile);
 const repo = new URL('..', import.meta.url).pathname;
@@ -19,10 +20,29 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const readme = readFileSync(join(repo, 'README.md'), 'utf8');
 const example = /## Instrument your server\n\n```ts\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
 
-it('the README keeps its two commands first', () => {
+it('the README keeps its two commands first, and asks for nothing but Node and npm', () => {
   expect(readme.indexOf('```sh\nnpm ci && npm run demo\n```')).toBeGreaterThan(0);
   expect(readme.indexOf('```sh\nnpm ci && npm test\n```')).toBeGreaterThan(0);
   expect(readme.indexOf('npm ci && npm test')).toBeLessThan(readme.indexOf('## '));
+  // protoc is gone; Prometheus is optional and installable from apt or Homebrew.
+  for (const doc of [readme, readFileSync(join(repo, 'CONTRIBUTING.md'), 'utf8')]) expect(doc).not.toMatch(/protoc/);
+  expect(readme).toContain('`apt-get install prometheus`');
+  expect(readme).toContain('`brew install prometheus`');
+});
+
+describe.each(publishablePackages().map((pkg) => [pkg.manifest.name, pkg] as const))('%s README', (name, pkg) => {
+  it('says how to install it from `npm pack` tarballs before it is published, with its @gym dependencies', () => {
+    const text = readFileSync(join(pkg.dir, 'README.md'), 'utf8');
+    const byName = new Map(publishablePackages().map((each) => [each.manifest.name, each]));
+    const pack = /^npm ci && npm run build && npm pack ((?:-w \S+ )+)--pack-destination "\$dir"$/m.exec(text);
+    expect(pack).not.toBeNull();
+    const packed = (pack?.[1] ?? '')
+      .trim()
+      .split(/\s*-w\s+/)
+      .filter(Boolean);
+    expect(packed.sort()).toEqual([...closure(name, byName)].sort());
+    expect(text).toMatch(/npm install (--save-dev )?"\$dir"\/\*\.tgz/);
+  });
 });
 
 it('the "instrument your server" example type-checks against the packages', async () => {

@@ -6,6 +6,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 
@@ -13,6 +14,10 @@ const repo = new URL('..', import.meta.url).pathname;
 
 interface Manifest {
   name: string;
+  homepage?: string;
+  bugs?: { url?: string };
+  repository?: { type?: string; url?: string; directory?: string };
+  scripts?: Record<string, string>;
   private?: boolean;
   type?: string;
   sideEffects?: boolean;
@@ -33,6 +38,13 @@ const packages = readdirSync(join(repo, 'packages'), { withFileTypes: true })
   });
 const publishable = packages.filter((pkg) => pkg.manifest.private !== true);
 
+/** Whether a package depends on the OpenTelemetry JS 3.x SDK (Node 22.15+, API 1.10). */
+function carriesSdk3(manifest: Manifest): boolean {
+  return Object.entries(manifest.dependencies ?? {}).some(
+    ([dep, range]) => dep.startsWith('@opentelemetry/sdk-') && /^\^?3\./.test(range),
+  );
+}
+
 it('finds the packages (the checks below are not vacuous)', () => {
   expect(publishable.map((pkg) => pkg.name)).toEqual(
     expect.arrayContaining(['constants', 'core', 'operations', 'metrics', 'sandbox-telemetry', 'otel-bootstrap']),
@@ -40,36 +52,70 @@ it('finds the packages (the checks below are not vacuous)', () => {
 });
 
 describe.each(publishable.map((pkg) => [pkg.name, pkg] as const))('packages/%s (published)', (_name, pkg) => {
-  it('is packaged as the monorepo expects (ESM, exports with types first, dist only, no side effects)', () => {
+  it('is packaged as the monorepo expects (ESM with a require() entry, types first, dist only, no side effects)', () => {
     const { manifest } = pkg;
     expect(manifest.type).toBe('module');
     expect(manifest.sideEffects).toBe(false);
     expect(manifest.files).toEqual(['dist', '!dist/.tsbuildinfo']);
-    expect(Object.keys(manifest.exports?.['.'] as object)[0]).toBe('types');
+    // `import` gets the ESM build; `require` gets dist/index.cjs, which require()s that same
+    // ESM build (Node 20.19+), with CommonJS types: what @arethetypeswrong/cli accepts
+    // (test/pack-install.test.ts runs it on every tarball).
+    expect(JSON.stringify(manifest.exports?.['.'])).toBe(
+      JSON.stringify({
+        import: { types: './dist/index.d.ts', default: './dist/index.js' },
+        require: { types: './dist/index.d.cts', default: './dist/index.cjs' },
+      }),
+    );
+    expect(manifest.scripts?.build).toMatch(/^tsc -b && node \.\.\/\.\.\/scripts\/cjs-entry\.mjs( && |$)/);
     expect(manifest.exports?.['./package.json']).toBe('./package.json');
-    expect(manifest.engines?.node).toBe('>=20.19');
+    // Node 20.19 (require() of ESM), or 22.15 for a package that carries the 3.x SDK (its floor).
+    const sdk3 = carriesSdk3(manifest);
+    expect(manifest.engines?.node).toBe(sdk3 ? '>=22.15' : '>=20.19');
     for (const [dep, range] of Object.entries(manifest.dependencies ?? {})) {
       if (dep.startsWith('@gym/')) expect(`${dep}@${range}`).toMatch(/@\^\d+\.\d+\.\d+$/);
     }
   });
 
-  it('takes @opentelemetry/api as a peer (^1.9.0), never as a dependency of its own', () => {
+  it('takes @opentelemetry/api as a peer, never as a dependency of its own (^1.9.0 unless it carries the 3.x SDK)', () => {
     const { manifest } = pkg;
     expect(manifest.dependencies?.['@opentelemetry/api']).toBeUndefined();
     const peer = manifest.peerDependencies?.['@opentelemetry/api'];
-    if (peer !== undefined) expect(peer).toBe('^1.9.0');
+    // A library records into whatever SDK the user has (2.x with API 1.9, 3.x with 1.10); a
+    // package that depends on the 3.x SDK needs the API that SDK accepts.
+    const sdk3 = carriesSdk3(manifest);
+    if (peer !== undefined) expect(peer).toBe(sdk3 ? '^1.10.0' : '^1.9.0');
   });
 
-  it('depends on OpenTelemetry SDK packages by caret range within one major line (stable ones never pinned)', () => {
-    // 1.x/2.x packages (sdk-*, core, resources, …) take a caret range, so they dedupe with a
-    // user's own SDK. 0.x packages (the exporters) are a caret range or an exact version: for
-    // 0.x a caret already means "this minor only", and the exporters of one minor pin their SDK
-    // exactly, so a package may need to pin the one exporter release that matches the others.
-    const bad = Object.entries(pkg.manifest.dependencies ?? {})
-      .filter(([dep]) => dep.startsWith('@opentelemetry/'))
-      .filter(([, range]) => !/^\^[1-9]\d*\.\d+\.\d+$/.test(range) && !/^\^?0\.\d+\.\d+$/.test(range))
+  it('depends on OpenTelemetry SDK packages as one consistent set (caret ranges, or one pinned release)', () => {
+    // Stable packages (sdk-*, core, resources, …) take a caret range so they dedupe with a
+    // user's own SDK, or all pin the one release the 0.x exporters pin (an exporter pins its
+    // SDK exactly, so a caret would split the tree when a newer SDK patch appears). 0.x
+    // packages (the exporters) are a caret range or an exact version of one release.
+    const otel = Object.entries(pkg.manifest.dependencies ?? {}).filter(
+      ([dep]) => dep.startsWith('@opentelemetry/') && dep !== '@opentelemetry/semantic-conventions',
+    );
+    const bad = otel
+      .filter(([, range]) => !/^\^?[1-9]\d*\.\d+\.\d+$/.test(range) && !/^\^?0\.\d+\.\d+$/.test(range))
       .map(([dep, range]) => `${dep}@${range}`);
     expect(bad).toEqual([]);
+    const stable = new Set(otel.filter(([, range]) => !/^\^?0\./.test(range)).map(([, range]) => range));
+    const unstable = new Set(otel.filter(([, range]) => /^\^?0\./.test(range)).map(([, range]) => range));
+    expect(stable.size).toBeLessThanOrEqual(1);
+    expect(unstable.size).toBeLessThanOrEqual(1);
+  });
+
+  it("names its repository folder, homepage and issue tracker (the root manifest's repository)", () => {
+    const root = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as Manifest;
+    expect(root.repository?.url).toMatch(/^git\+https:\/\/github\.com\/[^/]+\/[^/]+\.git$/);
+    const web = (root.repository?.url ?? '').replace(/^git\+/, '').replace(/\.git$/, '');
+    expect(pkg.manifest.repository).toEqual({
+      type: 'git',
+      url: root.repository?.url,
+      directory: `packages/${pkg.name}`,
+    });
+    expect(pkg.manifest.homepage).toBe(`${web}/tree/main/packages/${pkg.name}#readme`);
+    expect(pkg.manifest.bugs).toEqual({ url: `${web}/issues` });
+    expect(root.bugs).toEqual(pkg.manifest.bugs);
   });
 
   it('ships the repository LICENSE unchanged', () => {
@@ -88,21 +134,30 @@ it('the private test kit is private, and only tests and benchmarks use it', () =
   expect(users.map((pkg) => pkg.name)).toEqual([]);
 });
 
-it('one copy of each OpenTelemetry package in the lockfile, and the API the libraries are developed against', () => {
+it('one copy of each OpenTelemetry package per major line in the lockfile: 3.x at the root, 2.x in test/otel2', () => {
   const lock = JSON.parse(readFileSync(join(repo, 'package-lock.json'), 'utf8'));
-  const copies = new Map<string, Set<string>>();
+  // name@major → every folder that holds a copy of that line.
+  const copies = new Map<string, string[]>();
   for (const [path, entry] of Object.entries<{ version?: string }>(lock.packages)) {
     const match = /node_modules\/(@opentelemetry\/[^/]+)$/.exec(path);
-    if (match && entry.version)
-      copies.set(match[1] as string, (copies.get(match[1] as string) ?? new Set()).add(entry.version));
+    if (match === null || entry.version === undefined) continue;
+    // A line: the major version; a 0.x package's minor; the API's minor (1.9 goes with SDK 2.x, 1.10 with 3.x).
+    const parts = entry.version.split('.');
+    const major = parts[0] === '0' || match[1] === '@opentelemetry/api' ? parts.slice(0, 2).join('.') : parts[0];
+    const key = `${match[1]}@${major}`;
+    copies.set(key, [...(copies.get(key) ?? []), `${path} ${entry.version}`]);
   }
-  expect(copies.size).toBeGreaterThan(3);
-  // Duplicates would split the API globals or double the SDK.
+  expect(copies.size).toBeGreaterThan(6);
+  // Two copies of one line would split the API globals or double the SDK.
   const duplicated = [...copies]
-    .filter(([, versions]) => versions.size > 1)
-    .map(([name, versions]) => `${name}: ${[...versions].join(', ')}`);
+    .filter(([, found]) => found.length > 1)
+    .map(([key, found]) => `${key}: ${found.join(', ')}`);
   expect(duplicated).toEqual([]);
-  expect([...(copies.get('@opentelemetry/api') ?? [])]).toEqual(['1.9.1']);
+  const version = (path: string) => lock.packages[path]?.version as string | undefined;
+  expect(version('node_modules/@opentelemetry/api')).toMatch(/^1\.10\./);
+  expect(version('node_modules/@opentelemetry/sdk-metrics')).toMatch(/^3\./);
+  expect(version('test/otel2/node_modules/@opentelemetry/api')).toMatch(/^1\.9\./);
+  expect(version('test/otel2/node_modules/@opentelemetry/sdk-metrics')).toMatch(/^2\./);
 });
 
 it('turbo.json runs only tasks some workspace implements, and every workspace builds and typechecks', () => {
@@ -143,6 +198,29 @@ it('every changeset has frontmatter changesets can read, naming real packages', 
       .map((line) => `${file}: ${line}`);
   });
   expect(bad).toEqual([]);
+});
+
+it('the example in .changeset/README.md and every changeset parse with the changesets parser', () => {
+  const parse = createRequire(import.meta.url)('@changesets/parse').default as (text: string) => {
+    releases: { name: string; type: string }[];
+  };
+  const readme = readFileSync(join(repo, '.changeset', 'README.md'), 'utf8');
+  const example = /```text\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  expect(parse(example).releases).toEqual([{ name: '@gym/operations', type: 'minor' }]);
+  const contributing = readFileSync(join(repo, 'CONTRIBUTING.md'), 'utf8');
+  const second = /## Changesets[\s\S]*?```text\n([\s\S]*?)```/.exec(contributing)?.[1] ?? '';
+  expect(parse(second).releases.length).toBeGreaterThan(0);
+  // Every changeset parses (an empty one, releasing nothing, is allowed) and names real packages.
+  const names = new Set(packages.map((pkg) => pkg.manifest.name));
+  const dir = join(repo, '.changeset');
+  const unknown = readdirSync(dir)
+    .filter((name) => name.endsWith('.md') && name !== 'README.md')
+    .flatMap((file) =>
+      parse(readFileSync(join(dir, file), 'utf8'))
+        .releases.filter((release) => !names.has(release.name))
+        .map((release) => `${file}: ${release.name}`),
+    );
+  expect(unknown).toEqual([]);
 });
 
 describe('nothing in the repository cites a document outside it', () => {

@@ -39,7 +39,7 @@ export interface LocalPrometheus {
 export interface LocalPrometheusOptions {
   /** The file_sd file to watch (default: one in the temporary folder). */
   readonly targetsFile?: string | undefined;
-  /** The Prometheus binary (default: `prometheus` on PATH, then /usr/bin/prometheus). */
+  /** The Prometheus binary (default: `prometheus` on PATH; no other folder is tried). */
   readonly binary?: string | undefined;
   /** Picks the port of each attempt (default: {@link freePort}); for tests. */
   readonly pickPort?: (() => Promise<number>) | undefined;
@@ -50,13 +50,10 @@ export async function findPrometheus(binary?: string): Promise<string | undefine
   const candidates =
     binary !== undefined
       ? [binary]
-      : [
-          ...(process.env.PATH ?? '')
-            .split(delimiter)
-            .filter((dir) => dir !== '')
-            .map((dir) => join(dir, 'prometheus')),
-          '/usr/bin/prometheus',
-        ];
+      : (process.env.PATH ?? '')
+          .split(delimiter)
+          .filter((dir) => dir !== '')
+          .map((dir) => join(dir, 'prometheus'));
   for (const candidate of candidates) {
     try {
       await access(candidate, fs.X_OK);
@@ -239,8 +236,8 @@ export async function startDemoPrometheus(options: DemoPrometheusOptions): Promi
   const local = await startLocalPrometheus({ targetsFile: options.targetsFile });
   if (local === undefined) {
     options.err(
-      '--prometheus: no Prometheus found (looked for `prometheus` on PATH and /usr/bin/prometheus); ' +
-        'install one (Debian/Ubuntu: apt-get install prometheus) or run without --prometheus',
+      '--prometheus: no `prometheus` on PATH; install it (Debian/Ubuntu: apt-get install prometheus; ' +
+        'Homebrew: brew install prometheus) or run without --prometheus',
     );
     return undefined;
   }

@@ -3,12 +3,14 @@
 // in-flight following two slow real requests up and back to 0. A real Prometheus (loopback,
 // temporary storage, 1 s scrapes) then reads the same series through PromQL.
 
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { requireTools } from '@gym/test-kit';
+import { afterAll, beforeAll, expect } from '@jest/globals';
 import type { LocalPrometheus } from '../src/local-prometheus.js';
 import { freePort } from './support/free-port.js';
 import { prometheusEnv, startServer, type TestServer, terminate, waitFor } from './support/processes.js';
 import { query as promQuery, scrapeOnly, startPrometheus, type Vector } from './support/prometheus.js';
 
+const { it } = requireTools('prometheus');
 const NAME = 'observer_e2e';
 let server: TestServer | undefined;
 let prometheus: LocalPrometheus | undefined;

@@ -4,7 +4,8 @@
 // scrapes) collects everything; the assertions are PromQL over its HTTP API, i.e. exactly
 // what a dashboard would see.
 
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { requireTools } from '@gym/test-kit';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { LocalPrometheus } from '../src/local-prometheus.js';
 import { type Captured, distFile, exited, isAlive, spawnNode, terminate, waitFor } from './support/processes.js';
 import { query as promQuery, startPrometheus, type Vector } from './support/prometheus.js';
@@ -71,7 +72,7 @@ afterAll(async () => {
   await prometheus?.stop();
 });
 
-describe('the demo fleet as Prometheus sees it', () => {
+requireTools('prometheus').describe('the demo fleet as Prometheus sees it', () => {
   it('exports the queue-duration series by operation and executor', async () => {
     const series = await query(
       'count by (nemo_gym_resources_operation, nemo_gym_resources_executor) (gym_resources_operation_queue_duration_ms_bucket)',

@@ -100,12 +100,12 @@ describe('isMetricsExporting / isTracesExporting', () => {
   it('without a published state, follow the OpenTelemetry API globals', async () => {
     const { metrics, trace } = await import('@opentelemetry/api');
     const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
-    const { BasicTracerProvider } = await import('@opentelemetry/sdk-trace-base');
+    const { TracerProvider } = await import('@opentelemetry/sdk-trace');
     const { isMetricsExporting, isTracesExporting } = await import('@gym/core');
     expect(isMetricsExporting()).toBe(false);
     expect(isTracesExporting()).toBe(false);
     metrics.setGlobalMeterProvider(new MeterProvider());
-    trace.setGlobalTracerProvider(new BasicTracerProvider());
+    trace.setGlobalTracerProvider(new TracerProvider());
     try {
       expect(isMetricsExporting()).toBe(true);
       expect(isTracesExporting()).toBe(true);

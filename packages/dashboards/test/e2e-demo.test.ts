@@ -18,10 +18,13 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { generate } from '@gym/dashboards';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { requireTools } from '@gym/test-kit';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { parse } from 'yaml';
 import { type LocalPrometheus, startLocalPrometheus } from '../../../apps/demo/src/local-prometheus.js';
 import { type PanelQuery, panelQueries, readDashboard } from './support/dashboard-queries.js';
+
+const tools = requireTools('prometheus');
 
 const ORCHESTRATOR =
   process.env.GYM_E2E_ORCHESTRATOR ??
@@ -200,7 +203,7 @@ function stillEmpty(): Promise<string[]> {
 
 beforeAll(async () => {
   prometheus = await startLocalPrometheus();
-  if (prometheus === undefined) throw new Error('a Prometheus on PATH or at /usr/bin/prometheus is required');
+  if (prometheus === undefined) throw new Error('prometheus is not on PATH');
   const args = ['--servers', String(SERVERS), '--limit', '1', '--duration', '6', '--linger', LINGER_S];
   // The IPC channel ties the fleet to this test: if jest dies, the orchestrator stops.
   const child = spawn(process.execPath, [ORCHESTRATOR, ...args, '--targets-file', prometheus.targetsFile], {
@@ -249,7 +252,7 @@ afterAll(async () => {
   await prometheus?.stop();
 }, 60_000);
 
-describe('the rules in a real Prometheus that scraped the demo', () => {
+tools.describe('the rules in a real Prometheus that scraped the demo', () => {
   it('loads every recording and alerting rule, and each evaluates without error', async () => {
     const { groups } = await api<{
       groups: { name: string; rules: { name: string; health: string; lastError?: string }[] }[];
@@ -283,7 +286,7 @@ describe('the rules in a real Prometheus that scraped the demo', () => {
   );
 });
 
-describe('the dashboard against a real Prometheus that scraped the demo', () => {
+tools.describe('the dashboard against a real Prometheus that scraped the demo', () => {
   it('names real panel queries and recorded series in its exceptions, each with a reason', () => {
     const known = new Set([...recordedSeries(), ...panelQueries().map(nameOf)]);
     for (const entry of NOT_PRODUCED) {
@@ -386,7 +389,7 @@ describe('the dashboard against a real Prometheus that scraped the demo', () => 
   );
 });
 
-describe('the shipped dashboard file', () => {
+tools.describe('the shipped dashboard file', () => {
   it('is the one these queries were read from', () => {
     expect(readFileSync(new URL('../generated/grafana/gym-telemetry.json', import.meta.url), 'utf8')).toBe(
       generate()['grafana/gym-telemetry.json'],
@@ -394,7 +397,7 @@ describe('the shipped dashboard file', () => {
   });
 });
 
-describe("the demo's --prometheus", () => {
+tools.describe("the demo's --prometheus", () => {
   it('starts Prometheus pointed at the fleet, prints its URL, and stops it with the fleet', async () => {
     const child = spawn(
       process.execPath,

@@ -5,13 +5,13 @@
 // only because of the threshold.
 
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ALERT_NAMES, COLLECTOR_UNIT_SUFFIXES, generate } from '@gym/dashboards';
-import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { requireTools } from '@gym/test-kit';
+import { afterAll, beforeAll, expect, it, jest } from '@jest/globals';
 import { parse } from 'yaml';
 import { packageFile } from './support/paths.js';
 
@@ -19,13 +19,13 @@ import { packageFile } from './support/paths.js';
 jest.setTimeout(120_000);
 
 const run = promisify(execFile);
-const PROMTOOL = '/usr/bin/promtool';
+const tools = requireTools('promtool');
 const TESTS_DIR = packageFile('test/promtool');
 const RULES = ['generated/prometheus/gym-recording.rules.yml', 'generated/prometheus/gym-alerts.rules.yml'];
 
 async function promtool(args: readonly string[], cwd: string): Promise<{ code: number; output: string }> {
   try {
-    const { stdout, stderr } = await run(PROMTOOL, [...args], { cwd });
+    const { stdout, stderr } = await run(tools.path('promtool'), [...args], { cwd });
     return { code: 0, output: stdout + stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
@@ -40,11 +40,10 @@ interface PromtoolTestFile {
 let testFiles: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(PROMTOOL)) throw new Error(`${PROMTOOL} is required (Debian package "prometheus")`);
   testFiles = (await readdir(TESTS_DIR)).filter((file) => file.endsWith('.test.yml')).sort();
 });
 
-describe('promtool', () => {
+tools.describe('promtool', () => {
   it('check rules passes on the shipped rules', async () => {
     const result = await promtool(['check', 'rules', ...RULES], packageFile('.'));
     expect(result.output).toContain('SUCCESS: 5 rules found');
@@ -88,7 +87,7 @@ describe('promtool', () => {
   });
 });
 
-describe('the promtool tests can fail', () => {
+tools.describe('the promtool tests can fail', () => {
   let work: string;
   beforeAll(async () => {
     work = await mkdtemp(join(tmpdir(), 'gym-dashboards-promtool-'));

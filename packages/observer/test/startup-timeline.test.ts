@@ -28,7 +28,7 @@ import {
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { type HrTime, metrics, type Span, trace } from '@opentelemetry/api';
 import type { Histogram } from '@opentelemetry/sdk-metrics';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { hrTimeOf, stagesOf } from '../src/startup-timeline.js';
 import { parseTraceparent } from '../src/traceparent.js';
 

@@ -5,7 +5,7 @@
 // on-path figure (a real SDK with a no-op processor) is printed for scale, not asserted.
 // Runs on the build output: `npm run bench` (root) builds first.
 import { isMetricsExporting, isTracesExporting } from '@gym/core';
-import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { TracerProvider } from '@opentelemetry/sdk-trace';
 import { checkOffPath } from '../../../scripts/bench/measure.mjs';
 import { ResourceSampler, recordRequest, SandboxLifecycle, samplingInterval } from '../dist/index.js';
 
@@ -60,7 +60,7 @@ const samplerNs = measure(() => {
 }, 20_000);
 console.log(`ResourceSampler construct+start+stop, traces off: ${(samplerNs / gateNs).toFixed(1)}x the gate`);
 
-const tracer = new BasicTracerProvider().getTracer('bench');
+const tracer = new TracerProvider().getTracer('bench');
 const tracerProvider = { getTracer: () => tracer };
 const onNs = measure(() => recordRequest(spec, extra, { tracerProvider }), 20_000);
 console.log(

@@ -18,7 +18,7 @@ import {
 import { createSpanHarness, type DiagCapture, type SpanHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { type TracerProvider, trace } from '@opentelemetry/api';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider as SdkTracerProvider } from '@opentelemetry/sdk-trace';
 import { captureSandboxDiag } from './support.js';
 
 /** The default of `stopTimeoutSeconds`, as documented. */
@@ -150,9 +150,9 @@ describe('the stop deadline', () => {
 describe("this package's own keys are never pushed out by caller attributes", () => {
   function limited(attributeCountLimit: number) {
     const exporter = new InMemorySpanExporter();
-    const provider = new BasicTracerProvider({
+    const provider = new SdkTracerProvider({
       spanLimits: { attributeCountLimit },
-      spanProcessors: [new SimpleSpanProcessor(exporter)],
+      spanProcessors: [new SimpleSpanProcessor({ exporter })],
     });
     return { tracerProvider: provider, spans: () => exporter.getFinishedSpans() };
   }

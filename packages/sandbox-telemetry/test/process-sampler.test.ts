@@ -21,7 +21,7 @@ import {
 } from '@gym/sandbox-telemetry';
 import { createSpanHarness, waitFor } from '@gym/test-kit';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 
 // The sandbox: on `grow` it keeps 16 MiB more (touched, so it is resident); on `burn` it
 // spins until it has used 300 ms more CPU; it acknowledges every command on stdout.

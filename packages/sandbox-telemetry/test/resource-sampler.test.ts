@@ -9,7 +9,7 @@ import { createSpanHarness, type SpanHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { context, type Tracer, type TracerProvider } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { captureSandboxDiag, expectSandboxAttributes, providerOf } from './support.js';
 
 const SAMPLE = 'gym.sandbox.resource.sample';

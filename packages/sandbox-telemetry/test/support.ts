@@ -4,7 +4,7 @@ import { sharedSlot } from '@gym/core';
 import { captureDiag, type DiagCapture } from '@gym/test-kit';
 import { expect } from '@jest/globals';
 import type { Tracer, TracerProvider } from '@opentelemetry/api';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 
 /** @gym/core's once-only reporting keeps `<package>\u0000<kind>` keys in this shared slot. */
 const REPORTED_SLOT = '@gym/core/reported@1';

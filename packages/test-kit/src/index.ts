@@ -30,4 +30,5 @@ export {
 } from './metric-harness.js';
 export { copyBuiltPackage, linkDirectory, REPO_ROOT } from './package-copies.js';
 export { createSpanHarness, type SpanHarness } from './span-harness.js';
+export { findOnPath, type RequiredTools, requireTools, TOOLS_INSTALL_HINT } from './tools.js';
 export { WAIT_FOR_TIMEOUT_MS, waitFor } from './wait-for.js';

@@ -1,16 +1,11 @@
-// A real SDK trace pipeline: BasicTracerProvider → SimpleSpanProcessor → InMemorySpanExporter.
+// A real SDK trace pipeline: TracerProvider → SimpleSpanProcessor → InMemorySpanExporter.
 // Tests read the spans the SDK finished, never what a mock was called with.
 
 import { type Context, ROOT_CONTEXT, type Span, type Tracer, trace } from '@opentelemetry/api';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 
 export interface SpanHarness {
-  readonly tracerProvider: BasicTracerProvider;
+  readonly tracerProvider: TracerProvider;
   readonly exporter: InMemorySpanExporter;
   /** A tracer of the provider (scope `test`). */
   readonly tracer: Tracer;
@@ -25,7 +20,7 @@ export interface SpanHarness {
 
 export function createSpanHarness(): SpanHarness {
   const exporter = new InMemorySpanExporter();
-  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const tracerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
   const tracer = tracerProvider.getTracer('test');
   return {
     tracerProvider,

@@ -11,11 +11,13 @@ export interface Vector {
   value: [number, string];
 }
 
-/** Starts Prometheus; fails the test when none is installed (CI installs it). */
+/** Starts Prometheus; fails when none is on PATH (the suites that call it skip first: requireTools). */
 export async function startPrometheus(): Promise<LocalPrometheus> {
   const prometheus = await startLocalPrometheus();
   if (prometheus === undefined)
-    throw new Error('a prometheus binary is required for this test (apt-get install prometheus)');
+    throw new Error(
+      'prometheus is not on PATH (Debian/Ubuntu: apt-get install prometheus; Homebrew: brew install prometheus)',
+    );
   return prometheus;
 }
 
