@@ -5,10 +5,13 @@
 // from a real SDK), and the failure policy is the sentence every README states.
 
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { InstrumentEntry } from '@gym/constants';
 import * as constants from '@gym/constants';
 import { createInstrument, FAILURE_POLICY, GYM_VARIABLES, setTelemetryState } from '@gym/core';
 import { SERIES } from '@gym/dashboards';
+import { startHttpPoolTelemetry } from '@gym/http-pool';
 import { recordRolloutDuration, recordVerify } from '@gym/metrics';
 import { startObserver, startupTimeline } from '@gym/observer';
 import { meteredLimit, resourcesOperation } from '@gym/operations';
@@ -17,6 +20,7 @@ import { createMetricHarness } from '@gym/test-kit';
 import { describe, expect, it } from '@jest/globals';
 import { ValueType } from '@opentelemetry/api';
 import { InstrumentType, type MetricData } from '@opentelemetry/sdk-metrics';
+import { Pool } from 'undici';
 import { OTEL_VARIABLES, OTLP_VARIABLES } from '../packages/otel-bootstrap/src/otel-variables.js';
 
 const doc = readFileSync(new URL('../docs/telemetry.md', import.meta.url), 'utf8');
@@ -76,7 +80,7 @@ const exported = (module: Record<string, unknown>, pattern: RegExp) =>
 
 const metricNames = exported(constants, /^METRIC_/).map(([, value]) => value as string);
 
-/** The one instrument table. Instruments of a new package (e.g. `@gym/http-pool`) join it, its `METRIC_*` constants and the doc's Metrics section together. */
+/** The one instrument table. Instruments of a new package join it, its `METRIC_*` constants and the doc's Metrics section together. */
 const entries: InstrumentEntry[] = Object.values(constants.INSTRUMENTS);
 const entryByName = new Map(entries.map((entry) => [entry.name, entry]));
 
@@ -227,9 +231,26 @@ describe('instruments', () => {
       setTelemetryState(undefined);
     }
     // Hook: every other package that creates instruments records here too, with every optional
-    // attribute given (`@gym/http-pool` at its merge: its entries join INSTRUMENTS, its rows the
-    // doc's Metrics section; the tests above then hold them to each other with no other change).
-    const collected = [...(await harness.collect()).values()];
+    // attribute given (its entries join INSTRUMENTS, its rows the doc's Metrics section; the
+    // tests above then hold them to each other with no other change).
+    // `@gym/http-pool`: of two requests sent at once through a pool of one connection, undici
+    // queues the second in the pool while the first is pending, so both instruments export,
+    // under a named destination.
+    const server = createServer((_request, response) => response.end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const pools = startHttpPoolTelemetry({ meterProvider, destinations: { [origin]: serverName } });
+    const pool = pools.observe(new Pool(origin, { connections: 1 }), origin);
+    let collected: MetricData[];
+    try {
+      await Promise.all([1, 2].map(async () => (await pool.request({ method: 'GET', path: '/' })).body.dump()));
+      collected = [...(await harness.collect()).values()];
+    } finally {
+      pools.stop();
+      await pool.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
     observer.stop();
     await harness.shutdown();
     // Non-vacuous: every instrument but the lag and GC (they need time to pass), the fleet size

@@ -21,6 +21,15 @@ import {
   UNIT_WAITER,
 } from './concurrency.js';
 import {
+  ATTR_HTTP_DESTINATION_SERVER_NAME,
+  ATTR_HTTP_POOL_QUEUE_CONSTRAINT,
+  ATTR_HTTP_POOL_QUEUE_OUTCOME,
+  HTTP_POOL_QUEUE_DURATION_BOUNDARIES_MS,
+  METRIC_HTTP_POOL_CONNECT_TOTAL,
+  METRIC_HTTP_POOL_QUEUE_DURATION,
+  UNIT_CONNECTION,
+} from './http-pool.js';
+import {
   METRIC_OPERATION_ACTIVE,
   METRIC_OPERATION_DURATION,
   METRIC_OPERATION_QUEUE_DURATION,
@@ -107,7 +116,8 @@ const NONE = [] as const;
 /**
  * Every instrument the packages create, keyed by a short id, in contract order: limited work
  * (`@gym/operations`), rollouts, verification and the fleet (`@gym/metrics`), concurrency
- * limits, the observer, server startup, the sandbox lifecycle. A new instrument is one entry
+ * limits, the observer, server startup, the sandbox lifecycle, outgoing HTTP connection pools
+ * (`@gym/http-pool`). A new instrument is one entry
  * here (its buckets an exported `*_BOUNDARIES_*` list) and one row in `docs/telemetry.md`.
  */
 export const INSTRUMENTS = {
@@ -349,6 +359,25 @@ export const INSTRUMENTS = {
     description: 'Sandbox create attempts retried.',
     valueType: 'int',
     attributes: PROVIDER_ATTRIBUTES,
+  },
+  // A point only for a request that waited in a pool's queue.
+  httpPoolQueueDuration: {
+    name: METRIC_HTTP_POOL_QUEUE_DURATION,
+    kind: 'histogram',
+    unit: 'ms',
+    description: 'Time one queued connection acquisition waited for a pool slot.',
+    valueType: 'double',
+    attributes: [ATTR_HTTP_POOL_QUEUE_CONSTRAINT, ATTR_HTTP_POOL_QUEUE_OUTCOME, ATTR_HTTP_DESTINATION_SERVER_NAME],
+    boundaries: HTTP_POOL_QUEUE_DURATION_BOUNDARIES_MS,
+  },
+  httpPoolConnectTotal: {
+    name: METRIC_HTTP_POOL_CONNECT_TOTAL,
+    kind: 'observable counter',
+    unit: UNIT_CONNECTION,
+    description:
+      'Outgoing requests that asked a connection pool for a connection, including ones that later failed or were abandoned.',
+    valueType: 'int',
+    attributes: [ATTR_HTTP_DESTINATION_SERVER_NAME],
   },
 } as const satisfies Record<string, InstrumentEntry>;
 

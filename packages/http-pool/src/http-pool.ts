@@ -22,15 +22,12 @@ import {
   ATTR_HTTP_POOL_QUEUE_CONSTRAINT,
   ATTR_HTTP_POOL_QUEUE_OUTCOME,
   HTTP_DESTINATION_EXTERNAL,
-  HTTP_POOL_QUEUE_DURATION_BOUNDARIES_MS,
   type HttpPoolQueueOutcome,
-  METRIC_HTTP_POOL_CONNECT_TOTAL,
-  METRIC_HTTP_POOL_QUEUE_DURATION,
+  INSTRUMENTS,
   SERVER_NAME_PATTERN,
-  UNIT_CONNECTION,
 } from '@gym/constants';
-import { createReporter, invalidChoice, type MeterSourceOptions, resolveMeter } from '@gym/core';
-import { type Attributes, type Histogram, type ObservableResult, ValueType } from '@opentelemetry/api';
+import { createInstrument, createReporter, invalidChoice, type MeterSourceOptions, resolveMeter } from '@gym/core';
+import type { Attributes, Histogram, ObservableResult } from '@opentelemetry/api';
 import { waiterFor } from './waiter.js';
 
 const SCOPE = { name: '@gym/http-pool' } as const;
@@ -106,20 +103,8 @@ export function startHttpPoolTelemetry(options: HttpPoolTelemetryOptions = {}): 
   };
   let removeCallback = () => {};
   try {
-    recorder = {
-      histogram: meter.createHistogram(METRIC_HTTP_POOL_QUEUE_DURATION, {
-        description: 'Time one queued connection acquisition waited for a pool slot.',
-        unit: 'ms',
-        advice: { explicitBucketBoundaries: [...HTTP_POOL_QUEUE_DURATION_BOUNDARIES_MS] },
-      }),
-      stopped: false,
-    };
-    const counter = meter.createObservableCounter(METRIC_HTTP_POOL_CONNECT_TOTAL, {
-      description:
-        'Outgoing requests that asked a connection pool for a connection, including ones that later failed or were abandoned.',
-      unit: UNIT_CONNECTION,
-      valueType: ValueType.INT,
-    });
+    recorder = { histogram: createInstrument(meter, INSTRUMENTS.httpPoolQueueDuration), stopped: false };
+    const counter = createInstrument(meter, INSTRUMENTS.httpPoolConnectTotal);
     counter.addCallback(observeCounts);
     removeCallback = () => counter.removeCallback(observeCounts);
   } catch (error) {
