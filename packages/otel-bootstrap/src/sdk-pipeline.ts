@@ -1,8 +1,7 @@
 // The only module that touches the OpenTelemetry SDK, and only through `await import()`:
 // a process with telemetry off never reaches it, so it never loads a byte of the SDK.
 //
-// The providers are built by hand (sdk-metrics MeterProvider, sdk-trace-base
-// BasicTracerProvider) rather than through NodeSDK: the exporters are ours to choose from
+// The providers are built by hand (sdk-metrics MeterProvider, sdk-trace TracerProvider) rather than through NodeSDK: the exporters are ours to choose from
 // NEMO_GYM_OTEL_EXPORTER, we must know whether each signal really exports, we bind the
 // Prometheus endpoint ourselves (so a port clash is a setup failure, not a silent log line,
 // and port 0 works), and we register each global only when nobody else did.
@@ -32,10 +31,13 @@ import {
 import type { ExportResult } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import type { MetricReader, PushMetricExporter } from '@opentelemetry/sdk-metrics';
-import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace';
 import { apiSlotVersion, type OtelGlobalKind, registeredGlobal } from './otel-globals.js';
 import { closePrometheusServer, startPrometheusServer } from './prometheus-server.js';
 import { SCOPE_NAME } from './scope.js';
+
+/** The resource attribute of the service name (semantic conventions, stable). */
+const ATTR_SERVICE_NAME = 'service.name';
 import type { PrometheusEndpointLimits, TelemetryConfig } from './types.js';
 
 /** What the pipeline is built from. */
@@ -201,8 +203,8 @@ export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipel
       owned.meterProvider = new MeterProvider({ resource, readers: [reader] });
     }
     if (buildTraces && resource !== undefined) {
-      const { BasicTracerProvider } = await import('@opentelemetry/sdk-trace-base');
-      owned.tracerProvider = new BasicTracerProvider({
+      const { TracerProvider: SdkTracerProvider } = await import('@opentelemetry/sdk-trace');
+      owned.tracerProvider = new SdkTracerProvider({
         resource,
         spanProcessors: [await buildSpanProcessor(input)],
       });
@@ -301,7 +303,6 @@ async function buildResource(input: PipelineInput): Promise<Resource> {
   const { defaultResource, detectResources, envDetector, hostDetector, resourceFromAttributes } = await import(
     '@opentelemetry/resources'
   );
-  const { ATTR_SERVICE_NAME } = await import('@opentelemetry/semantic-conventions');
   // OTEL_RESOURCE_ATTRIBUTES and the host come first; Gym's attributes and service.name win.
   const resource = defaultResource()
     .merge(detectResources({ detectors: [envDetector, hostDetector] }))
@@ -382,15 +383,17 @@ async function buildMetricReader(
 async function buildSpanProcessor(input: PipelineInput): Promise<SpanProcessor> {
   const { config } = input;
   const { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor } = await import(
-    '@opentelemetry/sdk-trace-base'
+    '@opentelemetry/sdk-trace'
   );
   const onFailure = (error: unknown) => input.onExportFailure('traces', error);
   if (config.exporter === 'console') {
-    return new SimpleSpanProcessor(watchSpanExporter(new ConsoleSpanExporter(), onFailure));
+    return new SimpleSpanProcessor({ exporter: watchSpanExporter(new ConsoleSpanExporter(), onFailure) });
   }
   const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
   const url = config.otlpTracesEndpoint;
-  return new BatchSpanProcessor(watchSpanExporter(new OTLPTraceExporter(url === undefined ? {} : { url }), onFailure));
+  return new BatchSpanProcessor({
+    exporter: watchSpanExporter(new OTLPTraceExporter(url === undefined ? {} : { url }), onFailure),
+  });
 }
 
 /** The AsyncLocalStorage context manager (what NodeSDK and NodeTracerProvider use), loaded lazily. */
@@ -432,7 +435,7 @@ async function shutdownOwned(
     try {
       await action();
     } catch (error) {
-      // BasicTracerProvider.forceFlush rejects with an array of its processors' errors.
+      // TracerProvider.forceFlush rejects with an array of its processors' errors.
       for (const one of Array.isArray(error) ? error : [error]) {
         if (typeof one !== 'object' || one === null || !reported.has(one)) errors.push(one);
       }

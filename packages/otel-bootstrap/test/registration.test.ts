@@ -5,7 +5,7 @@
 // object planted in the slot.
 
 import { getTelemetryState } from '@gym/core';
-import { resetDiag } from '@gym/test-kit';
+import { resetDiag } from './helpers/diag.js';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { metrics, trace } from '@opentelemetry/api';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
