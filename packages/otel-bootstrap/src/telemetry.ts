@@ -20,7 +20,7 @@ import { packageVersion } from './package-version.js';
 import { type StartedObserver, startProcessObserver, stopProcessObserver } from './process-observer.js';
 import { checkPrometheusLimits } from './prometheus-limits.js';
 import { resolveRunId } from './run-id.js';
-import type { Pipeline } from './sdk-pipeline.js';
+import type { Pipeline, ReusedProvider } from './sdk-pipeline.js';
 import type {
   InitTelemetryOptions,
   PrometheusEndpointLimits,
@@ -118,6 +118,24 @@ function unknownGroupsWarning(unknown: readonly string[]): string {
   return `unknown span groups ignored: ${shown.join(', ')}${more} (allowed: presets ${Object.keys(SPAN_GROUP_PRESETS).join(', ')}; groups ${SPAN_GROUPS.join(', ')})`;
 }
 
+/** The one warning of a setup that reuses a provider someone else registered. */
+function reusedWarning(
+  reused: readonly ReusedProvider[],
+  serviceName: string,
+  config: TelemetryHandle['config'],
+): string {
+  const signals = reused.map((one) => one.signal).join(' and ');
+  const theirs = reused.map((one) => {
+    const name = one.serviceName === undefined ? '' : ` (service.name "${one.serviceName}")`;
+    return `${one.signal}: ${one.exporting ? 'exporting' : 'not exporting, it has no reader or span processor'}${name}`;
+  });
+  return (
+    `${signals} go to a provider registered before initTelemetry (${theirs.join('; ')}); not applied there: ` +
+    `the Gym resource attributes (service.name "${serviceName}", nemo.run.id, nemo.gym.*) and the configured ` +
+    `exporter (NEMO_GYM_OTEL_EXPORTER=${config.exporter})`
+  );
+}
+
 async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
   const orchestrator = options.serverType === 'orchestrator';
   const { onWarning } = options;
@@ -137,6 +155,12 @@ async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
       reportWarning(onWarning, `telemetry is disabled: ${result.error}`);
       return null;
     }
+    if (!result.config.enabled) {
+      // NEMO_GYM_OTEL_ENABLED is on, so only the standard off-switch can have said off.
+      publishOff(orchestrator);
+      reportWarning(onWarning, 'telemetry is off: OTEL_SDK_DISABLED=true wins over NEMO_GYM_OTEL_ENABLED');
+      return null;
+    }
     const config = Object.freeze({ ...result.config, runId: resolveRunId(result.config.runId, env) });
     const groups = resolveSpanGroups(config.spanGroups);
     if (groups.unknown.length > 0) reportWarning(onWarning, unknownGroupsWarning(groups.unknown));
@@ -152,13 +176,18 @@ async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
       },
       options.resourceAttributes,
     );
-    let exportFailureReported = false;
-    const onExportFailure = (signal: 'metrics' | 'traces', error: unknown): void => {
-      if (exportFailureReported) return;
-      exportFailureReported = true;
+    // One warning for the first failed export, and one more if the final flush at shutdown
+    // fails: that one means records are lost, whatever failed before.
+    const reported = { periodic: false, final: false };
+    const onExportFailure = (signal: 'metrics' | 'traces', error: unknown, final: boolean): void => {
+      const kind = final ? 'final' : 'periodic';
+      if (reported[kind]) return;
+      reported[kind] = true;
       reportWarning(
         onWarning,
-        `${signal} export failed (${describeError(error)}); telemetry carries on, and later export failures are not reported again`,
+        final
+          ? `${signal} export failed (${describeError(error)}) in the final flush at shutdown; what was recorded since the last successful export is lost`
+          : `${signal} export failed (${describeError(error)}); telemetry carries on, and later export failures are not reported again`,
       );
     };
     const { startPipeline } = await import('./sdk-pipeline.js');
@@ -177,6 +206,7 @@ async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
         `${signals.join(' and ')} not exporting: ${pipeline.problems.map((problem) => problem.reason).join('; ')}`,
       );
     }
+    if (pipeline.reused.length > 0) reportWarning(onWarning, reusedWarning(pipeline.reused, serviceName, config));
     const handle: TelemetryHandle = Object.freeze({
       meter: pipeline.meter,
       tracer: pipeline.tracer,
@@ -184,7 +214,8 @@ async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
       metricsExporting: pipeline.metricsExporting,
       tracesExporting: pipeline.tracesExporting,
       config,
-      serviceName,
+      serviceName: pipeline.reused.find((one) => one.serviceName !== undefined)?.serviceName ?? serviceName,
+      gymResourceApplied: pipeline.reused.length === 0,
       ...(pipeline.prometheusEndpoint === undefined ? {} : { prometheusEndpoint: pipeline.prometheusEndpoint }),
     });
     observer =
@@ -194,6 +225,9 @@ async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
           )
         : undefined;
     session = { pipeline, orchestrator, onWarning, shutdownTimeoutMillis: config.shutdownTimeoutMillis, observer };
+    // shutdownTelemetry() was called while this setup ran (a SIGTERM during startup): it
+    // flushes and releases the session; the caller gets no handle that says "exporting".
+    if (shutdownPromise !== undefined) return null;
     current = handle;
     setTelemetryState({
       metricsExporting: pipeline.metricsExporting,

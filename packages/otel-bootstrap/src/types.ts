@@ -122,8 +122,17 @@ export interface TelemetryHandle {
   readonly tracesExporting: boolean;
   /** The settings in force, with `runId` resolved. */
   readonly config: TelemetryConfig;
-  /** `service.name` of this process (`nemo-gym/policy_model`). */
+  /**
+   * `service.name` of what this process exports: the Gym one (`nemo-gym/policy_model`), or
+   * that of a provider someone else registered and this setup reuses, when it can be read.
+   */
   readonly serviceName: string;
+  /**
+   * Whether what this process exports carries the Gym resource (`nemo.run.id`, `nemo.gym.*`,
+   * the Gym `service.name`) and the configured exporter: `false` when a signal goes to a
+   * provider someone else registered (one warning says what was not applied).
+   */
+  readonly gymResourceApplied: boolean;
   /** With the `prometheus` exporter: the scrape URL actually bound, `http://host:port/metrics`. */
   readonly prometheusEndpoint?: string;
 }
