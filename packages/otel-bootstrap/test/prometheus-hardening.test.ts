@@ -89,28 +89,28 @@ describe('the Prometheus endpoint serves one route', () => {
     expect((await readResponse(raw)).status).toBe(404);
   });
 
-  it('answers a malformed request with 400 and a body, then closes the connection', async () => {
+  it('answers a malformed request with 400, then closes the connection', async () => {
     const { prometheusEndpoint } = await start(undefined);
     const raw = await client(prometheusEndpoint);
     raw.socket.write('GET /metrics HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n');
     const response = await readResponse(raw);
     expect(response.status).toBe(400);
     expect(response.headers.connection).toBe('close');
-    expect(response.body).toMatch(/^malformed HTTP request \(HPE_[A-Z_]+\)\n$/);
     await raw.ended;
   });
-  it('never writes a refusal into the middle of an answer: a malformed request behind a pending scrape ends the connection', async () => {
+  it('never writes a refusal into the middle of an answer: a malformed request behind a pending scrape gets one whole response at most', async () => {
     const { prometheusEndpoint } = await start(undefined);
     const raw = await client(prometheusEndpoint);
     // One packet: a scrape (answered after an asynchronous collection), then garbage.
     raw.socket.write(`${requestText('/metrics')}NOT HTTP\r\n\r\n`);
     await raw.ended;
-    expect(raw.received()).not.toMatch(/^HTTP\/1\.1 400/);
+    // Node refuses before any byte of the scrape's answer is written, or not at all.
+    expect(raw.received().match(/HTTP\/1\.1 /g)?.length ?? 0).toBeLessThanOrEqual(1);
   });
 });
 
 describe('the Prometheus endpoint bounds its clients', () => {
-  it('cuts a client that sends its headers byte by byte at the headers deadline, with a 408 and a body', async () => {
+  it('cuts a client that sends its headers byte by byte at the headers deadline, with a 408', async () => {
     const headersTimeoutMs = 200;
     const { prometheusEndpoint } = await start({ headersTimeoutMs, requestTimeoutMs: NEVER_MS });
     const began = performance.now();
@@ -133,9 +133,6 @@ describe('the Prometheus endpoint bounds its clients', () => {
       await raw.ended;
       expect(response.status).toBe(408);
       expect(response.headers.connection).toBe('close');
-      expect(response.body).toBe(
-        `the request did not arrive in time (headers within ${headersTimeoutMs} ms, the whole request within ${NEVER_MS} ms)\n`,
-      );
       expect(sent).toBeLessThan(header.length);
       // Never before the deadline (the deadline counts from the server's accept, after `began`).
       expect(performance.now() - began).toBeGreaterThanOrEqual(headersTimeoutMs);
