@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { getTelemetryState } from '@gym/core';
 import { createMetricHarness, createSpanHarness } from '@gym/test-kit';
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { type MeterProvider as ApiMeterProvider, metrics, type ProxyTracerProvider, trace } from '@opentelemetry/api';
 import type { MeterProvider } from '@opentelemetry/sdk-metrics';
 import type { TracerProvider as SdkTracerProvider } from '@opentelemetry/sdk-trace';
@@ -10,6 +10,7 @@ import { getTelemetry, type InitTelemetryOptions, initTelemetry, shutdownTelemet
 import { isGloballyRegistered } from '../src/otel-globals.js';
 import { resetTelemetryForTesting } from '../src/telemetry.js';
 import { scrape, targetInfo } from './helpers/prometheus-text.js';
+import { type ConsoleCapture, captureConsole } from './helpers/console-capture.js';
 import { captureDiag, resetDiag } from './helpers/diag.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
@@ -36,9 +37,15 @@ function options(overrides: Partial<InitTelemetryOptions> & { warnings?: string[
   };
 }
 
+let printed: ConsoleCapture;
+beforeEach(() => {
+  printed = captureConsole();
+});
+
 afterEach(async () => {
   await resetTelemetryForTesting();
   resetDiag();
+  printed.restore();
 });
 
 describe('initTelemetry: off', () => {
@@ -122,6 +129,9 @@ describe('initTelemetry: on', () => {
     expect(handle).toMatchObject({ isExporting: true, metricsExporting: true, tracesExporting: true });
     expect(getTelemetry()).toBe(handle);
     expect(Object.isFrozen(handle)).toBe(true);
+    handle?.tracer.startSpan('gym.test.printed').end();
+    // The console exporter really writes (here into the capture, not the test output).
+    expect(JSON.stringify(printed.calls.flat())).toContain('gym.test.printed');
     expect(getTelemetryState()).toMatchObject({ metricsExporting: true, tracesExporting: true });
     expect(isGloballyRegistered('metrics')).toBe(true);
     expect(isGloballyRegistered('trace')).toBe(true);

@@ -13,6 +13,7 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { TracerProvider as SdkTracerProvider } from '@opentelemetry/sdk-trace';
 import { type InitTelemetryOptions, initTelemetry } from '../src/index.js';
 import { resetTelemetryForTesting } from '../src/telemetry.js';
+import { type ConsoleCapture, captureConsole } from './helpers/console-capture.js';
 import { resetDiag } from './helpers/diag.js';
 
 const SLOT = Symbol.for('opentelemetry.js.api.1');
@@ -20,14 +21,17 @@ type Slot = Record<string, unknown>;
 const holder = globalThis as unknown as Record<symbol, Slot | undefined>;
 let saved: Slot | undefined;
 
+let printed: ConsoleCapture;
 beforeEach(() => {
   saved = holder[SLOT];
+  printed = captureConsole();
 });
 
 afterEach(async () => {
   await resetTelemetryForTesting();
   if (saved === undefined) delete holder[SLOT];
   else holder[SLOT] = saved;
+  printed.restore();
 });
 
 function options(env: NodeJS.ProcessEnv, warnings: string[]): InitTelemetryOptions {
