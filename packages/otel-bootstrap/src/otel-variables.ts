@@ -166,8 +166,8 @@ export const OTEL_SWITCHES = {
     'OTEL_SDK_DISABLED',
     false,
     '`false`',
-    '`true` or `false` (case-insensitive); anything else is read as `false`, with a warning',
-    'NEMO_GYM_OTEL_ENABLED on',
+    '`true` turns telemetry off (any case); anything else leaves it on',
+    '`NEMO_GYM_OTEL_ENABLED` on',
     (text) => text.toLowerCase() === 'true',
   ),
   metricsExporter: row<boolean>(
@@ -175,7 +175,7 @@ export const OTEL_SWITCHES = {
     false,
     'unset',
     '`none` switches metrics off; any other value is left to `NEMO_GYM_OTEL_EXPORTER`',
-    'NEMO_GYM_OTEL_ENABLED on',
+    '`NEMO_GYM_OTEL_ENABLED` on',
     (text) => text.toLowerCase() === 'none',
   ),
   tracesExporter: row<boolean>(
@@ -183,7 +183,7 @@ export const OTEL_SWITCHES = {
     false,
     'unset',
     '`none` switches traces off; any other value is left to `NEMO_GYM_OTEL_EXPORTER`',
-    'NEMO_GYM_OTEL_ENABLED on',
+    '`NEMO_GYM_OTEL_ENABLED` on',
     (text) => text.toLowerCase() === 'none',
   ),
 } as const;
