@@ -95,32 +95,38 @@ const [nodeMajor = 0, nodeMinor = 0] = process.versions.node.split('.').map(Numb
 const bootstrapNode = nodeMajor > 22 || (nodeMajor === 22 && nodeMinor >= 15);
 const describeBootstrap = bootstrapNode ? describe : describe.skip;
 
-describeBootstrap('@gym/otel-bootstrap installed alone on Node >= 22.15 (skipped on older Node: it needs 22.15)', () => {
-  const name = '@gym/otel-bootstrap';
-  const SDK = ['sdk-metrics', 'sdk-trace', 'resources', 'core'].map((pkg) => `@opentelemetry/${pkg}`);
-  const bootstrapSpecs = () => [...closure(name, byName)].map((dep) => packed.get(dep)?.tarball as string);
+describeBootstrap(
+  '@gym/otel-bootstrap installed alone on Node >= 22.15 (skipped on older Node: it needs 22.15)',
+  () => {
+    const name = '@gym/otel-bootstrap';
+    const SDK = ['sdk-metrics', 'sdk-trace', 'resources', 'core'].map((pkg) => `@opentelemetry/${pkg}`);
+    const bootstrapSpecs = () => [...closure(name, byName)].map((dep) => packed.get(dep)?.tarball as string);
 
-  it('next to @opentelemetry/api 1.10: no peer warning, one copy of every OpenTelemetry package, a real scrape and a real OTLP export', async () => {
-    const project = emptyProject(work);
-    const { stderr } = await install(project, [...bootstrapSpecs(), '@opentelemetry/api@^1.10.0', '--strict-peer-deps']);
-    expect(stderr).not.toMatch(/ERESOLVE|peer dep/i);
-    const otel = [...installedCopies(project)].filter(([pkg]) => pkg.startsWith('@opentelemetry/'));
-    expect(otel.map(([pkg]) => pkg)).toEqual(expect.arrayContaining(['@opentelemetry/api', ...SDK]));
-    expect(otel.filter(([, copies]) => copies.length > 1)).toEqual([]);
+    it('next to @opentelemetry/api 1.10: no peer warning, one copy of every OpenTelemetry package, a real scrape and a real OTLP export', async () => {
+      const project = emptyProject(work);
+      const { stderr } = await install(project, [
+        ...bootstrapSpecs(),
+        '@opentelemetry/api@^1.10.0',
+        '--strict-peer-deps',
+      ]);
+      expect(stderr).not.toMatch(/ERESOLVE|peer dep/i);
+      const otel = [...installedCopies(project)].filter(([pkg]) => pkg.startsWith('@opentelemetry/'));
+      expect(otel.map(([pkg]) => pkg)).toEqual(expect.arrayContaining(['@opentelemetry/api', ...SDK]));
+      expect(otel.filter(([, copies]) => copies.length > 1)).toEqual([]);
 
-    const received: { path: string; body: Buffer }[] = [];
-    const receiver = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        received.push({ path: request.url ?? '', body: Buffer.concat(chunks) });
-        response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+      const received: { path: string; body: Buffer }[] = [];
+      const receiver = createServer((request, response) => {
+        const chunks: Buffer[] = [];
+        request.on('data', (chunk: Buffer) => chunks.push(chunk));
+        request.on('end', () => {
+          received.push({ path: request.url ?? '', body: Buffer.concat(chunks) });
+          response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+        });
       });
-    });
-    await new Promise<void>((resolve) => receiver.listen({ host: '127.0.0.1', port: 0 }, resolve));
-    try {
-      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-      const script = `
+      await new Promise<void>((resolve) => receiver.listen({ host: '127.0.0.1', port: 0 }, resolve));
+      try {
+        const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+        const script = `
         const { initTelemetry, shutdownTelemetry } = await import('@gym/otel-bootstrap');
         const handle = await initTelemetry({ serverName: 'packed', serverType: 'resources_servers' });
         handle.meter.createCounter('gym.test.packed').add(3);
@@ -128,49 +134,50 @@ describeBootstrap('@gym/otel-bootstrap installed alone on Node >= 22.15 (skipped
         if (handle.prometheusEndpoint) scraped = await (await fetch(handle.prometheusEndpoint)).text();
         await shutdownTelemetry();
         console.log(JSON.stringify({ exporting: handle.metricsExporting, scraped }));`;
-      const base = { ...process.env, NEMO_GYM_OTEL_ENABLED: '1', NEMO_GYM_OTEL_OBSERVER: '0' };
-      const prometheus = await run(process.execPath, ['--input-type=module', '-e', script], {
-        cwd: project,
-        env: { ...base, NEMO_GYM_OTEL_EXPORTER: 'prometheus', OTEL_EXPORTER_PROMETHEUS_PORT: '0' },
-      });
-      const scrape = JSON.parse(prometheus.stdout) as { exporting: boolean; scraped: string };
-      expect(scrape.exporting).toBe(true);
-      expect(scrape.scraped).toMatch(/^gym_test_packed_total(\{[^}]*\})? 3$/m);
-      expect(prometheus.stderr).toBe('');
+        const base = { ...process.env, NEMO_GYM_OTEL_ENABLED: '1', NEMO_GYM_OTEL_OBSERVER: '0' };
+        const prometheus = await run(process.execPath, ['--input-type=module', '-e', script], {
+          cwd: project,
+          env: { ...base, NEMO_GYM_OTEL_EXPORTER: 'prometheus', OTEL_EXPORTER_PROMETHEUS_PORT: '0' },
+        });
+        const scrape = JSON.parse(prometheus.stdout) as { exporting: boolean; scraped: string };
+        expect(scrape.exporting).toBe(true);
+        expect(scrape.scraped).toMatch(/^gym_test_packed_total(\{[^}]*\})? 3$/m);
+        expect(prometheus.stderr).toBe('');
 
-      const otlp = await run(process.execPath, ['--input-type=module', '-e', script], {
-        cwd: project,
-        env: { ...base, NEMO_GYM_OTEL_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: url },
-      });
-      expect(JSON.parse(otlp.stdout)).toMatchObject({ exporting: true });
-      const metrics = received.filter((request) => request.path === '/v1/metrics');
-      expect(metrics).toHaveLength(1);
-      const exported = decodeOtlpMetrics((metrics[0] as { body: Buffer }).body)
-        .flatMap((block) => block.scopes.flatMap((scope) => scope.items))
-        .find((metric) => metric.name === 'gym.test.packed');
-      expect(exported?.points[0]?.value).toBe(3);
-    } finally {
-      receiver.closeAllConnections();
-      await new Promise((resolve) => receiver.close(resolve));
-    }
-  }, 300_000);
+        const otlp = await run(process.execPath, ['--input-type=module', '-e', script], {
+          cwd: project,
+          env: { ...base, NEMO_GYM_OTEL_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: url },
+        });
+        expect(JSON.parse(otlp.stdout)).toMatchObject({ exporting: true });
+        const metrics = received.filter((request) => request.path === '/v1/metrics');
+        expect(metrics).toHaveLength(1);
+        const exported = decodeOtlpMetrics((metrics[0] as { body: Buffer }).body)
+          .flatMap((block) => block.scopes.flatMap((scope) => scope.items))
+          .find((metric) => metric.name === 'gym.test.packed');
+        expect(exported?.points[0]?.value).toBe(3);
+      } finally {
+        receiver.closeAllConnections();
+        await new Promise((resolve) => receiver.close(resolve));
+      }
+    }, 300_000);
 
-  it('beside a newer 3.x SDK of your own: your copies on top, one API, the pinned set nested (two versions at most)', async () => {
-    // The exporters (0.x) pin the SDK release they were made with, exactly, and the bootstrap
-    // pins the same set. A user's newer SDK takes the top level; npm then nests the pinned
-    // release under each package that pins it (see the README's Compatibility section).
-    const pinned = byName.get(name)?.manifest.dependencies?.['@opentelemetry/sdk-metrics'] as string;
-    expect(pinned).toMatch(/^3\.\d+\.\d+$/);
-    const project = emptyProject(work);
-    await install(project, [...bootstrapSpecs(), '@opentelemetry/api@^1.10.0', ...SDK.map((pkg) => `${pkg}@^3`)]);
-    const copies = installedCopies(project);
-    expect(copies.get('@opentelemetry/api')?.map((copy) => copy.path)).toEqual(['node_modules/@opentelemetry/api']);
-    for (const pkg of SDK) {
-      const found = copies.get(pkg) ?? [];
-      const top = found.find((copy) => copy.path === `node_modules/${pkg}`);
-      expect(top?.version).toMatch(/^3\./);
-      expect(new Set(found.map((copy) => copy.version)).size).toBeLessThanOrEqual(2);
-      for (const copy of found) if (copy !== top) expect(copy.version).toBe(pinned);
-    }
-  }, 300_000);
-});
+    it('beside a newer 3.x SDK of your own: your copies on top, one API, the pinned set nested (two versions at most)', async () => {
+      // The exporters (0.x) pin the SDK release they were made with, exactly, and the bootstrap
+      // pins the same set. A user's newer SDK takes the top level; npm then nests the pinned
+      // release under each package that pins it (see the README's Compatibility section).
+      const pinned = byName.get(name)?.manifest.dependencies?.['@opentelemetry/sdk-metrics'] as string;
+      expect(pinned).toMatch(/^3\.\d+\.\d+$/);
+      const project = emptyProject(work);
+      await install(project, [...bootstrapSpecs(), '@opentelemetry/api@^1.10.0', ...SDK.map((pkg) => `${pkg}@^3`)]);
+      const copies = installedCopies(project);
+      expect(copies.get('@opentelemetry/api')?.map((copy) => copy.path)).toEqual(['node_modules/@opentelemetry/api']);
+      for (const pkg of SDK) {
+        const found = copies.get(pkg) ?? [];
+        const top = found.find((copy) => copy.path === `node_modules/${pkg}`);
+        expect(top?.version).toMatch(/^3\./);
+        expect(new Set(found.map((copy) => copy.version)).size).toBeLessThanOrEqual(2);
+        for (const copy of found) if (copy !== top) expect(copy.version).toBe(pinned);
+      }
+    }, 300_000);
+  },
+);

@@ -48,7 +48,8 @@ function httpUrl(text: string): string | undefined {
 }
 
 const OTLP_PROTOCOL = 'http/protobuf';
-const protocol = (text: string): string | undefined => (text.toLowerCase() === OTLP_PROTOCOL ? OTLP_PROTOCOL : undefined);
+const protocol = (text: string): string | undefined =>
+  text.toLowerCase() === OTLP_PROTOCOL ? OTLP_PROTOCOL : undefined;
 
 /**
  * The shortest export interval and timeout accepted. The timeout is capped at the interval,

@@ -38,6 +38,7 @@ import { SCOPE_NAME } from './scope.js';
 
 /** The resource attribute of the service name (semantic conventions, stable). */
 const ATTR_SERVICE_NAME = 'service.name';
+
 import type { PrometheusEndpointLimits, TelemetryConfig } from './types.js';
 
 /** What the pipeline is built from. */
@@ -430,7 +431,10 @@ function watchMetricExporter(exporter: PushMetricExporter, onFailure: (error: un
         return;
       }
       // ExportResultCode.FAILED is 1; a superseded collection is not a collector failure.
-      waiting?.callback({ code: 1, error: new Error('superseded by a newer collection while an export was under way') });
+      waiting?.callback({
+        code: 1,
+        error: new Error('superseded by a newer collection while an export was under way'),
+      });
       waiting = { data, callback };
     },
     forceFlush: () => exporter.forceFlush(),
@@ -486,9 +490,7 @@ async function buildMetricReader(
 
 async function buildSpanProcessor(input: PipelineInput): Promise<SpanProcessor> {
   const { config } = input;
-  const { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor } = await import(
-    '@opentelemetry/sdk-trace'
-  );
+  const { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor } = await import('@opentelemetry/sdk-trace');
   const onFailure = (error: unknown) => input.onExportFailure('traces', error, false); // `final` is set by startPipeline's wrapper
   if (config.exporter === 'console') {
     return new SimpleSpanProcessor({ exporter: watchSpanExporter(new ConsoleSpanExporter(), onFailure) });

@@ -16,6 +16,7 @@ import { describeError, describeValue, invalidChoice, setTelemetryState } from '
 import type { Attributes } from '@opentelemetry/api';
 import { loadTelemetryConfig, ownEnvironment, readEnabledSwitch } from './config.js';
 import { gymResourceAttributes, serviceNameOf } from './gym-resource.js';
+import { registeredGlobal } from './otel-globals.js';
 import { packageVersion } from './package-version.js';
 import { type StartedObserver, startProcessObserver, stopProcessObserver } from './process-observer.js';
 import { checkPrometheusLimits } from './prometheus-limits.js';
@@ -106,6 +107,20 @@ function publishOff(orchestrator: boolean): void {
   }
 }
 
+const SDK_GLOBALS = [
+  ['metrics', 'MeterProvider'],
+  ['trace', 'TracerProvider'],
+] as const;
+
+/** Telemetry off while someone registered an SDK: say that the Gym libraries will not record into it. */
+function offBesideSdkWarning(providers: readonly string[]): string {
+  return (
+    `NEMO_GYM_OTEL_ENABLED is off, so the Gym libraries record nothing, although a ${providers.join(' and a ')} ` +
+    'is registered: set NEMO_GYM_OTEL_ENABLED=1 to record into it (it is reused), or pass meterProvider / ' +
+    'tracerProvider in their options'
+  );
+}
+
 /** Longest unknown span-group name shown in a warning. */
 const MAX_NAME_SHOWN = 40;
 
@@ -146,6 +161,8 @@ async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
     // The whole cost of a disabled process: one env read. No zod, no SDK.
     if (readEnabledSwitch(options.env) === 'off') {
       publishOff(orchestrator);
+      const theirs = SDK_GLOBALS.filter(([kind]) => registeredGlobal(kind) !== undefined).map(([, name]) => name);
+      if (theirs.length > 0) reportWarning(onWarning, offBesideSdkWarning(theirs));
       return null;
     }
     const env = ownEnvironment(options.env);

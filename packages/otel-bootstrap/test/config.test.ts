@@ -419,8 +419,14 @@ describe('loadTelemetryConfig: the standard off-switches win over NEMO_GYM_OTEL_
 
   it('OTEL_METRICS_EXPORTER=none and OTEL_TRACES_EXPORTER=none turn that signal off, whatever NEMO_GYM_OTEL_* says', () => {
     const on = { NEMO_GYM_OTEL_METRICS_ENABLED: '1', NEMO_GYM_OTEL_TRACES_ENABLED: '1' };
-    expect(config({ ...on, OTEL_METRICS_EXPORTER: 'none' })).toMatchObject({ metricsEnabled: false, tracesEnabled: true });
-    expect(config({ ...on, OTEL_TRACES_EXPORTER: 'NONE' })).toMatchObject({ metricsEnabled: true, tracesEnabled: false });
+    expect(config({ ...on, OTEL_METRICS_EXPORTER: 'none' })).toMatchObject({
+      metricsEnabled: false,
+      tracesEnabled: true,
+    });
+    expect(config({ ...on, OTEL_TRACES_EXPORTER: 'NONE' })).toMatchObject({
+      metricsEnabled: true,
+      tracesEnabled: false,
+    });
     // Any other value is left to NEMO_GYM_OTEL_EXPORTER.
     expect(config({ ...on, OTEL_METRICS_EXPORTER: 'otlp,none' })).toMatchObject({ metricsEnabled: true });
   });

@@ -15,7 +15,11 @@ afterEach(async () => {
   await resetTelemetryForTesting();
 });
 
-const PROMETHEUS = { NEMO_GYM_OTEL_ENABLED: '1', NEMO_GYM_OTEL_EXPORTER: 'prometheus', OTEL_EXPORTER_PROMETHEUS_PORT: '0' };
+const PROMETHEUS = {
+  NEMO_GYM_OTEL_ENABLED: '1',
+  NEMO_GYM_OTEL_EXPORTER: 'prometheus',
+  OTEL_EXPORTER_PROMETHEUS_PORT: '0',
+};
 
 function setUp(env: NodeJS.ProcessEnv, warnings: string[] = []) {
   return initTelemetry({

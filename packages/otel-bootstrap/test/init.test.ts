@@ -9,9 +9,9 @@ import type { TracerProvider as SdkTracerProvider } from '@opentelemetry/sdk-tra
 import { getTelemetry, type InitTelemetryOptions, initTelemetry, shutdownTelemetry } from '../src/index.js';
 import { isGloballyRegistered } from '../src/otel-globals.js';
 import { resetTelemetryForTesting } from '../src/telemetry.js';
-import { scrape, targetInfo } from './helpers/prometheus-text.js';
 import { type ConsoleCapture, captureConsole } from './helpers/console-capture.js';
 import { captureDiag, resetDiag } from './helpers/diag.js';
+import { scrape, targetInfo } from './helpers/prometheus-text.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
   .version;

@@ -115,19 +115,19 @@ interface RawAnyValue {
   bytesValue?: Uint8Array;
 }
 
-function valueOf(value: RawAnyValue | undefined): OtlpValue {
+function anyValue(value: RawAnyValue | undefined): OtlpValue {
   if (value === undefined) return undefined;
   if (value.stringValue !== undefined) return value.stringValue;
   if (value.boolValue !== undefined) return value.boolValue;
   if (value.intValue !== undefined) return value.intValue;
   if (value.doubleValue !== undefined) return value.doubleValue;
-  if (value.arrayValue !== undefined) return (value.arrayValue.values ?? []).map(valueOf);
+  if (value.arrayValue !== undefined) return (value.arrayValue.values ?? []).map(anyValue);
   if (value.kvlistValue !== undefined) return attributesOf(value.kvlistValue.values);
   return value.bytesValue;
 }
 
 function attributesOf(list: RawKeyValue[] | undefined): Record<string, OtlpValue> {
-  return Object.fromEntries((list ?? []).map((entry) => [entry.key ?? '', valueOf(entry.value)]));
+  return Object.fromEntries((list ?? []).map((entry) => [entry.key ?? '', anyValue(entry.value)]));
 }
 
 /** One data point: its attributes, and its value (number points) or count and sum (histograms). */
