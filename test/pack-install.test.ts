@@ -5,12 +5,11 @@
 // sibling or on a root devDependency cannot resolve it from /tmp and fails here.
 
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeOtlpMetrics } from '@gym/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startOtlpReceiver } from '../packages/otel-bootstrap/test/helpers/otlp-receiver.js';
 import {
   closure,
   emptyProject,
@@ -114,18 +113,9 @@ describeBootstrap(
       expect(otel.map(([pkg]) => pkg)).toEqual(expect.arrayContaining(['@opentelemetry/api', ...SDK]));
       expect(otel.filter(([, copies]) => copies.length > 1)).toEqual([]);
 
-      const received: { path: string; body: Buffer }[] = [];
-      const receiver = createServer((request, response) => {
-        const chunks: Buffer[] = [];
-        request.on('data', (chunk: Buffer) => chunks.push(chunk));
-        request.on('end', () => {
-          received.push({ path: request.url ?? '', body: Buffer.concat(chunks) });
-          response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
-        });
-      });
-      await new Promise<void>((resolve) => receiver.listen({ host: '127.0.0.1', port: 0 }, resolve));
+      const receiver = await startOtlpReceiver();
       try {
-        const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+        const url = receiver.url;
         const script = `
         const { initTelemetry, shutdownTelemetry } = await import('@gym/otel-bootstrap');
         const handle = await initTelemetry({ serverName: 'packed', serverType: 'resources_servers' });
@@ -149,15 +139,14 @@ describeBootstrap(
           env: { ...base, NEMO_GYM_OTEL_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: url },
         });
         expect(JSON.parse(otlp.stdout)).toMatchObject({ exporting: true });
-        const metrics = received.filter((request) => request.path === '/v1/metrics');
+        const metrics = receiver.requests.filter((request) => request.path === '/v1/metrics');
         expect(metrics).toHaveLength(1);
         const exported = decodeOtlpMetrics((metrics[0] as { body: Buffer }).body)
           .flatMap((block) => block.scopes.flatMap((scope) => scope.items))
           .find((metric) => metric.name === 'gym.test.packed');
         expect(exported?.points[0]?.value).toBe(3);
       } finally {
-        receiver.closeAllConnections();
-        await new Promise((resolve) => receiver.close(resolve));
+        await receiver.close();
       }
     }, 300_000);
 

@@ -7,12 +7,11 @@
 
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { METRIC_OPERATION_DURATION, METRIC_VERIFY_DURATION } from '@gym/constants';
 import { decodeOtlpMetrics } from '@gym/test-kit';
 import { afterAll, describe, expect, it } from '@jest/globals';
+import { startOtlpReceiver } from '../packages/otel-bootstrap/test/helpers/otlp-receiver.js';
 
 const repo = new URL('..', import.meta.url).pathname;
 const readme = readFileSync(join(repo, 'README.md'), 'utf8');
@@ -120,18 +119,9 @@ describeExample('the README example (skipped on Node < 22.15: the bootstrap need
   }, 60_000);
 
   it('NEMO_GYM_OTEL_ENABLED=1: the verifies reach a real OTLP receiver, flushed on SIGTERM', async () => {
-    const bodies: { path: string; body: Buffer }[] = [];
-    const receiver: Server = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        bodies.push({ path: request.url ?? '', body: Buffer.concat(chunks) });
-        response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen({ host: '127.0.0.1', port: 0 }, resolve));
+    const receiver = await startOtlpReceiver();
     try {
-      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+      const url = receiver.url;
       const { report, code, stderr } = await runExample({
         NEMO_GYM_OTEL_ENABLED: '1',
         OTEL_EXPORTER_OTLP_ENDPOINT: url,
@@ -139,7 +129,7 @@ describeExample('the README example (skipped on Node < 22.15: the bootstrap need
       expect(report.results).toEqual(EXPECTED_RESULTS);
       expect(report.handle).toMatchObject({ metricsExporting: true, gymResourceApplied: true });
       expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
-      const metrics = bodies
+      const metrics = receiver.requests
         .filter((request) => request.path === '/v1/metrics')
         .flatMap((request) => decodeOtlpMetrics(request.body))
         .flatMap((block) => block.scopes.flatMap((scope) => scope.items));
@@ -148,8 +138,7 @@ describeExample('the README example (skipped on Node < 22.15: the bootstrap need
       expect(verify?.points.reduce((sum, point) => sum + (point.count ?? 0), 0)).toBe(4);
       expect(metrics.map((metric) => metric.name)).toContain(METRIC_OPERATION_DURATION);
     } finally {
-      receiver.closeAllConnections();
-      await new Promise((resolve) => receiver.close(resolve));
+      await receiver.close();
     }
   }, 60_000);
 
