@@ -8,14 +8,22 @@
 //   what it says; Node answers a late client 408 and a malformed request 400 or 431, then
 //   closes the connection (and never writes into an answer under way);
 // - a socket timeout of the request timeout: a client that stops reading the answer is cut;
-// - `maxConnections`: beyond it Node drops a new connection, and the `drop` event closes the
-//   idle keep-alive connections (`closeIdleConnections`) so a scraper that tries again gets in;
+// - the connection cap: a newcomer beyond `maxConnections` is admitted and the oldest
+//   connection that has not sent a request yet (a slow or silent client) is closed instead,
+//   else the oldest idle keep-alive one; only when every connection is being answered is the
+//   newcomer closed. So a scraper always gets in, however many slow clients there are. Node's
+//   own `maxConnections` stays set, at twice the cap, as the hard bound;
+// - one request at a time per connection: a pipelined request waits until the answer before
+//   it is sent, at most 8 wait (beyond that the connection is closed), so a client that
+//   pipelines and never reads holds one answer, not one per request;
+// - one rendering shared by every scrape that arrives while it is made or within 250 ms of
+//   its start: the exporter's handler collects once for all of them;
 // - one route: GET or HEAD of exactly `/metrics` (query ignored); 404 and 405 otherwise.
 //
 // Loaded with `import()` from sdk-pipeline.ts, only when the `prometheus` exporter is in use.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { PrometheusEndpointLimits } from './types.js';
 
 type Limits = Readonly<Required<PrometheusEndpointLimits>>;
@@ -28,6 +36,11 @@ export const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8
 const MAX_HEADERS_COUNT = 32;
 /** Header bytes per request (Node's default, fixed here so a process-wide flag cannot raise it). */
 const MAX_HEADER_SIZE = 16 * 1024;
+
+/** How long a rendering is shared with the scrapes that follow it (from its start). */
+const SHARE_RENDERING_MS = 250;
+/** Pipelined requests that may wait on one connection while it is answered. */
+const MAX_WAITING_PER_CONNECTION = 8;
 
 /** Whatever serves one scrape into `response`: the exporter's public request handler. */
 export interface MetricsHandler {
@@ -50,8 +63,35 @@ function answer(response: ServerResponse, status: number, text: string, headers:
   response.end(body);
 }
 
+/**
+ * One rendering for every scrape that comes while it is made or within
+ * {@link SHARE_RENDERING_MS} of its start: the exporter's own handler renders into a stand-in
+ * for the response (it sets the status and the content type, then ends with the text).
+ */
+function sharedRendering(handler: MetricsHandler): (request: IncomingMessage) => Promise<string> {
+  let latest: { startedAt: number; text: Promise<string> } | undefined;
+  return (request) => {
+    const now = performance.now();
+    if (latest !== undefined && now - latest.startedAt < SHARE_RENDERING_MS) return latest.text;
+    const text = new Promise<string>((resolve) => {
+      const standIn = {
+        statusCode: 200,
+        setHeader: () => standIn,
+        end: (chunk?: unknown) => resolve(chunk === undefined ? '' : String(chunk)),
+      };
+      handler.getMetricsRequestHandler(request, standIn as unknown as ServerResponse);
+    });
+    latest = { startedAt: now, text };
+    return text;
+  };
+}
+
 /** The route: GET or HEAD of exactly `/metrics` (a query string is ignored; `//host/metrics` is no route). */
-function route(handler: MetricsHandler, request: IncomingMessage, response: ServerResponse): void {
+function route(
+  render: (request: IncomingMessage) => Promise<string>,
+  request: IncomingMessage,
+  response: ServerResponse,
+): void {
   const target = request.url ?? '';
   const query = target.indexOf('?');
   const path = query === -1 ? target : target.slice(0, query);
@@ -63,9 +103,80 @@ function route(handler: MetricsHandler, request: IncomingMessage, response: Serv
     answer(response, 405, `method not allowed: ${METRICS_PATH} answers GET and HEAD`, { allow: 'GET, HEAD' });
     return;
   }
-  handler.getMetricsRequestHandler(request, response);
-  // The exporter answers after an asynchronous collection, so its headers are not sent yet.
-  if (!response.headersSent) response.setHeader('content-type', EXPOSITION_CONTENT_TYPE);
+  void render(request).then((text) => {
+    if (response.destroyed) return;
+    response.writeHead(200, {
+      'content-type': EXPOSITION_CONTENT_TYPE,
+      'content-length': String(Buffer.byteLength(text)),
+    });
+    response.end(text);
+  });
+}
+
+/** Per connection: whether an answer is under way, what waits behind it, whether it ever sent a request. */
+interface Connection {
+  busy: boolean;
+  requested: boolean;
+  readonly waiting: [IncomingMessage, ServerResponse][];
+}
+
+/**
+ * The connection cap with eviction, and one request at a time per connection (see the top of
+ * this file). `serve` answers one request.
+ */
+function admit(server: Server, cap: number, serve: (request: IncomingMessage, response: ServerResponse) => void): void {
+  // Insertion order is age.
+  const open = new Map<Socket, Connection>();
+  server.on('connection', (socket: Socket) => {
+    open.set(socket, { busy: false, requested: false, waiting: [] });
+    socket.once('close', () => open.delete(socket));
+    if (open.size <= cap) return;
+    let victim: Socket | undefined;
+    for (const [other, state] of open) {
+      if (other !== socket && !state.requested) {
+        victim = other;
+        break;
+      }
+    }
+    if (victim === undefined) {
+      for (const [other, state] of open) {
+        if (other !== socket && !state.busy) {
+          victim = other;
+          break;
+        }
+      }
+    }
+    victim ??= socket;
+    open.delete(victim);
+    victim.destroy();
+  });
+  const next = (socket: Socket, state: Connection): void => {
+    const waiting = state.waiting.shift();
+    if (waiting === undefined) {
+      state.busy = false;
+      return;
+    }
+    const [request, response] = waiting;
+    state.busy = true;
+    response.once('close', () => next(socket, state));
+    serve(request, response);
+  };
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket;
+    const state = open.get(socket);
+    if (state === undefined) {
+      // Already evicted or closed: nothing to answer on.
+      socket.destroy();
+      return;
+    }
+    state.requested = true;
+    if (state.waiting.length >= MAX_WAITING_PER_CONNECTION) {
+      socket.destroy();
+      return;
+    }
+    state.waiting.push([request, response]);
+    if (!state.busy) next(socket, state);
+  });
 }
 
 /**
@@ -87,15 +198,16 @@ export async function startPrometheusServer(
       connectionsCheckingInterval: checkingIntervalMs(limits),
       maxHeaderSize: MAX_HEADER_SIZE,
     },
-    (request, response) => route(handler, request, response),
   );
-  server.maxConnections = limits.maxConnections;
+  const render = sharedRendering(handler);
+  admit(server, limits.maxConnections, (request, response) => route(render, request, response));
+  // Node's own bound, behind the eviction above (evicted sockets close asynchronously).
+  server.maxConnections = 2 * limits.maxConnections;
   server.maxHeadersCount = MAX_HEADERS_COUNT;
   // No progress for longer than the request timeout while a request is read or answered ends
   // the socket (a client that stops reading); two checking intervals later than the
   // deadlines, so a silent client gets its 408 first.
   server.timeout = limits.requestTimeoutMs + 2 * checkingIntervalMs(limits);
-  server.on('drop', () => server.closeIdleConnections());
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ host, port }, () => {

@@ -148,36 +148,33 @@ describe('the Prometheus endpoint bounds its clients', () => {
     await raw.ended;
   });
 
-  it('drops connections beyond the cap while a request already admitted is still answered', async () => {
+  it('at the cap admits the newcomer and closes the oldest connection that has not sent a request', async () => {
     const { prometheusEndpoint } = await start({
       maxConnections: 2,
       headersTimeoutMs: NEVER_MS,
       requestTimeoutMs: NEVER_MS,
       keepAliveTimeoutMs: NEVER_MS,
     });
-    // Two connections in the middle of their request headers fill the cap (they are not
-    // idle, so nothing may close them to make room). The server accepts in connection order,
-    // so both are counted before the third one arrives.
+    // Two slow clients in the middle of their request headers fill the cap. The server
+    // accepts in connection order, so both are counted before the third one arrives.
     const first = await client(prometheusEndpoint);
     const second = await client(prometheusEndpoint);
     first.socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n');
     second.socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n');
-    const third = await client(prometheusEndpoint);
-    third.socket.write(requestText('/metrics'));
-    await third.closed;
-    expect(third.received()).toBe('');
-
-    // The admitted request completes and is answered.
-    first.socket.write('\r\n');
-    const response = await readResponse(first);
+    const scraper = await client(prometheusEndpoint);
+    scraper.socket.write(requestText('/metrics'));
+    const response = await readResponse(scraper);
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe(EXPOSITION);
     expect(response.body).toMatch(/^gym_servers_active(\{[^}]*\})? 7$/m);
-    expect(second.received()).toBe('');
-    expect(second.socket.destroyed).toBe(false);
+    // The oldest slow client made room; the other one is untouched and still gets its answer.
+    await first.closed;
+    expect(first.received()).toBe('');
+    second.socket.write('\r\n');
+    expect((await readResponse(second)).status).toBe(200);
   });
 
-  it('closes idle keep-alive connections when the cap drops a newcomer, so the next try gets in', async () => {
+  it('at the cap with only idle keep-alive connections, closes the oldest of them for the newcomer', async () => {
     const { prometheusEndpoint } = await start({
       maxConnections: 1,
       headersTimeoutMs: NEVER_MS,
@@ -188,13 +185,29 @@ describe('the Prometheus endpoint bounds its clients', () => {
     idle.socket.write(requestText('/metrics'));
     expect((await readResponse(idle)).status).toBe(200);
     // `idle` now holds the only place, kept alive between requests.
-    const dropped = await client(prometheusEndpoint);
-    await dropped.closed;
-    expect(dropped.received()).toBe('');
-    await idle.ended;
     const next = await client(prometheusEndpoint);
     next.socket.write(requestText('/metrics'));
     expect((await readResponse(next)).status).toBe(200);
+    await idle.ended;
+  });
+
+  it('answers pipelined requests one at a time, in order, sharing one rendering', async () => {
+    const { prometheusEndpoint } = await start(undefined);
+    const raw = await client(prometheusEndpoint);
+    raw.socket.write(requestText('/metrics').repeat(3));
+    const text = await raw.until((received) => (received.match(/gym_servers_active/g) ?? []).length >= 3);
+    const answers = text.split('HTTP/1.1 200 OK').slice(1);
+    expect(answers).toHaveLength(3);
+    // One rendering for the three (they came together): the same body each time.
+    const bodies = answers.map((answer) => answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    expect(new Set(bodies).size).toBe(1);
+  });
+
+  it('closes a connection that pipelines more requests than may wait', async () => {
+    const { prometheusEndpoint } = await start(undefined);
+    const raw = await client(prometheusEndpoint);
+    raw.socket.write(requestText('/metrics').repeat(50));
+    await raw.closed;
   });
 
   it('closes an idle keep-alive connection at the keep-alive timeout', async () => {
