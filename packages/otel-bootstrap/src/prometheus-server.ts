@@ -190,15 +190,13 @@ export async function startPrometheusServer(
   port: number,
   limits: Limits,
 ): Promise<{ server: Server; endpoint: string }> {
-  const server = createServer(
-    {
-      headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      keepAliveTimeout: limits.keepAliveTimeoutMs,
-      connectionsCheckingInterval: checkingIntervalMs(limits),
-      maxHeaderSize: MAX_HEADER_SIZE,
-    },
-  );
+  const server = createServer({
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: checkingIntervalMs(limits),
+    maxHeaderSize: MAX_HEADER_SIZE,
+  });
   const render = sharedRendering(handler);
   admit(server, limits.maxConnections, (request, response) => route(render, request, response));
   // Node's own bound, behind the eviction above (evicted sockets close asynchronously).
