@@ -79,7 +79,7 @@ export interface PrometheusEndpointLimits {
   readonly requestTimeoutMs?: number;
   /** An idle keep-alive connection is closed after this long (default 5000; 1 to 600000). */
   readonly keepAliveTimeoutMs?: number;
-  /** Open connections at most; beyond it a new connection is dropped and idle ones are closed to make room (default 64; 1 to 65536). */
+  /** Open connections at most; beyond it the oldest connection that has not sent a request (else the oldest idle one) is closed for the newcomer (default 64; 1 to 65536). */
   readonly maxConnections?: number;
 }
 
