@@ -16,8 +16,9 @@
 // - one request at a time per connection: a pipelined request waits until the answer before
 //   it is sent, at most 8 wait (beyond that the connection is closed), so a client that
 //   pipelines and never reads holds one answer, not one per request;
-// - one rendering shared by every scrape that arrives while it is made or within 250 ms of
-//   its start: the exporter's handler collects once for all of them;
+// - at most one rendering at a time: scrapes that arrive while one is made wait for it to
+//   finish and then share one fresh rendering, so every answer reflects everything recorded
+//   before its request and a crowd of scrapers costs at most one collection at a time;
 // - one route: GET or HEAD of exactly `/metrics` (query ignored); 404 and 405 otherwise.
 //
 // Loaded with `import()` from sdk-pipeline.ts, only when the `prometheus` exporter is in use.
@@ -37,8 +38,6 @@ const MAX_HEADERS_COUNT = 32;
 /** Header bytes per request (Node's default, fixed here so a process-wide flag cannot raise it). */
 const MAX_HEADER_SIZE = 16 * 1024;
 
-/** How long a rendering is shared with the scrapes that follow it (from its start). */
-const SHARE_RENDERING_MS = 250;
 /** Pipelined requests that may wait on one connection while it is answered. */
 const MAX_WAITING_PER_CONNECTION = 8;
 
@@ -64,15 +63,15 @@ function answer(response: ServerResponse, status: number, text: string, headers:
 }
 
 /**
- * One rendering for every scrape that comes while it is made or within
- * {@link SHARE_RENDERING_MS} of its start: the exporter's own handler renders into a stand-in
- * for the response (it sets the status and the content type, then ends with the text).
+ * At most one rendering at a time, and none older than the request it answers: while one is
+ * made, the scrapes that arrive wait for it and then share the next one. The exporter's own
+ * handler renders into a stand-in for the response (it sets the status and the content type,
+ * then ends with the text); it never fails (a failed collection is rendered as a comment).
  */
 function sharedRendering(handler: MetricsHandler): (request: IncomingMessage) => Promise<string> {
-  let latest: { startedAt: number; text: Promise<string> } | undefined;
-  return (request) => {
-    const now = performance.now();
-    if (latest !== undefined && now - latest.startedAt < SHARE_RENDERING_MS) return latest.text;
+  let current: Promise<string> | undefined;
+  let next: Promise<string> | undefined;
+  const start = (request: IncomingMessage): Promise<string> => {
     const text = new Promise<string>((resolve) => {
       const standIn = {
         statusCode: 200,
@@ -81,8 +80,19 @@ function sharedRendering(handler: MetricsHandler): (request: IncomingMessage) =>
       };
       handler.getMetricsRequestHandler(request, standIn as unknown as ServerResponse);
     });
-    latest = { startedAt: now, text };
+    current = text;
+    void text.then(() => {
+      if (current === text) current = undefined;
+    });
     return text;
+  };
+  return (request) => {
+    if (current === undefined) return start(request);
+    next ??= current.then(() => {
+      next = undefined;
+      return start(request);
+    });
+    return next;
   };
 }
 

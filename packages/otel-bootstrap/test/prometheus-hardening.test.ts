@@ -7,7 +7,9 @@
 // bound, each test would hang until jest's timeout (Node's defaults hold a slow client for
 // 60 s and an open connection forever).
 
+import diagnostics_channel from 'node:diagnostics_channel';
 import { METRIC_SERVERS_ACTIVE } from '@gym/constants';
+import { waitFor } from '@gym/test-kit';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { type InitTelemetryOptions, initTelemetry, shutdownTelemetry, type TelemetryHandle } from '../src/index.js';
 import { resetTelemetryForTesting } from '../src/telemetry.js';
@@ -191,16 +193,48 @@ describe('the Prometheus endpoint bounds its clients', () => {
     await idle.ended;
   });
 
-  it('answers pipelined requests one at a time, in order, sharing one rendering', async () => {
+  it('answers pipelined requests one at a time, in order', async () => {
     const { prometheusEndpoint } = await start(undefined);
     const raw = await client(prometheusEndpoint);
-    raw.socket.write(requestText('/metrics').repeat(3));
-    const text = await raw.until((received) => (received.match(/gym_servers_active/g) ?? []).length >= 3);
-    const answers = text.split('HTTP/1.1 200 OK').slice(1);
-    expect(answers).toHaveLength(3);
-    // One rendering for the three (they came together): the same body each time.
-    const bodies = answers.map((answer) => answer.slice(answer.indexOf('\r\n\r\n') + 4));
-    expect(new Set(bodies).size).toBe(1);
+    raw.socket.write(`${requestText('/metrics')}${requestText('/nowhere')}${requestText('/metrics')}`);
+    const text = await raw.until((received) => (received.match(/gym_servers_active/g) ?? []).length >= 2);
+    expect(text.match(/^HTTP\/1\.1 \d+/gm)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 404', 'HTTP/1.1 200']);
+  });
+
+  it('scrapes that arrive during a rendering share the next one: one collection at a time, never an old one', async () => {
+    const handle = await start(undefined);
+    const port = Number(new URL(handle.prometheusEndpoint).port);
+    let collections = 0;
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    handle.meter.createObservableGauge('gym.test.collections').addCallback(async (result) => {
+      collections += 1;
+      if (collections === 1) await held; // the first rendering stays under way until released
+      result.observe(collections);
+    });
+    const arrived = new Set<unknown>();
+    const onRequest = (message: unknown): void => {
+      const { request } = message as { request: { socket: { localPort?: number } } };
+      if (request.socket.localPort === port) arrived.add(request);
+    };
+    diagnostics_channel.subscribe('http.server.request.start', onRequest);
+    try {
+      const first = fetch(handle.prometheusEndpoint).then((response) => response.text());
+      await waitFor('the first scrape to be under way', () => collections === 1);
+      const rest = Array.from({ length: 5 }, () => fetch(handle.prometheusEndpoint).then((r) => r.text()));
+      await waitFor('all six scrapes to arrive', () => arrived.size === 6);
+      release();
+      const bodies = await Promise.all([first, ...rest]);
+      expect(collections).toBe(2);
+      expect(bodies[0]).toMatch(/^gym_test_collections(\{[^}]*\})? 1$/m);
+      // The five that came during the first rendering share the second, made after they arrived.
+      for (const body of bodies.slice(1)) expect(body).toMatch(/^gym_test_collections(\{[^}]*\})? 2$/m);
+    } finally {
+      release();
+      diagnostics_channel.unsubscribe('http.server.request.start', onRequest);
+    }
   });
 
   it('closes a connection that pipelines more requests than may wait', async () => {
