@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { METRIC_OPERATION_DURATION, METRIC_VERIFY_DURATION } from '@gym/constants';
 import { decodeOtlpMetrics } from '@gym/test-kit';
-import { afterAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startOtlpReceiver } from '../packages/otel-bootstrap/test/helpers/otlp-receiver.js';
 
 const repo = new URL('..', import.meta.url).pathname;
@@ -21,9 +21,9 @@ const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 const supported = major > 22 || (major === 22 && minor >= 15);
 const describeExample = supported ? describe : describe.skip;
 
-// Inside the repository, so that `@gym/*` resolve to the workspace packages (built dist).
-const dir = mkdtempSync(join(repo, 'test', '.readme-example-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+// Inside the repository, so that `@gym/*` resolve to the workspace packages (built dist);
+// made only when the examples run (a skipped file runs no hooks, and would leave it behind).
+let dir = '';
 
 /** The bootstrap's own OpenTelemetry packages: a user's SDK must share the bootstrap's API copy. */
 const otel = (pkg: string) => join(repo, 'packages', 'otel-bootstrap', 'node_modules', '@opentelemetry', pkg);
@@ -112,6 +112,11 @@ const EXPECTED_RESULTS = [true, false, true, 'threw verifier crashed'];
 const warnings = (stderr: string) => stderr.split('\n').filter((line) => line.includes('GymTelemetryWarning'));
 
 describeExample('the README example (skipped on Node < 22.15: the bootstrap needs it)', () => {
+  beforeAll(() => {
+    dir = mkdtempSync(join(repo, 'test', '.readme-example-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
   it('telemetry off: same results and errors, nothing recorded, nothing said, exit 0 on SIGTERM', async () => {
     const { report, code, stderr } = await runExample({});
     expect(report).toEqual({ results: EXPECTED_RESULTS, handle: null, scraped: '', userMetricNames: [] });
