@@ -9,13 +9,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { decodeOtlpMetrics } from '@gym/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startOtlpReceiver } from '../packages/otel-bootstrap/test/helpers/otlp-receiver.js';
 import {
   closure,
   emptyProject,
   install,
   installedCopies,
-  installedVersions,
   type Manifest,
   type Packed,
   packAll,
@@ -119,81 +120,84 @@ describe.each(publishable.map((pkg) => pkg.manifest.name))('%s', (name) => {
   }, 180_000);
 });
 
-// The SDK line the bootstrap carries (2.x or 3.x), read from its manifest, so these hold on either.
-const bootstrapManifest = byName.get('@gym/otel-bootstrap')?.manifest;
-const line = (bootstrapManifest?.dependencies?.['@opentelemetry/sdk-metrics'] ?? '').replace(/^\^/, '').split('.')[0];
-const apiRange = bootstrapManifest?.peerDependencies?.['@opentelemetry/api'] ?? '^1.9.0';
-const tracePackage =
-  bootstrapManifest?.dependencies?.['@opentelemetry/sdk-trace'] !== undefined ? 'sdk-trace' : 'sdk-trace-base';
+// The bootstrap needs Node >= 22.15 (OpenTelemetry JS 3.x); on an older Node its own tests are skipped.
+const [nodeMajor = 0, nodeMinor = 0] = process.versions.node.split('.').map(Number);
+const bootstrapNode = nodeMajor > 22 || (nodeMajor === 22 && nodeMinor >= 15);
+const describeBootstrap = bootstrapNode ? describe : describe.skip;
 
-describe(`@gym/otel-bootstrap next to a user's own ${line}.x SDK packages`, () => {
-  const name = '@gym/otel-bootstrap';
-  const SDK = ['sdk-metrics', tracePackage, 'resources', 'core'].map((pkg) => `@opentelemetry/${pkg}`);
-  const bootstrapSpecs = () => [...closure(name, byName)].map((dep) => packed.get(dep)?.tarball as string);
+describeBootstrap(
+  '@gym/otel-bootstrap installed alone on Node >= 22.15 (skipped on older Node: it needs 22.15)',
+  () => {
+    const name = '@gym/otel-bootstrap';
+    const SDK = ['sdk-metrics', 'sdk-trace', 'resources', 'core'].map((pkg) => `@opentelemetry/${pkg}`);
+    const bootstrapSpecs = () => [...closure(name, byName)].map((dep) => packed.get(dep)?.tarball as string);
 
-  /** The version of `dependency` that the newest release of `pkg` within `range` asks for. */
-  async function pinnedBy(pkg: string, range: string, dependency: string): Promise<string> {
-    const { stdout } = await run('npm', ['view', `${pkg}@${range}`, 'dependencies', '--json']);
-    const parsed = JSON.parse(stdout) as Record<string, string> | Record<string, string>[];
-    const newest = Array.isArray(parsed) ? parsed[parsed.length - 1] : parsed;
-    return newest?.[dependency] as string;
-  }
+    it('next to @opentelemetry/api 1.10: no peer warning, one copy of every OpenTelemetry package, a real scrape and a real OTLP export', async () => {
+      const project = emptyProject(work);
+      const { stderr } = await install(project, [
+        ...bootstrapSpecs(),
+        '@opentelemetry/api@^1.10.0',
+        '--strict-peer-deps',
+      ]);
+      expect(stderr).not.toMatch(/ERESOLVE|peer dep/i);
+      const otel = [...installedCopies(project)].filter(([pkg]) => pkg.startsWith('@opentelemetry/'));
+      expect(otel.map(([pkg]) => pkg)).toEqual(expect.arrayContaining(['@opentelemetry/api', ...SDK]));
+      expect(otel.filter(([, copies]) => copies.length > 1)).toEqual([]);
 
-  it(`with the newest ${line}.x SDK release its exporters support: one copy of each OpenTelemetry package`, async () => {
-    // The exporters of a 2.x line (exporter-prometheus, exporter-*-otlp-proto 0.2xx) pin the
-    // SDK version they were released with; the newest SDK release they support is the newest a
-    // user can install next to them without two copies. The exporters are pinned exactly: a
-    // later 0.2xx patch of one exporter pins a later SDK than the others, so a caret on a 0.x
-    // exporter would split the bootstrap's own tree.
-    const range = byName.get(name)?.manifest.dependencies?.['@opentelemetry/exporter-prometheus'] as string;
-    expect(range).toMatch(/^0\.\d+\.\d+$/);
-    const version = await pinnedBy('@opentelemetry/exporter-prometheus', range, '@opentelemetry/sdk-metrics');
-    expect(version).toMatch(new RegExp(`^${line}\\.\\d+\\.\\d+$`));
+      const receiver = await startOtlpReceiver();
+      try {
+        const url = receiver.url;
+        const script = `
+        const { initTelemetry, shutdownTelemetry } = await import('@gym/otel-bootstrap');
+        const handle = await initTelemetry({ serverName: 'packed', serverType: 'resources_servers' });
+        handle.meter.createCounter('gym.test.packed').add(3);
+        let scraped = '';
+        if (handle.prometheusEndpoint) scraped = await (await fetch(handle.prometheusEndpoint)).text();
+        await shutdownTelemetry();
+        console.log(JSON.stringify({ exporting: handle.metricsExporting, scraped }));`;
+        const base = { ...process.env, NEMO_GYM_OTEL_ENABLED: '1', NEMO_GYM_OTEL_OBSERVER: '0' };
+        const prometheus = await run(process.execPath, ['--input-type=module', '-e', script], {
+          cwd: project,
+          env: { ...base, NEMO_GYM_OTEL_EXPORTER: 'prometheus', OTEL_EXPORTER_PROMETHEUS_PORT: '0' },
+        });
+        const scrape = JSON.parse(prometheus.stdout) as { exporting: boolean; scraped: string };
+        expect(scrape.exporting).toBe(true);
+        expect(scrape.scraped).toMatch(/^gym_test_packed_total(\{[^}]*\})? 3$/m);
+        expect(prometheus.stderr).toBe('');
 
-    const project = emptyProject(work);
-    await install(project, [
-      ...bootstrapSpecs(),
-      `@opentelemetry/api@${apiRange}`,
-      ...SDK.map((pkg) => `${pkg}@${version}`),
-    ]);
-    const versions = installedVersions(project);
-    const otel = [...versions].filter(([pkg]) => pkg.startsWith('@opentelemetry/'));
-    // Non-vacuous: the user's SDK packages and the bootstrap's exporters are really there.
-    expect(otel.map(([pkg]) => pkg)).toEqual(
-      expect.arrayContaining(['@opentelemetry/api', ...SDK, '@opentelemetry/exporter-prometheus']),
-    );
-    const duplicated = otel
-      .filter(([, found]) => found.size > 1)
-      .map(([pkg, found]) => `${pkg}: ${[...found].join(', ')}`);
-    expect(duplicated).toEqual([]);
-    for (const pkg of SDK) expect([...(versions.get(pkg) ?? [])]).toEqual([version]);
-  }, 300_000);
+        const otlp = await run(process.execPath, ['--input-type=module', '-e', script], {
+          cwd: project,
+          env: { ...base, NEMO_GYM_OTEL_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: url },
+        });
+        expect(JSON.parse(otlp.stdout)).toMatchObject({ exporting: true });
+        const metrics = receiver.requests.filter((request) => request.path === '/v1/metrics');
+        expect(metrics).toHaveLength(1);
+        const exported = decodeOtlpMetrics((metrics[0] as { body: Buffer }).body)
+          .flatMap((block) => block.scopes.flatMap((scope) => scope.items))
+          .find((metric) => metric.name === 'gym.test.packed');
+        expect(exported?.points[0]?.value).toBe(3);
+      } finally {
+        await receiver.close();
+      }
+    }, 300_000);
 
-  it(`with the newest ${line}.x SDK: the bootstrap uses the user's copies and one API; only upstream pins nest older ones`, async () => {
-    const project = emptyProject(work);
-    await install(project, [
-      ...bootstrapSpecs(),
-      `@opentelemetry/api@${apiRange}`,
-      ...SDK.map((pkg) => `${pkg}@^${line}`),
-    ]);
-    const copies = installedCopies(project);
-    expect(copies.get(name)?.length).toBe(1);
-    expect(copies.get('@opentelemetry/api')?.map((copy) => copy.path)).toEqual(['node_modules/@opentelemetry/api']);
-    for (const pkg of SDK) {
-      // The user's copy is the top-level one, and the bootstrap resolves to it (nothing nested under it).
-      const top = copies.get(pkg)?.find((copy) => copy.path === `node_modules/${pkg}`);
-      expect(`${pkg}@${top?.version}`).toMatch(new RegExp(`@${line}\\.`));
-    }
-    const nestedUnderBootstrap = [...copies.values()]
-      .flat()
-      .filter((copy) => copy.path.startsWith(`node_modules/${name}/node_modules/@opentelemetry/`));
-    expect(nestedUnderBootstrap).toEqual([]);
-    // Any second copy sits under an upstream OpenTelemetry package that pins its SDK exactly
-    // (the exporters and what they bring), never under a @gym package or at the top level.
-    const strays = [...copies]
-      .filter(([pkg, found]) => pkg.startsWith('@opentelemetry/') && found.length > 1)
-      .flatMap(([, found]) => found.filter((copy) => copy.path.split('/node_modules/').length > 1))
-      .filter((copy) => !/^node_modules\/@opentelemetry\/[^/]+\/node_modules\//.test(copy.path));
-    expect(strays).toEqual([]);
-  }, 300_000);
-});
+    it('beside a newer 3.x SDK of your own: your copies on top, one API, the pinned set nested (two versions at most)', async () => {
+      // The exporters (0.x) pin the SDK release they were made with, exactly, and the bootstrap
+      // pins the same set. A user's newer SDK takes the top level; npm then nests the pinned
+      // release under each package that pins it (see the README's Compatibility section).
+      const pinned = byName.get(name)?.manifest.dependencies?.['@opentelemetry/sdk-metrics'] as string;
+      expect(pinned).toMatch(/^3\.\d+\.\d+$/);
+      const project = emptyProject(work);
+      await install(project, [...bootstrapSpecs(), '@opentelemetry/api@^1.10.0', ...SDK.map((pkg) => `${pkg}@^3`)]);
+      const copies = installedCopies(project);
+      expect(copies.get('@opentelemetry/api')?.map((copy) => copy.path)).toEqual(['node_modules/@opentelemetry/api']);
+      for (const pkg of SDK) {
+        const found = copies.get(pkg) ?? [];
+        const top = found.find((copy) => copy.path === `node_modules/${pkg}`);
+        expect(top?.version).toMatch(/^3\./);
+        expect(new Set(found.map((copy) => copy.version)).size).toBeLessThanOrEqual(2);
+        for (const copy of found) if (copy !== top) expect(copy.version).toBe(pinned);
+      }
+    }, 300_000);
+  },
+);

@@ -58,17 +58,14 @@ async function rawConnection(url: string): Promise<{ socket: Socket; received: (
 }
 
 describe("a resources server's Prometheus endpoint", () => {
-  it('answers a client whose headers do not arrive within the headers timeout with a 408 naming the flags', async () => {
+  it("answers a client whose headers do not arrive within the headers timeout with a 408 (Node's own)", async () => {
     const raw = await rawConnection(metricsUrl());
     try {
       raw.socket.write('GET /metrics HTTP/1.1\r\nhost: 127.0.0.1\r\nx-slow: ');
       await raw.ended;
       const text = raw.received();
       expect(text).toMatch(/^HTTP\/1\.1 408 /);
-      expect(text).toContain('connection: close');
-      expect(text.slice(text.indexOf('\r\n\r\n') + 4)).toBe(
-        `the request did not arrive in time (headers within ${HEADERS_MS} ms, the whole request within ${REQUEST_MS} ms)\n`,
-      );
+      expect(text.toLowerCase()).toContain('connection: close');
     } finally {
       raw.socket.destroy();
     }

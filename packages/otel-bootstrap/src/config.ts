@@ -1,20 +1,21 @@
-// The environment, parsed with zod into one TelemetryConfig. Gym's own variables follow the
-// one grammar of @gym/core (GYM_VARIABLES, read with readGymVariable): a value means the same
-// here as in every library and in Gym's Python servers. The standard OTEL_* variables are the
-// bootstrap's alone (otel-variables.ts). A malformed value is not guessed at: the whole config
-// is refused with one message naming every bad variable, its value and what is allowed, and
-// the caller turns telemetry off (the server keeps running).
+// The environment, parsed into one TelemetryConfig by plain functions. Gym's own variables
+// follow the one grammar of @gym/core (GYM_VARIABLES, read with readGymVariable): a value
+// means the same here as in every library and in Gym's Python servers. The standard OTEL_*
+// variables are the bootstrap's alone (otel-variables.ts, each with its parser). A malformed
+// value is not guessed at: the whole config is refused with one message naming every bad
+// variable, its value and what is allowed, and the caller turns telemetry off (the server
+// keeps running).
 //
 // A variable is read only while what it configures is in use: the Prometheus host and port
 // with the `prometheus` exporter, the OTLP variables with `otlp` (per enabled signal), the
 // export interval and timeout with a periodic reader. A typo in the settings of an exporter
 // nobody uses never turns telemetry off.
 //
-// zod is loaded on the first parse, through `require`, not at module load: a process with
-// telemetry off decides that from NEMO_GYM_OTEL_ENABLED alone (`readEnabledSwitch`) and
-// never pays for zod (tens of milliseconds of startup).
+// The standard off-switches win over Gym's switches (the OpenTelemetry specification):
+// `OTEL_SDK_DISABLED=true` turns telemetry off whatever `NEMO_GYM_OTEL_ENABLED` says, and
+// `OTEL_{METRICS,TRACES}_EXPORTER=none` turns that signal off whatever
+// `NEMO_GYM_OTEL_{METRICS,TRACES}_ENABLED` and `NEMO_GYM_OTEL_EXPORTER` say.
 
-import { createRequire } from 'node:module';
 import {
   describeError,
   GYM_VARIABLES,
@@ -23,11 +24,8 @@ import {
   readGymVariable,
   readVariable,
 } from '@gym/core';
-import type { ZodType } from 'zod';
-import { OTEL_VARIABLES, OTLP_VARIABLES, type OtelVariable } from './otel-variables.js';
+import { OTEL_SWITCHES, OTEL_VARIABLES, OTLP_VARIABLES, type OtelVariable } from './otel-variables.js';
 import type { TelemetryConfig, TelemetryConfigResult } from './types.js';
-
-type Zod = typeof import('zod');
 
 /** An environment to read: own string properties only (see {@link ownEnvironment}). */
 export type Environment = Readonly<Record<string, string | undefined>>;
@@ -36,7 +34,6 @@ export type Environment = Readonly<Record<string, string | undefined>>;
 export type FieldKey = Exclude<keyof TelemetryConfig, 'otlpTracesEndpoint' | 'otlpMetricsEndpoint'>;
 type Fields = Pick<TelemetryConfig, FieldKey>;
 type GymKey = keyof typeof GYM_VARIABLES;
-type OtelKey = keyof typeof OTEL_VARIABLES;
 type OtlpKey = keyof typeof OTLP_VARIABLES;
 
 /** Defaults, used when every name of a variable is unset or blank. */
@@ -59,14 +56,12 @@ export const CONFIG_DEFAULTS: Fields = Object.freeze({
   metricExportTimeoutMillis: OTEL_VARIABLES.metricExportTimeoutMillis.defaultValue,
 });
 
-/** The only OTLP transport shipped (`@opentelemetry/exporter-*-otlp-proto`). */
-const OTLP_PROTOCOL = 'http/protobuf';
-
 /** Names this package reads; everything else in the environment is left out of its view. */
 const READ_NAMES = new Set<string>([
   ...Object.values(GYM_VARIABLES).flatMap((variable) => variable.names),
   ...Object.values(OTEL_VARIABLES).flatMap((variable) => variable.names),
   ...Object.values(OTLP_VARIABLES).flatMap((variable) => variable.names),
+  ...Object.values(OTEL_SWITCHES).flatMap((variable) => variable.names),
   'SLURM_JOB_ID',
 ]);
 
@@ -89,119 +84,21 @@ export function ownEnvironment(env: NodeJS.ProcessEnv): Environment {
   return own;
 }
 
-/** A zod schema that reads one field out of an environment. */
-type FieldSchema<T> = ZodType<T, Environment>;
-
-interface Schemas {
-  readonly gym: { readonly [K in GymKey]: FieldSchema<Fields[K]> };
-  readonly otel: { readonly [K in OtelKey]: FieldSchema<Fields[K]> };
-  readonly otlp: { readonly [K in OtlpKey]: FieldSchema<string | undefined> };
+/** A standard variable: `{ value }` (its default when unset or blank), or `{ problem }`. */
+function readStandard<T>(env: Environment, variable: OtelVariable<T>): { value: T } | { problem: string } {
+  const from = readVariable(env, variable.names);
+  if (from === undefined) return { value: variable.defaultValue };
+  const value = variable.parse(from.value.trim());
+  return value === undefined ? { problem: malformedMessage(from, variable.allowed) } : { value };
 }
 
-let schemas: Schemas | undefined;
-
-function getSchemas(): Schemas {
-  if (schemas === undefined) {
-    const require = createRequire(import.meta.url);
-    schemas = buildSchemas(require('zod') as Zod);
-  }
-  return schemas;
-}
-
-function buildSchemas({ z }: Zod): Schemas {
-  const environment = z.custom<Environment>((value) => typeof value === 'object' && value !== null);
-
-  /** A Gym variable: read and parsed by @gym/core's grammar, refused with its message. */
-  const gym = <T>(variable: GymVariable<T>): FieldSchema<T> =>
-    environment.transform((env, ctx) => {
-      const read = readGymVariable(env, variable);
-      if (read.ok) return read.value;
-      ctx.addIssue({ code: 'custom', message: read.message });
-      return z.NEVER;
-    });
-
-  /** A standard variable: the default when unset or blank, else `value` must accept it. */
-  const standard = <T>(variable: OtelVariable<T>, value: ZodType<NonNullable<T>, string>): FieldSchema<T> =>
-    environment.transform((env, ctx) => {
-      const from = readVariable(env, variable.names);
-      if (from === undefined) return variable.defaultValue;
-      const parsed = value.safeParse(from.value);
-      if (parsed.success) return parsed.data;
-      ctx.addIssue({ code: 'custom', message: malformedMessage(from, variable.allowed) });
-      return z.NEVER;
-    });
-
-  const wholeMillis = z
-    .string()
-    .trim()
-    .regex(/^\d{1,10}$/)
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(2_147_483_647));
-  const url = z
-    .string()
-    .trim()
-    .pipe(z.url({ protocol: /^https?$/ }));
-  const protocol = z.string().trim().toLowerCase().pipe(z.literal(OTLP_PROTOCOL));
-
-  return {
-    gym: {
-      enabled: gym(GYM_VARIABLES.enabled),
-      spanGroups: gym(GYM_VARIABLES.spanGroups),
-      tracesEnabled: gym(GYM_VARIABLES.tracesEnabled),
-      metricsEnabled: gym(GYM_VARIABLES.metricsEnabled),
-      logsEnabled: gym(GYM_VARIABLES.logsEnabled),
-      exporter: gym(GYM_VARIABLES.exporter),
-      runId: gym(GYM_VARIABLES.runId),
-      serviceNamePerServer: gym(GYM_VARIABLES.serviceNamePerServer),
-      sandboxResourceSampleIntervalSeconds: gym(GYM_VARIABLES.sandboxResourceSampleIntervalSeconds),
-      observer: gym(GYM_VARIABLES.observer),
-      shutdownTimeoutMillis: gym(GYM_VARIABLES.shutdownTimeoutMillis),
-    },
-    otel: {
-      serviceName: standard(
-        OTEL_VARIABLES.serviceName,
-        z
-          .string()
-          .trim()
-          .regex(/^[^\p{Cc}]{1,256}$/u),
-      ),
-      prometheusHost: standard(
-        OTEL_VARIABLES.prometheusHost,
-        z
-          .string()
-          .trim()
-          .regex(/^[^\s/]{1,253}$/),
-      ),
-      prometheusPort: standard(
-        OTEL_VARIABLES.prometheusPort,
-        z
-          .string()
-          .trim()
-          .regex(/^\d{1,5}$/)
-          .transform(Number)
-          .pipe(z.number().int().min(0).max(65535)),
-      ),
-      metricExportIntervalMillis: standard(OTEL_VARIABLES.metricExportIntervalMillis, wholeMillis),
-      metricExportTimeoutMillis: standard(OTEL_VARIABLES.metricExportTimeoutMillis, wholeMillis),
-    },
-    otlp: {
-      endpoint: standard(OTLP_VARIABLES.endpoint, url),
-      tracesEndpoint: standard(OTLP_VARIABLES.tracesEndpoint, url),
-      metricsEndpoint: standard(OTLP_VARIABLES.metricsEndpoint, url),
-      protocol: standard(OTLP_VARIABLES.protocol, protocol),
-      tracesProtocol: standard(OTLP_VARIABLES.tracesProtocol, protocol),
-      metricsProtocol: standard(OTLP_VARIABLES.metricsProtocol, protocol),
-    },
-  };
-}
-
-/** How NEMO_GYM_OTEL_ENABLED (then NEMO_LENS_ENABLED) reads, without loading zod. */
+/** How NEMO_GYM_OTEL_ENABLED (then NEMO_LENS_ENABLED) reads, without parsing anything else. */
 export type EnabledSwitch = 'on' | 'off' | 'malformed';
 
 /**
  * Reads only the master switch: `off` when unset, blank or a falsy word; `on` for a truthy
- * word; `malformed` otherwise (the full parse then names it). No zod: this is the whole cost
- * of a disabled process. Own properties only; never throws (an unreadable switch is off).
+ * word; `malformed` otherwise (the full parse then names it). This is the whole cost of a
+ * disabled process. Own properties only; never throws (an unreadable switch is off).
  */
 export function readEnabledSwitch(env: NodeJS.ProcessEnv): EnabledSwitch {
   const own: Record<string, string | undefined> = Object.create(null);
@@ -235,29 +132,47 @@ export function loadTelemetryConfig(env: NodeJS.ProcessEnv = process.env): Telem
   }
 }
 
+/** `base` with `resourcePath` appended to its path (the query and fragment stay where they are). */
+export function appendPath(base: string, resourcePath: string): string {
+  const url = new URL(base);
+  url.pathname = `${url.pathname}${url.pathname.endsWith('/') ? '' : '/'}${resourcePath}`;
+  return url.toString();
+}
+
 function parseConfig(env: Environment): TelemetryConfigResult {
-  const { gym, otel, otlp } = getSchemas();
   const problems = new Set<string>();
   /** The value, or `undefined` (and a problem) when malformed. */
-  const read = <T>(schema: FieldSchema<T>): T | undefined => {
-    const parsed = schema.safeParse(env);
-    if (parsed.success) return parsed.data;
-    for (const issue of parsed.error.issues) problems.add(issue.message);
+  const standard = <T>(variable: OtelVariable<T>): T | undefined => {
+    const read = readStandard(env, variable);
+    if ('value' in read) return read.value;
+    problems.add(read.problem);
     return undefined;
   };
   const fields: { -readonly [K in FieldKey]: Fields[K] } = { ...CONFIG_DEFAULTS };
   const malformed = new Set<FieldKey>();
-  const take = <K extends FieldKey>(key: K, schema: FieldSchema<Fields[K]>): void => {
-    const parsed = schema.safeParse(env);
-    if (parsed.success) {
-      fields[key] = parsed.data;
-      return;
-    }
-    malformed.add(key);
-    for (const issue of parsed.error.issues) problems.add(issue.message);
+  /** Sets a standard field when well formed (a malformed one is already in `problems`). */
+  const take = <K extends FieldKey>(key: K, value: Fields[K] | undefined): void => {
+    if (value !== undefined) fields[key] = value;
   };
-  for (const key of Object.keys(gym) as GymKey[]) take(key, gym[key] as FieldSchema<Fields[typeof key]>);
-  take('serviceName', otel.serviceName);
+  for (const key of Object.keys(GYM_VARIABLES) as GymKey[]) {
+    const read = readGymVariable(env, GYM_VARIABLES[key] as GymVariable<Fields[typeof key]>);
+    if (read.ok) (fields as Record<GymKey, unknown>)[key] = read.value;
+    else {
+      malformed.add(key);
+      problems.add(read.message);
+    }
+  }
+  take('serviceName', standard(OTEL_VARIABLES.serviceName));
+
+  // The standard off-switches: the specification's word wins over Gym's switches.
+  // They never make a config malformed: a value other than theirs leaves the switch alone.
+  const on = (variable: OtelVariable<boolean>): boolean => {
+    const from = readVariable(env, variable.names);
+    return from !== undefined && variable.parse(from.value.trim()) === true;
+  };
+  if (on(OTEL_SWITCHES.sdkDisabled)) fields.enabled = false;
+  if (on(OTEL_SWITCHES.metricsExporter)) fields.metricsEnabled = false;
+  if (on(OTEL_SWITCHES.tracesExporter)) fields.tracesEnabled = false;
 
   // What is in use depends on the exporter and the signal switches; when one of those is
   // itself malformed, the config is refused anyway and what depends on it is not read.
@@ -266,25 +181,21 @@ function parseConfig(env: Environment): TelemetryConfigResult {
   let otlpTracesEndpoint: string | undefined;
   let otlpMetricsEndpoint: string | undefined;
   if (decided && metricsEnabled && exporter === 'prometheus') {
-    take('prometheusHost', otel.prometheusHost);
-    take('prometheusPort', otel.prometheusPort);
+    take('prometheusHost', standard(OTEL_VARIABLES.prometheusHost));
+    take('prometheusPort', standard(OTEL_VARIABLES.prometheusPort));
   }
   if (decided && metricsEnabled && (exporter === 'otlp' || exporter === 'console')) {
-    take('metricExportIntervalMillis', otel.metricExportIntervalMillis);
-    take('metricExportTimeoutMillis', otel.metricExportTimeoutMillis);
+    take('metricExportIntervalMillis', standard(OTEL_VARIABLES.metricExportIntervalMillis));
+    take('metricExportTimeoutMillis', standard(OTEL_VARIABLES.metricExportTimeoutMillis));
   }
   if (decided && exporter === 'otlp') {
     /** One signal's URL, with the exporters' own rules; its protocol must be http/protobuf. */
     const signal = (endpoint: OtlpKey, protocol: OtlpKey, resourcePath: string): string | undefined => {
       const signalProtocol = readVariable(env, OTLP_VARIABLES[protocol].names) !== undefined;
-      read(otlp[signalProtocol ? protocol : 'protocol']);
-      if (readVariable(env, OTLP_VARIABLES[endpoint].names) !== undefined) {
-        const specific = read(otlp[endpoint]);
-        return specific === undefined ? undefined : new URL(specific).toString();
-      }
-      const generic = read(otlp.endpoint);
-      if (generic === undefined) return undefined;
-      return `${generic}${generic.endsWith('/') ? '' : '/'}${resourcePath}`;
+      standard(OTLP_VARIABLES[signalProtocol ? protocol : 'protocol']);
+      if (readVariable(env, OTLP_VARIABLES[endpoint].names) !== undefined) return standard(OTLP_VARIABLES[endpoint]);
+      const generic = standard(OTLP_VARIABLES.endpoint);
+      return generic === undefined ? undefined : appendPath(generic, resourcePath);
     };
     if (tracesEnabled) otlpTracesEndpoint = signal('tracesEndpoint', 'tracesProtocol', 'v1/traces');
     if (metricsEnabled) otlpMetricsEndpoint = signal('metricsEndpoint', 'metricsProtocol', 'v1/metrics');
@@ -304,13 +215,11 @@ function parseConfig(env: Environment): TelemetryConfigResult {
 
 /**
  * Whether `value` is an acceptable environment string for config field `key`: the same
- * grammar (core's for Gym fields, zod's for `serviceName`) the environment goes through.
+ * grammar (core's for Gym fields, the standard row's for `serviceName`) the environment goes through.
  * Used to check config objects before they are written into the environment.
  */
 export function isValidFieldString(key: GymKey | 'serviceName', value: string): boolean {
-  if (key === 'serviceName') {
-    return getSchemas().otel.serviceName.safeParse({ [OTEL_VARIABLES.serviceName.names[0]]: value }).success;
-  }
+  if (key === 'serviceName') return OTEL_VARIABLES.serviceName.parse(value.trim()) !== undefined;
   return (GYM_VARIABLES[key] as GymVariable<unknown>).parse(value) !== undefined;
 }
 

@@ -16,6 +16,8 @@ export interface OtelVariable<T> {
   readonly allowed: string;
   /** When the variable is read at all. */
   readonly readWhen: string;
+  /** The value of a set, non-blank text (trimmed first), or `undefined` when it is malformed. */
+  readonly parse: (text: string) => NonNullable<T> | undefined;
 }
 
 function row<T>(
@@ -24,48 +26,81 @@ function row<T>(
   defaultText: string,
   allowed: string,
   readWhen: string,
+  parse: (text: string) => NonNullable<T> | undefined,
 ): OtelVariable<T> {
-  return { names: [name], defaultValue, defaultText, allowed, readWhen };
+  return { names: [name], defaultValue, defaultText, allowed, readWhen, parse };
 }
+
+/** A whole number from `min` to `max`, digits only. */
+function wholeNumber(min: number, max: number): (text: string) => number | undefined {
+  return (text) => {
+    if (!/^\d{1,10}$/.test(text)) return undefined;
+    const value = Number(text);
+    return value >= min && value <= max ? value : undefined;
+  };
+}
+
+/** An absolute http or https URL, as the WHATWG parser normalises it. */
+function httpUrl(text: string): string | undefined {
+  if (!URL.canParse(text)) return undefined;
+  const url = new URL(text);
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url.toString() : undefined;
+}
+
+const OTLP_PROTOCOL = 'http/protobuf';
+const protocol = (text: string): string | undefined =>
+  text.toLowerCase() === OTLP_PROTOCOL ? OTLP_PROTOCOL : undefined;
+
+/**
+ * The shortest export interval and timeout accepted. The timeout is capped at the interval,
+ * and the final export at shutdown must fit in it: with a few milliseconds it never does.
+ */
+export const MIN_EXPORT_MILLIS = 1_000;
+const MAX_MILLIS = 2_147_483_647;
 
 const PERIODIC = 'metrics on, exporter `otlp` or `console`';
 
 /** Standard variables that become config fields. */
 export const OTEL_VARIABLES = {
-  serviceName: row(
+  serviceName: row<string>(
     'OTEL_SERVICE_NAME',
     'nemo-gym',
     '`nemo-gym`',
     '1 to 256 characters, no control characters',
     'always',
+    (text) => (/^[^\p{Cc}]{1,256}$/u.test(text) ? text : undefined),
   ),
-  prometheusHost: row(
+  prometheusHost: row<string>(
     'OTEL_EXPORTER_PROMETHEUS_HOST',
     '127.0.0.1',
     '`127.0.0.1` (loopback only)',
     'a host name or IP address, no spaces or slashes',
     'metrics on, exporter `prometheus`',
+    (text) => (/^[^\s/]{1,253}$/.test(text) ? text : undefined),
   ),
-  prometheusPort: row(
+  prometheusPort: row<number>(
     'OTEL_EXPORTER_PROMETHEUS_PORT',
     9464,
     '`9464`',
     'a whole number from 0 to 65535 (0 binds an ephemeral port)',
     'metrics on, exporter `prometheus`',
+    wholeNumber(0, 65_535),
   ),
-  metricExportIntervalMillis: row(
+  metricExportIntervalMillis: row<number>(
     'OTEL_METRIC_EXPORT_INTERVAL',
     60000,
     '`60000`',
-    'a whole number of milliseconds from 1 to 2147483647',
+    `a whole number of milliseconds from ${MIN_EXPORT_MILLIS} to ${MAX_MILLIS}`,
     PERIODIC,
+    wholeNumber(MIN_EXPORT_MILLIS, MAX_MILLIS),
   ),
-  metricExportTimeoutMillis: row(
+  metricExportTimeoutMillis: row<number>(
     'OTEL_METRIC_EXPORT_TIMEOUT',
     30000,
     '`30000` (capped at the interval)',
-    'a whole number of milliseconds from 1 to 2147483647',
+    `a whole number of milliseconds from ${MIN_EXPORT_MILLIS} to ${MAX_MILLIS}`,
     PERIODIC,
+    wholeNumber(MIN_EXPORT_MILLIS, MAX_MILLIS),
   ),
 } as const;
 
@@ -75,8 +110,9 @@ export const OTLP_VARIABLES = {
     'OTEL_EXPORTER_OTLP_ENDPOINT',
     undefined,
     '`http://localhost:4318` (the exporter default)',
-    'an http or https URL; v1/traces and v1/metrics are appended',
+    'an http or https URL; v1/traces and v1/metrics are appended to its path',
     'exporter `otlp`',
+    httpUrl,
   ),
   tracesEndpoint: row<string | undefined>(
     'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
@@ -84,6 +120,7 @@ export const OTLP_VARIABLES = {
     'from `OTEL_EXPORTER_OTLP_ENDPOINT`',
     'an http or https URL, used as is',
     'traces on, exporter `otlp`',
+    httpUrl,
   ),
   metricsEndpoint: row<string | undefined>(
     'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT',
@@ -91,26 +128,63 @@ export const OTLP_VARIABLES = {
     'from `OTEL_EXPORTER_OTLP_ENDPOINT`',
     'an http or https URL, used as is',
     'metrics on, exporter `otlp`',
+    httpUrl,
   ),
-  protocol: row(
+  protocol: row<string>(
     'OTEL_EXPORTER_OTLP_PROTOCOL',
     'http/protobuf',
     '`http/protobuf`',
     'http/protobuf (the only OTLP transport this package ships)',
     'exporter `otlp`',
+    protocol,
   ),
-  tracesProtocol: row(
+  tracesProtocol: row<string>(
     'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
     'http/protobuf',
     'from `OTEL_EXPORTER_OTLP_PROTOCOL`',
     'http/protobuf',
     'traces on, exporter `otlp`',
+    protocol,
   ),
-  metricsProtocol: row(
+  metricsProtocol: row<string>(
     'OTEL_EXPORTER_OTLP_METRICS_PROTOCOL',
     'http/protobuf',
     'from `OTEL_EXPORTER_OTLP_PROTOCOL`',
     'http/protobuf',
     'metrics on, exporter `otlp`',
+    protocol,
+  ),
+} as const;
+
+/**
+ * The standard off-switches of the OpenTelemetry specification, read whenever Gym telemetry
+ * is on. `OTEL_SDK_DISABLED=true` turns all of it off; `OTEL_METRICS_EXPORTER=none` or
+ * `OTEL_TRACES_EXPORTER=none` turns that signal off. Other values of the exporter lists are
+ * not read: `NEMO_GYM_OTEL_EXPORTER` chooses the exporter.
+ */
+export const OTEL_SWITCHES = {
+  sdkDisabled: row<boolean>(
+    'OTEL_SDK_DISABLED',
+    false,
+    '`false`',
+    '`true` turns telemetry off (any case); anything else leaves it on',
+    '`NEMO_GYM_OTEL_ENABLED` on',
+    (text) => text.toLowerCase() === 'true',
+  ),
+  metricsExporter: row<boolean>(
+    'OTEL_METRICS_EXPORTER',
+    false,
+    'unset',
+    '`none` switches metrics off; any other value is left to `NEMO_GYM_OTEL_EXPORTER`',
+    '`NEMO_GYM_OTEL_ENABLED` on',
+    (text) => text.toLowerCase() === 'none',
+  ),
+  tracesExporter: row<boolean>(
+    'OTEL_TRACES_EXPORTER',
+    false,
+    'unset',
+    '`none` switches traces off; any other value is left to `NEMO_GYM_OTEL_EXPORTER`',
+    '`NEMO_GYM_OTEL_ENABLED` on',
+    (text) => text.toLowerCase() === 'none',
   ),
 } as const;

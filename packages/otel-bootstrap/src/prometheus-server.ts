@@ -1,16 +1,25 @@
-// The Prometheus endpoint's HTTP server. The exporter runs with `preventServerStart` and only
-// its public `getMetricsRequestHandler` is used: the server is ours, so a listen error
-// (EADDRINUSE) is a setup failure, port 0 works, and the server has bounds on its clients:
+// The Prometheus endpoint's HTTP server: the exporter's own request handler
+// (`PrometheusExporter` with `preventServerStart`, then `getMetricsRequestHandler`) on a
+// `node:http` server whose built-in bounds are set. The server is ours, so a listen error
+// (EADDRINUSE) is a setup failure and port 0 works. Everything else is Node's:
 //
-// - header and request deadlines, checked every quarter of the shorter one (25 ms to 1 s)
-//   instead of Node's 30 s, so each holds within a second of what it says;
-// - a keep-alive timeout, and no progress for the request timeout (a client that stops
-//   reading the answer) closes the socket;
-// - a connection cap: beyond it a new connection is dropped, and idle keep-alive connections
-//   are closed so a scraper that tries again gets in;
-// - one route: GET or HEAD of exactly `/metrics` (query ignored); 404 and 405 otherwise;
-// - every parser-level refusal (malformed, too slow, headers too large) answered with a
-//   status line and a one-line body, then the connection closed.
+// - `headersTimeout`, `requestTimeout` and `keepAliveTimeout`, checked every quarter of the
+//   shorter deadline (25 ms to 1 s) instead of Node's 30 s, so each holds within a second of
+//   what it says; Node answers a late client 408 and a malformed request 400 or 431, then
+//   closes the connection (and never writes into an answer under way);
+// - a socket timeout of the request timeout: a client that stops reading the answer is cut;
+// - the connection cap: a newcomer beyond `maxConnections` is admitted and the oldest
+//   connection that has not sent a request yet (a slow or silent client) is closed instead,
+//   else the oldest idle keep-alive one; only when every connection is being answered is the
+//   newcomer closed. So a scraper always gets in, however many slow clients there are. Node's
+//   own `maxConnections` stays set, at twice the cap, as the hard bound;
+// - one request at a time per connection: a pipelined request waits until the answer before
+//   it is sent, at most 8 wait (beyond that the connection is closed), so a client that
+//   pipelines and never reads holds one answer, not one per request;
+// - at most one rendering at a time: scrapes that arrive while one is made wait for it to
+//   finish and then share one fresh rendering, so every answer reflects everything recorded
+//   before its request and a crowd of scrapers costs at most one collection at a time;
+// - one route: GET or HEAD of exactly `/metrics` (query ignored); 404 and 405 otherwise.
 //
 // Loaded with `import()` from sdk-pipeline.ts, only when the `prometheus` exporter is in use.
 
@@ -28,16 +37,9 @@ export const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8
 const MAX_HEADERS_COUNT = 32;
 /** Header bytes per request (Node's default, fixed here so a process-wide flag cannot raise it). */
 const MAX_HEADER_SIZE = 16 * 1024;
-/** How long a refused connection may stay open so its client can read the answer. */
-const LINGER_MS = 1_000;
-/** Closing idle connections to make room is done at most this often. */
-const MAKE_ROOM_EVERY_MS = 250;
 
-const REASONS: Readonly<Record<number, string>> = {
-  400: 'Bad Request',
-  408: 'Request Timeout',
-  431: 'Request Header Fields Too Large',
-};
+/** Pipelined requests that may wait on one connection while it is answered. */
+const MAX_WAITING_PER_CONNECTION = 8;
 
 /** Whatever serves one scrape into `response`: the exporter's public request handler. */
 export interface MetricsHandler {
@@ -47,21 +49,6 @@ export interface MetricsHandler {
 /** How often Node looks for expired header and request deadlines: a quarter of the shorter one, 25 ms to 1 s. */
 export function checkingIntervalMs(limits: Limits): number {
   return Math.min(1_000, Math.max(25, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)));
-}
-
-/** The status and sentence for an error of Node's HTTP parser or of its deadline check. */
-function describeClientError(error: Error & { code?: unknown }, limits: Limits): [number, string] {
-  switch (error.code) {
-    case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return [
-        408,
-        `the request did not arrive in time (headers within ${limits.headersTimeoutMs} ms, the whole request within ${limits.requestTimeoutMs} ms)`,
-      ];
-    case 'HPE_HEADER_OVERFLOW':
-      return [431, 'the request headers are too large'];
-    default:
-      return [400, `malformed HTTP request (${typeof error.code === 'string' ? error.code : 'parse error'})`];
-  }
 }
 
 function answer(response: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
@@ -75,8 +62,46 @@ function answer(response: ServerResponse, status: number, text: string, headers:
   response.end(body);
 }
 
+/**
+ * At most one rendering at a time, and none older than the request it answers: while one is
+ * made, the scrapes that arrive wait for it and then share the next one. The exporter's own
+ * handler renders into a stand-in for the response (it sets the status and the content type,
+ * then ends with the text); it never fails (a failed collection is rendered as a comment).
+ */
+function sharedRendering(handler: MetricsHandler): (request: IncomingMessage) => Promise<string> {
+  let current: Promise<string> | undefined;
+  let next: Promise<string> | undefined;
+  const start = (request: IncomingMessage): Promise<string> => {
+    const text = new Promise<string>((resolve) => {
+      const standIn = {
+        statusCode: 200,
+        setHeader: () => standIn,
+        end: (chunk?: unknown) => resolve(chunk === undefined ? '' : String(chunk)),
+      };
+      handler.getMetricsRequestHandler(request, standIn as unknown as ServerResponse);
+    });
+    current = text;
+    void text.then(() => {
+      if (current === text) current = undefined;
+    });
+    return text;
+  };
+  return (request) => {
+    if (current === undefined) return start(request);
+    next ??= current.then(() => {
+      next = undefined;
+      return start(request);
+    });
+    return next;
+  };
+}
+
 /** The route: GET or HEAD of exactly `/metrics` (a query string is ignored; `//host/metrics` is no route). */
-function route(handler: MetricsHandler, request: IncomingMessage, response: ServerResponse): void {
+function route(
+  render: (request: IncomingMessage) => Promise<string>,
+  request: IncomingMessage,
+  response: ServerResponse,
+): void {
   const target = request.url ?? '';
   const query = target.indexOf('?');
   const path = query === -1 ? target : target.slice(0, query);
@@ -88,66 +113,79 @@ function route(handler: MetricsHandler, request: IncomingMessage, response: Serv
     answer(response, 405, `method not allowed: ${METRICS_PATH} answers GET and HEAD`, { allow: 'GET, HEAD' });
     return;
   }
-  handler.getMetricsRequestHandler(request, response);
-  // The exporter answers after an asynchronous collection, so its headers are not sent yet.
-  if (!response.headersSent) response.setHeader('content-type', EXPOSITION_CONTENT_TYPE);
+  void render(request).then((text) => {
+    if (response.destroyed) return;
+    response.writeHead(200, {
+      'content-type': EXPOSITION_CONTENT_TYPE,
+      'content-length': String(Buffer.byteLength(text)),
+    });
+    response.end(text);
+  });
 }
 
-/** The connection cap (and the make-room rule), the socket timeout, and the parser-error answers. */
-function applyLimits(server: Server, limits: Limits): void {
-  server.maxConnections = limits.maxConnections;
-  // No progress for longer than the request timeout while a request is read or answered ends
-  // the socket (a client that stops reading); between requests the keep-alive timeout applies
-  // instead. Two checking intervals later than the deadlines, so a silent client gets its 408.
-  server.timeout = limits.requestTimeoutMs + 2 * checkingIntervalMs(limits);
-  server.maxHeadersCount = MAX_HEADERS_COUNT;
-  let lastMadeRoom = Number.NEGATIVE_INFINITY;
-  server.on('drop', () => {
-    const now = performance.now();
-    if (now - lastMadeRoom < MAKE_ROOM_EVERY_MS) return;
-    lastMadeRoom = now;
-    server.closeIdleConnections();
+/** Per connection: whether an answer is under way, what waits behind it, whether it ever sent a request. */
+interface Connection {
+  busy: boolean;
+  requested: boolean;
+  readonly waiting: [IncomingMessage, ServerResponse][];
+}
+
+/**
+ * The connection cap with eviction, and one request at a time per connection (see the top of
+ * this file). `serve` answers one request.
+ */
+function admit(server: Server, cap: number, serve: (request: IncomingMessage, response: ServerResponse) => void): void {
+  // Insertion order is age.
+  const open = new Map<Socket, Connection>();
+  server.on('connection', (socket: Socket) => {
+    open.set(socket, { busy: false, requested: false, waiting: [] });
+    socket.once('close', () => open.delete(socket));
+    if (open.size <= cap) return;
+    let victim: Socket | undefined;
+    for (const [other, state] of open) {
+      if (other !== socket && !state.requested) {
+        victim = other;
+        break;
+      }
+    }
+    if (victim === undefined) {
+      for (const [other, state] of open) {
+        if (other !== socket && !state.busy) {
+          victim = other;
+          break;
+        }
+      }
+    }
+    victim ??= socket;
+    open.delete(victim);
+    victim.destroy();
   });
-  // A socket with a response under way (pipelined requests may queue several) cannot take a
-  // status line of ours in the middle of one.
-  const answering = new WeakMap<Socket, number>();
+  const next = (socket: Socket, state: Connection): void => {
+    const waiting = state.waiting.shift();
+    if (waiting === undefined) {
+      state.busy = false;
+      return;
+    }
+    const [request, response] = waiting;
+    state.busy = true;
+    response.once('close', () => next(socket, state));
+    serve(request, response);
+  };
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     const socket = request.socket;
-    answering.set(socket, (answering.get(socket) ?? 0) + 1);
-    let done = false;
-    const finished = (): void => {
-      if (done) return;
-      done = true;
-      const left = (answering.get(socket) ?? 1) - 1;
-      if (left > 0) answering.set(socket, left);
-      else answering.delete(socket);
-    };
-    response.once('finish', finished);
-    response.once('close', finished);
-  });
-  const refused = new WeakSet<Socket>();
-  server.on('clientError', (error: Error & { code?: unknown }, socket: Socket) => {
-    if (refused.has(socket)) return;
-    refused.add(socket);
-    if (error.code === 'ECONNRESET' || !socket.writable || answering.has(socket)) {
+    const state = open.get(socket);
+    if (state === undefined) {
+      // Already evicted or closed: nothing to answer on.
       socket.destroy();
       return;
     }
-    const [status, message] = describeClientError(error, limits);
-    const body = `${message}\n`;
-    socket.end(
-      `HTTP/1.1 ${status} ${REASONS[status] ?? 'Bad Request'}\r\n` +
-        'content-type: text/plain; charset=utf-8\r\n' +
-        `content-length: ${Buffer.byteLength(body)}\r\n` +
-        'cache-control: no-store\r\nconnection: close\r\n\r\n' +
-        body,
-    );
-    // Not destroyed at once: unread bytes at close would reset the connection before the
-    // client reads the answer. The client closes its side, or the linger ends it.
-    const linger = setTimeout(() => socket.destroy(), LINGER_MS);
-    linger.unref();
-    socket.once('close', () => clearTimeout(linger));
-    socket.once('end', () => socket.destroy());
+    state.requested = true;
+    if (state.waiting.length >= MAX_WAITING_PER_CONNECTION) {
+      socket.destroy();
+      return;
+    }
+    state.waiting.push([request, response]);
+    if (!state.busy) next(socket, state);
   });
 }
 
@@ -162,17 +200,22 @@ export async function startPrometheusServer(
   port: number,
   limits: Limits,
 ): Promise<{ server: Server; endpoint: string }> {
-  const server = createServer(
-    {
-      headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      keepAliveTimeout: limits.keepAliveTimeoutMs,
-      connectionsCheckingInterval: checkingIntervalMs(limits),
-      maxHeaderSize: MAX_HEADER_SIZE,
-    },
-    (request, response) => route(handler, request, response),
-  );
-  applyLimits(server, limits);
+  const server = createServer({
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: checkingIntervalMs(limits),
+    maxHeaderSize: MAX_HEADER_SIZE,
+  });
+  const render = sharedRendering(handler);
+  admit(server, limits.maxConnections, (request, response) => route(render, request, response));
+  // Node's own bound, behind the eviction above (evicted sockets close asynchronously).
+  server.maxConnections = 2 * limits.maxConnections;
+  server.maxHeadersCount = MAX_HEADERS_COUNT;
+  // No progress for longer than the request timeout while a request is read or answered ends
+  // the socket (a client that stops reading); two checking intervals later than the
+  // deadlines, so a silent client gets its 408 first.
+  server.timeout = limits.requestTimeoutMs + 2 * checkingIntervalMs(limits);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ host, port }, () => {

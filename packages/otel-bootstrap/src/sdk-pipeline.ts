@@ -1,8 +1,7 @@
 // The only module that touches the OpenTelemetry SDK, and only through `await import()`:
 // a process with telemetry off never reaches it, so it never loads a byte of the SDK.
 //
-// The providers are built by hand (sdk-metrics MeterProvider, sdk-trace-base
-// BasicTracerProvider) rather than through NodeSDK: the exporters are ours to choose from
+// The providers are built by hand (sdk-metrics MeterProvider, sdk-trace TracerProvider) rather than through NodeSDK: the exporters are ours to choose from
 // NEMO_GYM_OTEL_EXPORTER, we must know whether each signal really exports, we bind the
 // Prometheus endpoint ourselves (so a port clash is a setup failure, not a silent log line,
 // and port 0 works), and we register each global only when nobody else did.
@@ -31,11 +30,15 @@ import {
 } from '@opentelemetry/api';
 import type { ExportResult } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
-import type { MetricReader, PushMetricExporter } from '@opentelemetry/sdk-metrics';
-import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { MetricReader, PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace';
 import { apiSlotVersion, type OtelGlobalKind, registeredGlobal } from './otel-globals.js';
 import { closePrometheusServer, startPrometheusServer } from './prometheus-server.js';
 import { SCOPE_NAME } from './scope.js';
+
+/** The resource attribute of the service name (semantic conventions, stable). */
+const ATTR_SERVICE_NAME = 'service.name';
+
 import type { PrometheusEndpointLimits, TelemetryConfig } from './types.js';
 
 /** What the pipeline is built from. */
@@ -45,8 +48,8 @@ export interface PipelineInput {
   /** Resource attributes without `service.name` (added here). */
   readonly attributes: Attributes;
   readonly version: string;
-  /** Called once, with the first export failure (`signal`: `metrics` or `traces`). Never throws. */
-  readonly onExportFailure: (signal: 'metrics' | 'traces', error: unknown) => void;
+  /** Called with every export failure; `final` once shutdown began (the final flush). Never throws. */
+  readonly onExportFailure: (signal: 'metrics' | 'traces', error: unknown, final: boolean) => void;
   /** The Prometheus endpoint's client bounds, checked (see prometheus-limits.ts). */
   readonly prometheusLimits: Readonly<Required<PrometheusEndpointLimits>>;
 }
@@ -76,6 +79,8 @@ export interface Pipeline {
   readonly prometheusEndpoint: string | undefined;
   /** Why a signal that was asked for does not export (a refused or invisible registration). */
   readonly problems: readonly RegistrationProblem[];
+  /** The signals that go to a provider someone else registered (our resource and exporter are not applied there). */
+  readonly reused: readonly ReusedProvider[];
   /**
    * Flushes then shuts down what this pipeline built, and unregisters the globals it
    * registered, within `deadlineMillis`. Providers registered by someone else are left alone.
@@ -85,9 +90,64 @@ export interface Pipeline {
   shutdown(deadlineMillis: number): Promise<ShutdownReport>;
 }
 
+/** A provider someone else registered, reused for one signal, as far as it can be read. */
+export interface ReusedProvider {
+  readonly signal: 'metrics' | 'traces';
+  /** Whether it sends anywhere: an SDK provider with at least one reader or span processor, or a provider of unknown make. */
+  readonly exporting: boolean;
+  /** Its resource's `service.name`, when it is an SDK provider. */
+  readonly serviceName: string | undefined;
+}
+
+/**
+ * What a provider someone else registered really does. An OpenTelemetry JS SDK provider
+ * (2.x or 3.x: the same internal shape) exports only with a reader or a span processor; the
+ * API's no-op provider never does; a provider of another make is taken at its word. Read from
+ * the SDK's internals, without creating a meter or tracer on the user's provider.
+ */
+function inspectProvider(kind: 'metrics' | 'trace', provider: unknown): ReusedProvider {
+  const signal = SIGNALS[kind];
+  const real = delegateOf(provider) as Record<string, unknown> | undefined;
+  try {
+    if (real === undefined || real === null) return { signal, exporting: false, serviceName: undefined };
+    if (kind === 'metrics') {
+      const shared = real._sharedState as { metricCollectors?: unknown[]; resource?: ResourceLike } | undefined;
+      if (Array.isArray(shared?.metricCollectors)) {
+        return { signal, exporting: shared.metricCollectors.length > 0, serviceName: serviceNameIn(shared.resource) };
+      }
+      return { signal, exporting: !isNoop(real, 'NoopMeterProvider'), serviceName: undefined };
+    }
+    const active = real._activeSpanProcessor as { _spanProcessors?: unknown[] } | undefined;
+    if (Array.isArray(active?._spanProcessors)) {
+      return {
+        signal,
+        exporting: active._spanProcessors.length > 0,
+        serviceName: serviceNameIn(real._resource as ResourceLike | undefined),
+      };
+    }
+    return { signal, exporting: !isNoop(real, 'NoopTracerProvider'), serviceName: undefined };
+  } catch {
+    return { signal, exporting: true, serviceName: undefined };
+  }
+}
+
+type ResourceLike = { attributes?: Record<string, unknown> };
+
+function serviceNameIn(resource: ResourceLike | undefined): string | undefined {
+  const name = resource?.attributes?.[ATTR_SERVICE_NAME];
+  return typeof name === 'string' ? name : undefined;
+}
+
+/** The API's no-op providers, by class name (the provider may come from another copy of the API). */
+function isNoop(provider: Record<string, unknown>, className: string): boolean {
+  return provider.constructor?.name === className;
+}
+
 /** The SDK objects this pipeline built and therefore owns. */
 interface Owned {
-  meterProvider?: { shutdown(): Promise<void> } & MeterProvider;
+  meterProvider?: { forceFlush(): Promise<void>; shutdown(): Promise<void> } & MeterProvider;
+  /** The push exporter behind our periodic reader (serialized; see serializeExports). */
+  metricExporter?: SerializedExporter;
   tracerProvider?: { forceFlush(): Promise<void>; shutdown(): Promise<void> } & TracerProvider;
   prometheusServer?: Server;
   contextManager?: ContextManager;
@@ -170,13 +230,15 @@ function registerQuietly(kind: OtelGlobalKind, action: () => boolean): boolean {
  * (a taken port, a broken SDK), after undoing what it built.
  */
 export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipeline> {
-  // Failed exports, remembered so that shutdown does not report the same failure again.
+  // Failed exports, remembered so that shutdown does not report the same failure again. Once
+  // shutdown began, a failure is the final flush's, whenever it arrives.
   const exportErrors = new WeakSet<object>();
+  let final = false;
   const input: PipelineInput = {
     ...pipelineInput,
     onExportFailure: (signal, error) => {
       if (typeof error === 'object' && error !== null) exportErrors.add(error);
-      pipelineInput.onExportFailure(signal, error);
+      pipelineInput.onExportFailure(signal, error, final);
     },
   };
   const { config } = input;
@@ -194,15 +256,16 @@ export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipel
   try {
     const resource = buildMetrics || buildTraces ? await buildResource(input) : undefined;
     if (buildMetrics && resource !== undefined) {
-      const { reader, server, endpoint } = await buildMetricReader(input);
+      const { reader, server, endpoint, exporter } = await buildMetricReader(input);
       if (server !== undefined) owned.prometheusServer = server;
+      if (exporter !== undefined) owned.metricExporter = exporter;
       prometheusEndpoint = endpoint;
       const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
       owned.meterProvider = new MeterProvider({ resource, readers: [reader] });
     }
     if (buildTraces && resource !== undefined) {
-      const { BasicTracerProvider } = await import('@opentelemetry/sdk-trace-base');
-      owned.tracerProvider = new BasicTracerProvider({
+      const { TracerProvider: SdkTracerProvider } = await import('@opentelemetry/sdk-trace');
+      owned.tracerProvider = new SdkTracerProvider({
         resource,
         spanProcessors: [await buildSpanProcessor(input)],
       });
@@ -221,8 +284,14 @@ export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipel
 
   // Registration comes last. Nothing below throws; what the API refuses is undone and said.
   const discarded: Owned = {};
-  let metricsExporting = metricsBefore === 'visible';
-  let tracesExporting = tracesBefore === 'visible';
+  const reused: ReusedProvider[] = [];
+  const reuse = (kind: 'metrics' | 'trace'): boolean => {
+    const found = inspectProvider(kind, kind === 'metrics' ? metrics.getMeterProvider() : trace.getTracerProvider());
+    reused.push(found);
+    return found.exporting;
+  };
+  let metricsExporting = metricsBefore === 'visible' && reuse('metrics');
+  let tracesExporting = tracesBefore === 'visible' && reuse('trace');
   if (owned.meterProvider !== undefined) {
     const now = existing('metrics');
     const attempt = now === 'none' ? register('metrics', owned.meterProvider) : { ok: false };
@@ -231,7 +300,7 @@ export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipel
     } else {
       // Someone registered a provider while the SDK loaded (theirs wins when this API sees
       // it), or the API refused ours.
-      metricsExporting = now === 'visible';
+      metricsExporting = now === 'visible' && reuse('metrics');
       if (now === 'none') problems.push(refusedProblem('metrics', attempt.error));
       if (now === 'hidden') problems.push(hiddenProblem('metrics'));
       discarded.meterProvider = owned.meterProvider;
@@ -262,7 +331,7 @@ export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipel
         owned.propagator = undefined;
       }
     } else {
-      tracesExporting = now === 'visible';
+      tracesExporting = now === 'visible' && reuse('trace');
       if (now === 'none') problems.push(refusedProblem('trace', attempt.error));
       if (now === 'hidden') problems.push(hiddenProblem('trace'));
       discarded.tracerProvider = owned.tracerProvider;
@@ -290,7 +359,9 @@ export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipel
     meterProvider,
     prometheusEndpoint,
     problems,
+    reused,
     shutdown: (deadlineMillis) => {
+      final = true;
       shutdownResult ??= shutdownOwned(owned, deadlineMillis, exportErrors);
       return shutdownResult;
     },
@@ -301,7 +372,6 @@ async function buildResource(input: PipelineInput): Promise<Resource> {
   const { defaultResource, detectResources, envDetector, hostDetector, resourceFromAttributes } = await import(
     '@opentelemetry/resources'
   );
-  const { ATTR_SERVICE_NAME } = await import('@opentelemetry/semantic-conventions');
   // OTEL_RESOURCE_ATTRIBUTES and the host come first; Gym's attributes and service.name win.
   const resource = defaultResource()
     .merge(detectResources({ detectors: [envDetector, hostDetector] }))
@@ -324,10 +394,49 @@ function watchResult(
   };
 }
 
-/** The exporter, reporting its failures: the SDK says them only through `diag`, which is silent by default. */
-function watchMetricExporter(exporter: PushMetricExporter, onFailure: (error: unknown) => void): PushMetricExporter {
-  const watched: PushMetricExporter = {
-    export: (data, callback) => exporter.export(data, watchResult(callback, onFailure)),
+/** A push exporter whose exports never overlap; `busy` while one is under way. */
+export interface SerializedExporter extends PushMetricExporter {
+  readonly busy: boolean;
+}
+
+/**
+ * The exporter, reporting its failures (the SDK says them only through `diag`, which is silent
+ * by default), with one export at a time. The periodic reader gives up waiting after its
+ * timeout while the OTLP exporter goes on retrying, so without this a retried export lands
+ * after a newer one and a cumulative counter seems to go down. A collection that arrives
+ * while an export is under way waits; a newer one replaces it (with cumulative temporality
+ * the newer carries everything the older did) and the older fails as superseded.
+ */
+function watchMetricExporter(exporter: PushMetricExporter, onFailure: (error: unknown) => void): SerializedExporter {
+  type Job = { data: ResourceMetrics; callback: (result: ExportResult) => void };
+  let running = false;
+  let waiting: Job | undefined;
+  const run = (job: Job): void => {
+    running = true;
+    exporter.export(job.data, (result) => {
+      running = false;
+      const next = waiting;
+      waiting = undefined;
+      if (next !== undefined) run(next);
+      watchResult(job.callback, onFailure)(result);
+    });
+  };
+  const watched: SerializedExporter = {
+    get busy() {
+      return running;
+    },
+    export: (data, callback) => {
+      if (!running) {
+        run({ data, callback });
+        return;
+      }
+      // ExportResultCode.FAILED is 1; a superseded collection is not a collector failure.
+      waiting?.callback({
+        code: 1,
+        error: new Error('superseded by a newer collection while an export was under way'),
+      });
+      waiting = { data, callback };
+    },
     forceFlush: () => exporter.forceFlush(),
     shutdown: () => exporter.shutdown(),
   };
@@ -349,7 +458,7 @@ function watchSpanExporter(exporter: SpanExporter, onFailure: (error: unknown) =
 
 async function buildMetricReader(
   input: PipelineInput,
-): Promise<{ reader: MetricReader; server?: Server; endpoint?: string }> {
+): Promise<{ reader: MetricReader; server?: Server; endpoint?: string; exporter?: SerializedExporter }> {
   const { config } = input;
   const { ConsoleMetricExporter, PeriodicExportingMetricReader } = await import('@opentelemetry/sdk-metrics');
   const periodic = {
@@ -368,29 +477,29 @@ async function buildMetricReader(
     );
     return { reader: exporter, server, endpoint };
   }
-  const onFailure = (error: unknown) => input.onExportFailure('metrics', error);
+  const onFailure = (error: unknown) => input.onExportFailure('metrics', error, false); // `final` is set by startPipeline's wrapper
   if (config.exporter === 'console') {
     const exporter = watchMetricExporter(new ConsoleMetricExporter(), onFailure);
-    return { reader: new PeriodicExportingMetricReader({ exporter, ...periodic }) };
+    return { reader: new PeriodicExportingMetricReader({ exporter, ...periodic }), exporter };
   }
   const { OTLPMetricExporter } = await import('@opentelemetry/exporter-metrics-otlp-proto');
   const url = config.otlpMetricsEndpoint;
   const exporter = watchMetricExporter(new OTLPMetricExporter(url === undefined ? {} : { url }), onFailure);
-  return { reader: new PeriodicExportingMetricReader({ exporter, ...periodic }) };
+  return { reader: new PeriodicExportingMetricReader({ exporter, ...periodic }), exporter };
 }
 
 async function buildSpanProcessor(input: PipelineInput): Promise<SpanProcessor> {
   const { config } = input;
-  const { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor } = await import(
-    '@opentelemetry/sdk-trace-base'
-  );
-  const onFailure = (error: unknown) => input.onExportFailure('traces', error);
+  const { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor } = await import('@opentelemetry/sdk-trace');
+  const onFailure = (error: unknown) => input.onExportFailure('traces', error, false); // `final` is set by startPipeline's wrapper
   if (config.exporter === 'console') {
-    return new SimpleSpanProcessor(watchSpanExporter(new ConsoleSpanExporter(), onFailure));
+    return new SimpleSpanProcessor({ exporter: watchSpanExporter(new ConsoleSpanExporter(), onFailure) });
   }
   const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
   const url = config.otlpTracesEndpoint;
-  return new BatchSpanProcessor(watchSpanExporter(new OTLPTraceExporter(url === undefined ? {} : { url }), onFailure));
+  return new BatchSpanProcessor({
+    exporter: watchSpanExporter(new OTLPTraceExporter(url === undefined ? {} : { url }), onFailure),
+  });
 }
 
 /** The AsyncLocalStorage context manager (what NodeSDK and NodeTracerProvider use), loaded lazily. */
@@ -432,7 +541,7 @@ async function shutdownOwned(
     try {
       await action();
     } catch (error) {
-      // BasicTracerProvider.forceFlush rejects with an array of its processors' errors.
+      // TracerProvider.forceFlush rejects with an array of its processors' errors.
       for (const one of Array.isArray(error) ? error : [error]) {
         if (typeof one !== 'object' || one === null || !reported.has(one)) errors.push(one);
       }
@@ -441,8 +550,15 @@ async function shutdownOwned(
   const { meterProvider, tracerProvider, prometheusServer } = owned;
   const work = Promise.all([
     // A periodic reader's shutdown is collect + export + exporter shutdown; a forceFlush
-    // before it would send every cumulative point twice.
-    meterProvider === undefined ? undefined : step(() => meterProvider.shutdown()),
+    // before it would send every cumulative point twice. But when an export is under way, the
+    // reader's shutdown only waits for it and collects nothing new, so what was recorded since
+    // would be lost: then a flush waits for it first, and the shutdown collects afresh.
+    meterProvider === undefined
+      ? undefined
+      : (async () => {
+          if (owned.metricExporter?.busy === true) await step(() => meterProvider.forceFlush());
+          await step(() => meterProvider.shutdown());
+        })(),
     (async () => {
       if (tracerProvider !== undefined) {
         await step(() => tracerProvider.forceFlush());

@@ -16,11 +16,12 @@ import { describeError, describeValue, invalidChoice, setTelemetryState } from '
 import type { Attributes } from '@opentelemetry/api';
 import { loadTelemetryConfig, ownEnvironment, readEnabledSwitch } from './config.js';
 import { gymResourceAttributes, serviceNameOf } from './gym-resource.js';
+import { registeredGlobal } from './otel-globals.js';
 import { packageVersion } from './package-version.js';
 import { type StartedObserver, startProcessObserver, stopProcessObserver } from './process-observer.js';
 import { checkPrometheusLimits } from './prometheus-limits.js';
 import { resolveRunId } from './run-id.js';
-import type { Pipeline } from './sdk-pipeline.js';
+import type { Pipeline, ReusedProvider } from './sdk-pipeline.js';
 import type {
   InitTelemetryOptions,
   PrometheusEndpointLimits,
@@ -106,6 +107,20 @@ function publishOff(orchestrator: boolean): void {
   }
 }
 
+const SDK_GLOBALS = [
+  ['metrics', 'MeterProvider'],
+  ['trace', 'TracerProvider'],
+] as const;
+
+/** Telemetry off while someone registered an SDK: say that the Gym libraries will not record into it. */
+function offBesideSdkWarning(providers: readonly string[]): string {
+  return (
+    `NEMO_GYM_OTEL_ENABLED is off, so the Gym libraries record nothing, although a ${providers.join(' and a ')} ` +
+    'is registered: set NEMO_GYM_OTEL_ENABLED=1 to record into it (it is reused), or pass meterProvider / ' +
+    'tracerProvider in their options'
+  );
+}
+
 /** Longest unknown span-group name shown in a warning. */
 const MAX_NAME_SHOWN = 40;
 
@@ -118,6 +133,24 @@ function unknownGroupsWarning(unknown: readonly string[]): string {
   return `unknown span groups ignored: ${shown.join(', ')}${more} (allowed: presets ${Object.keys(SPAN_GROUP_PRESETS).join(', ')}; groups ${SPAN_GROUPS.join(', ')})`;
 }
 
+/** The one warning of a setup that reuses a provider someone else registered. */
+function reusedWarning(
+  reused: readonly ReusedProvider[],
+  serviceName: string,
+  config: TelemetryHandle['config'],
+): string {
+  const signals = reused.map((one) => one.signal).join(' and ');
+  const theirs = reused.map((one) => {
+    const name = one.serviceName === undefined ? '' : ` (service.name "${one.serviceName}")`;
+    return `${one.signal}: ${one.exporting ? 'exporting' : 'not exporting, it has no reader or span processor'}${name}`;
+  });
+  return (
+    `${signals} go to a provider registered before initTelemetry (${theirs.join('; ')}); not applied there: ` +
+    `the Gym resource attributes (service.name "${serviceName}", nemo.run.id, nemo.gym.*) and the configured ` +
+    `exporter (NEMO_GYM_OTEL_EXPORTER=${config.exporter})`
+  );
+}
+
 async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
   const orchestrator = options.serverType === 'orchestrator';
   const { onWarning } = options;
@@ -128,6 +161,8 @@ async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
     // The whole cost of a disabled process: one env read. No zod, no SDK.
     if (readEnabledSwitch(options.env) === 'off') {
       publishOff(orchestrator);
+      const theirs = SDK_GLOBALS.filter(([kind]) => registeredGlobal(kind) !== undefined).map(([, name]) => name);
+      if (theirs.length > 0) reportWarning(onWarning, offBesideSdkWarning(theirs));
       return null;
     }
     const env = ownEnvironment(options.env);
@@ -135,6 +170,12 @@ async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
     if (!result.ok) {
       publishOff(orchestrator);
       reportWarning(onWarning, `telemetry is disabled: ${result.error}`);
+      return null;
+    }
+    if (!result.config.enabled) {
+      // NEMO_GYM_OTEL_ENABLED is on, so only the standard off-switch can have said off.
+      publishOff(orchestrator);
+      reportWarning(onWarning, 'telemetry is off: OTEL_SDK_DISABLED=true wins over NEMO_GYM_OTEL_ENABLED');
       return null;
     }
     const config = Object.freeze({ ...result.config, runId: resolveRunId(result.config.runId, env) });
@@ -152,13 +193,18 @@ async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
       },
       options.resourceAttributes,
     );
-    let exportFailureReported = false;
-    const onExportFailure = (signal: 'metrics' | 'traces', error: unknown): void => {
-      if (exportFailureReported) return;
-      exportFailureReported = true;
+    // One warning for the first failed export, and one more if the final flush at shutdown
+    // fails: that one means records are lost, whatever failed before.
+    const reported = { periodic: false, final: false };
+    const onExportFailure = (signal: 'metrics' | 'traces', error: unknown, final: boolean): void => {
+      const kind = final ? 'final' : 'periodic';
+      if (reported[kind]) return;
+      reported[kind] = true;
       reportWarning(
         onWarning,
-        `${signal} export failed (${describeError(error)}); telemetry carries on, and later export failures are not reported again`,
+        final
+          ? `${signal} export failed (${describeError(error)}) in the final flush at shutdown; what was recorded since the last successful export is lost`
+          : `${signal} export failed (${describeError(error)}); telemetry carries on, and later export failures are not reported again`,
       );
     };
     const { startPipeline } = await import('./sdk-pipeline.js');
@@ -177,6 +223,7 @@ async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
         `${signals.join(' and ')} not exporting: ${pipeline.problems.map((problem) => problem.reason).join('; ')}`,
       );
     }
+    if (pipeline.reused.length > 0) reportWarning(onWarning, reusedWarning(pipeline.reused, serviceName, config));
     const handle: TelemetryHandle = Object.freeze({
       meter: pipeline.meter,
       tracer: pipeline.tracer,
@@ -184,7 +231,8 @@ async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
       metricsExporting: pipeline.metricsExporting,
       tracesExporting: pipeline.tracesExporting,
       config,
-      serviceName,
+      serviceName: pipeline.reused.find((one) => one.serviceName !== undefined)?.serviceName ?? serviceName,
+      gymResourceApplied: pipeline.reused.length === 0,
       ...(pipeline.prometheusEndpoint === undefined ? {} : { prometheusEndpoint: pipeline.prometheusEndpoint }),
     });
     observer =
@@ -194,6 +242,9 @@ async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
           )
         : undefined;
     session = { pipeline, orchestrator, onWarning, shutdownTimeoutMillis: config.shutdownTimeoutMillis, observer };
+    // shutdownTelemetry() was called while this setup ran (a SIGTERM during startup): it
+    // flushes and releases the session; the caller gets no handle that says "exporting".
+    if (shutdownPromise !== undefined) return null;
     current = handle;
     setTelemetryState({
       metricsExporting: pipeline.metricsExporting,

@@ -79,7 +79,7 @@ export interface PrometheusEndpointLimits {
   readonly requestTimeoutMs?: number;
   /** An idle keep-alive connection is closed after this long (default 5000; 1 to 600000). */
   readonly keepAliveTimeoutMs?: number;
-  /** Open connections at most; beyond it a new connection is dropped and idle ones are closed to make room (default 64; 1 to 65536). */
+  /** Open connections at most; beyond it the oldest connection that has not sent a request (else the oldest idle one) is closed for the newcomer (default 64; 1 to 65536). */
   readonly maxConnections?: number;
 }
 
@@ -122,8 +122,17 @@ export interface TelemetryHandle {
   readonly tracesExporting: boolean;
   /** The settings in force, with `runId` resolved. */
   readonly config: TelemetryConfig;
-  /** `service.name` of this process (`nemo-gym/policy_model`). */
+  /**
+   * `service.name` of what this process exports: the Gym one (`nemo-gym/policy_model`), or
+   * that of a provider someone else registered and this setup reuses, when it can be read.
+   */
   readonly serviceName: string;
+  /**
+   * Whether what this process exports carries the Gym resource (`nemo.run.id`, `nemo.gym.*`,
+   * the Gym `service.name`) and the configured exporter: `false` when a signal goes to a
+   * provider someone else registered (one warning says what was not applied).
+   */
+  readonly gymResourceApplied: boolean;
   /** With the `prometheus` exporter: the scrape URL actually bound, `http://host:port/metrics`. */
   readonly prometheusEndpoint?: string;
 }

@@ -98,15 +98,26 @@ describe('loadTelemetryConfig: defaults', () => {
     expect(
       config({
         NEMO_GYM_OTEL_EXPORTER: 'console',
-        OTEL_METRIC_EXPORT_INTERVAL: '1000',
-        OTEL_METRIC_EXPORT_TIMEOUT: '500',
+        OTEL_METRIC_EXPORT_INTERVAL: '2000',
+        OTEL_METRIC_EXPORT_TIMEOUT: '1000',
       }),
-    ).toMatchObject({ metricExportIntervalMillis: 1000, metricExportTimeoutMillis: 500 });
-    expect(config({ OTEL_METRIC_EXPORT_INTERVAL: '2000', OTEL_METRIC_EXPORT_TIMEOUT: '700' })).toMatchObject({
-      metricExportIntervalMillis: 2000,
-      metricExportTimeoutMillis: 700,
+    ).toMatchObject({ metricExportIntervalMillis: 2000, metricExportTimeoutMillis: 1000 });
+    expect(config({ OTEL_METRIC_EXPORT_INTERVAL: '3000', OTEL_METRIC_EXPORT_TIMEOUT: '1500' })).toMatchObject({
+      metricExportIntervalMillis: 3000,
+      metricExportTimeoutMillis: 1500,
     });
   });
+
+  it.each(['1', '3', '999'])(
+    'refuses an export interval or timeout of %s ms (the final export at shutdown could never fit in it)',
+    (millis) => {
+      for (const name of ['OTEL_METRIC_EXPORT_INTERVAL', 'OTEL_METRIC_EXPORT_TIMEOUT']) {
+        expect(error({ [name]: millis })).toBe(
+          `${name}="${millis}" is not valid (allowed: a whole number of milliseconds from 1000 to 2147483647)`,
+        );
+      }
+    },
+  );
 
   it('caps the metric export timeout at the interval (the SDK refuses a longer one)', () => {
     expect(config({ OTEL_METRIC_EXPORT_INTERVAL: '1000' }).metricExportTimeoutMillis).toBe(1000);
@@ -347,6 +358,13 @@ describe('loadTelemetryConfig: OTLP variables (exporter otlp)', () => {
     });
   });
 
+  it('appends the signal path to the path of an endpoint with a query string, not inside the query', () => {
+    expect(config({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector:4318/base?tenant=a&x=1' })).toMatchObject({
+      otlpTracesEndpoint: 'https://collector:4318/base/v1/traces?tenant=a&x=1',
+      otlpMetricsEndpoint: 'https://collector:4318/base/v1/metrics?tenant=a&x=1',
+    });
+  });
+
   it('uses signal-specific endpoints as they are', () => {
     expect(
       config({
@@ -368,7 +386,7 @@ describe('loadTelemetryConfig: OTLP variables (exporter otlp)', () => {
 
   it('refuses a malformed endpoint and any protocol but http/protobuf', () => {
     expect(error({ OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318' })).toBe(
-      'OTEL_EXPORTER_OTLP_ENDPOINT="localhost:4318" is not valid (allowed: an http or https URL; v1/traces and v1/metrics are appended)',
+      'OTEL_EXPORTER_OTLP_ENDPOINT="localhost:4318" is not valid (allowed: an http or https URL; v1/traces and v1/metrics are appended to its path)',
     );
     expect(error({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toBe(
       'OTEL_EXPORTER_OTLP_PROTOCOL="grpc" is not valid (allowed: http/protobuf (the only OTLP transport this package ships))',
@@ -387,5 +405,29 @@ describe('loadTelemetryConfig: OTLP variables (exporter otlp)', () => {
         OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
       }),
     ).toMatchObject({ exporter: 'prometheus', otlpTracesEndpoint: undefined, otlpMetricsEndpoint: undefined });
+  });
+});
+
+describe('loadTelemetryConfig: the standard off-switches win over NEMO_GYM_OTEL_*', () => {
+  it.each(['true', 'TRUE', ' True '])('OTEL_SDK_DISABLED=%j turns telemetry off', (value) => {
+    expect(config({ NEMO_GYM_OTEL_ENABLED: '1', OTEL_SDK_DISABLED: value }).enabled).toBe(false);
+  });
+
+  it.each(['false', '1', 'yes', ''])('OTEL_SDK_DISABLED=%j leaves it on (only `true` disables)', (value) => {
+    expect(config({ NEMO_GYM_OTEL_ENABLED: '1', OTEL_SDK_DISABLED: value }).enabled).toBe(true);
+  });
+
+  it('OTEL_METRICS_EXPORTER=none and OTEL_TRACES_EXPORTER=none turn that signal off, whatever NEMO_GYM_OTEL_* says', () => {
+    const on = { NEMO_GYM_OTEL_METRICS_ENABLED: '1', NEMO_GYM_OTEL_TRACES_ENABLED: '1' };
+    expect(config({ ...on, OTEL_METRICS_EXPORTER: 'none' })).toMatchObject({
+      metricsEnabled: false,
+      tracesEnabled: true,
+    });
+    expect(config({ ...on, OTEL_TRACES_EXPORTER: 'NONE' })).toMatchObject({
+      metricsEnabled: true,
+      tracesEnabled: false,
+    });
+    // Any other value is left to NEMO_GYM_OTEL_EXPORTER.
+    expect(config({ ...on, OTEL_METRICS_EXPORTER: 'otlp,none' })).toMatchObject({ metricsEnabled: true });
   });
 });

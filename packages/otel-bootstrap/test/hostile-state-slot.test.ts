@@ -6,9 +6,13 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { initTelemetry, shutdownTelemetry } from '../src/index.js';
 import { isGloballyRegistered } from '../src/otel-globals.js';
+import { captureConsole } from './helpers/console-capture.js';
+
+const printed = captureConsole();
 
 afterAll(async () => {
   await shutdownTelemetry();
+  printed.restore();
 });
 
 describe('a telemetry-state slot that refuses writes', () => {

@@ -1,14 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { getTelemetryState } from '@gym/core';
-import { captureDiag, createMetricHarness, createSpanHarness, resetDiag } from '@gym/test-kit';
-import { afterEach, describe, expect, it } from '@jest/globals';
-import { metrics, type ProxyTracerProvider, trace } from '@opentelemetry/api';
+import { createMetricHarness, createSpanHarness } from '@gym/test-kit';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { type MeterProvider as ApiMeterProvider, metrics, type ProxyTracerProvider, trace } from '@opentelemetry/api';
 import type { MeterProvider } from '@opentelemetry/sdk-metrics';
-import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import type { TracerProvider as SdkTracerProvider } from '@opentelemetry/sdk-trace';
 import { getTelemetry, type InitTelemetryOptions, initTelemetry, shutdownTelemetry } from '../src/index.js';
 import { isGloballyRegistered } from '../src/otel-globals.js';
 import { resetTelemetryForTesting } from '../src/telemetry.js';
+import { type ConsoleCapture, captureConsole } from './helpers/console-capture.js';
+import { captureDiag, resetDiag } from './helpers/diag.js';
 import { scrape, targetInfo } from './helpers/prometheus-text.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
@@ -35,9 +37,15 @@ function options(overrides: Partial<InitTelemetryOptions> & { warnings?: string[
   };
 }
 
+let printed: ConsoleCapture;
+beforeEach(() => {
+  printed = captureConsole();
+});
+
 afterEach(async () => {
   await resetTelemetryForTesting();
   resetDiag();
+  printed.restore();
 });
 
 describe('initTelemetry: off', () => {
@@ -121,6 +129,9 @@ describe('initTelemetry: on', () => {
     expect(handle).toMatchObject({ isExporting: true, metricsExporting: true, tracesExporting: true });
     expect(getTelemetry()).toBe(handle);
     expect(Object.isFrozen(handle)).toBe(true);
+    handle?.tracer.startSpan('gym.test.printed').end();
+    // The console exporter really writes (here into the capture, not the test output).
+    expect(JSON.stringify(printed.calls.flat())).toContain('gym.test.printed');
     expect(getTelemetryState()).toMatchObject({ metricsExporting: true, tracesExporting: true });
     expect(isGloballyRegistered('metrics')).toBe(true);
     expect(isGloballyRegistered('trace')).toBe(true);
@@ -281,7 +292,7 @@ describe('initTelemetry: an SDK registered by someone else', () => {
   it('is reused for metrics (exporting handle, no second setup) and left running after shutdown', async () => {
     const harness = createMetricHarness();
     const theirs = harness.meterProvider;
-    metrics.setGlobalMeterProvider(theirs);
+    metrics.setGlobalMeterProvider(theirs as unknown as ApiMeterProvider);
     try {
       // (The observer, which would also run on their provider, is off to keep the names exact.)
       const handle = await initTelemetry(options({ env: prometheusEnv({ NEMO_GYM_OTEL_OBSERVER: '0' }) }));
@@ -347,7 +358,7 @@ describe('shutdownTelemetry', () => {
     meterProvider.shutdown = () => {
       throw new Error('meter shutdown failed');
     };
-    const tracerProvider = (trace.getTracerProvider() as ProxyTracerProvider).getDelegate() as BasicTracerProvider;
+    const tracerProvider = (trace.getTracerProvider() as ProxyTracerProvider).getDelegate() as SdkTracerProvider;
     tracerProvider.forceFlush = () => Promise.reject(new Error('span flush failed'));
     try {
       await expect(shutdownTelemetry()).resolves.toBeUndefined();

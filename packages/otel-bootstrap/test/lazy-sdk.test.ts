@@ -71,7 +71,7 @@ describe('a disabled process imports no SDK', () => {
     expect(sdk).toContain('@opentelemetry/sdk-metrics');
     expect(sdk).toContain('@opentelemetry/exporter-prometheus');
     expect(sdk).toContain('@opentelemetry/resources');
-    expect(sdk).not.toContain('@opentelemetry/sdk-trace-base'); // Prometheus carries no traces
+    expect(sdk).not.toContain('@opentelemetry/sdk-trace'); // Prometheus carries no traces
     expect(loaded.filter((url) => OBSERVER.test(url))).not.toEqual([]); // metrics export: the observer runs
   });
 });

@@ -4,7 +4,7 @@
 import { METRIC_PROCESS_MEMORY_USAGE, METRIC_REQUESTS_IN_FLIGHT } from '@gym/constants';
 import { createMetricHarness, DeltaPullMetricReader } from '@gym/test-kit';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { metrics } from '@opentelemetry/api';
+import { type MeterProvider as ApiMeterProvider, metrics } from '@opentelemetry/api';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { initTelemetry, shutdownTelemetry } from '../src/index.js';
 import { resetTelemetryForTesting } from '../src/telemetry.js';
@@ -86,7 +86,7 @@ describe('the observer under the bootstrap', () => {
   it('does not start when metrics do not export (nor is it loaded: see lazy-sdk.test.ts)', async () => {
     // Metrics switched off while someone else's provider is registered: nothing may land on it.
     const theirs = createMetricHarness();
-    metrics.setGlobalMeterProvider(theirs.meterProvider);
+    metrics.setGlobalMeterProvider(theirs.meterProvider as unknown as ApiMeterProvider);
     try {
       const handle = await initTelemetry({
         serverName: 'quiet',

@@ -1,13 +1,13 @@
-// OTLP for real: the exporter sends http/protobuf to a local receiver, and Debian's
-// `protoc --decode_raw` decodes what went over the wire.
+// OTLP for real: the exporter sends http/protobuf to a local receiver, and the test kit's
+// decoder (protobufjs over the OTLP field numbers) reads what went over the wire.
 
 import { readFileSync } from 'node:fs';
 import { GYM_DURATION_BOUNDARIES_MS, METRIC_PROCESS_MEMORY_USAGE, METRIC_ROLLOUT_DURATION } from '@gym/constants';
+import { decodeOtlpMetrics, decodeOtlpTraces } from '@gym/test-kit';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { initTelemetry, shutdownTelemetry } from '../src/index.js';
 import { resetTelemetryForTesting } from '../src/telemetry.js';
 import { startOtlpReceiver } from './helpers/otlp-receiver.js';
-import { decodeExport } from './helpers/protoc.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
   .version;
@@ -57,18 +57,22 @@ describe('the otlp exporter', () => {
         'nemo.gym.version': VERSION,
         'nemo.run.id': 'run-otlp-1',
       };
-      const metricBlocks = await decodeExport((byPath('/v1/metrics')[0] as { body: Buffer }).body, 'metrics');
+      const metricBlocks = decodeOtlpMetrics((byPath('/v1/metrics')[0] as { body: Buffer }).body);
       expect(metricBlocks).toHaveLength(1);
-      expect(metricBlocks[0]?.attributes).toMatchObject(expectedResource);
+      expect(metricBlocks[0]?.resource).toMatchObject(expectedResource);
       // The point recorded right before shutdown, and the observer's last values with it.
-      expect(metricBlocks[0]?.names).toEqual(
+      const metrics = metricBlocks.flatMap((block) => block.scopes.flatMap((scope) => scope.items));
+      expect(metrics.find((metric) => metric.name === METRIC_ROLLOUT_DURATION)?.points).toMatchObject([
+        { count: 1, sum: 125 },
+      ]);
+      expect(metrics.map((metric) => metric.name)).toEqual(
         expect.arrayContaining([METRIC_ROLLOUT_DURATION, METRIC_PROCESS_MEMORY_USAGE]),
       );
 
-      const traceBlocks = await decodeExport((byPath('/v1/traces')[0] as { body: Buffer }).body, 'traces');
+      const traceBlocks = decodeOtlpTraces((byPath('/v1/traces')[0] as { body: Buffer }).body);
       expect(traceBlocks).toHaveLength(1);
-      expect(traceBlocks[0]?.attributes).toMatchObject(expectedResource);
-      expect(traceBlocks[0]?.names).toEqual(['gym.verify']);
+      expect(traceBlocks[0]?.resource).toMatchObject(expectedResource);
+      expect(traceBlocks[0]?.scopes.flatMap((scope) => scope.items.map((span) => span.name))).toEqual(['gym.verify']);
     } finally {
       await receiver.close();
     }
@@ -90,9 +94,11 @@ describe('the otlp exporter', () => {
       handle?.meter.createCounter('gym.test.requests').add(1);
       await shutdownTelemetry();
       expect(receiver.requests.map((request) => request.path)).toEqual(['/custom/metrics']);
-      const blocks = await decodeExport((receiver.requests[0] as { body: Buffer }).body, 'metrics');
-      expect(blocks[0]?.names).toEqual(['gym.test.requests']);
-      expect(blocks[0]?.attributes['service.name']).toBe('nemo-gym/judge');
+      const blocks = decodeOtlpMetrics((receiver.requests[0] as { body: Buffer }).body);
+      expect(blocks[0]?.scopes.flatMap((scope) => scope.items.map((metric) => metric.name))).toEqual([
+        'gym.test.requests',
+      ]);
+      expect(blocks[0]?.resource['service.name']).toBe('nemo-gym/judge');
     } finally {
       await receiver.close();
     }

@@ -7,7 +7,9 @@
 // bound, each test would hang until jest's timeout (Node's defaults hold a slow client for
 // 60 s and an open connection forever).
 
+import diagnostics_channel from 'node:diagnostics_channel';
 import { METRIC_SERVERS_ACTIVE } from '@gym/constants';
+import { waitFor } from '@gym/test-kit';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { type InitTelemetryOptions, initTelemetry, shutdownTelemetry, type TelemetryHandle } from '../src/index.js';
 import { resetTelemetryForTesting } from '../src/telemetry.js';
@@ -89,28 +91,28 @@ describe('the Prometheus endpoint serves one route', () => {
     expect((await readResponse(raw)).status).toBe(404);
   });
 
-  it('answers a malformed request with 400 and a body, then closes the connection', async () => {
+  it('answers a malformed request with 400, then closes the connection', async () => {
     const { prometheusEndpoint } = await start(undefined);
     const raw = await client(prometheusEndpoint);
     raw.socket.write('GET /metrics HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n');
     const response = await readResponse(raw);
     expect(response.status).toBe(400);
     expect(response.headers.connection).toBe('close');
-    expect(response.body).toMatch(/^malformed HTTP request \(HPE_[A-Z_]+\)\n$/);
     await raw.ended;
   });
-  it('never writes a refusal into the middle of an answer: a malformed request behind a pending scrape ends the connection', async () => {
+  it('never writes a refusal into the middle of an answer: a malformed request behind a pending scrape gets one whole response at most', async () => {
     const { prometheusEndpoint } = await start(undefined);
     const raw = await client(prometheusEndpoint);
     // One packet: a scrape (answered after an asynchronous collection), then garbage.
     raw.socket.write(`${requestText('/metrics')}NOT HTTP\r\n\r\n`);
     await raw.ended;
-    expect(raw.received()).not.toMatch(/^HTTP\/1\.1 400/);
+    // Node refuses before any byte of the scrape's answer is written, or not at all.
+    expect(raw.received().match(/HTTP\/1\.1 /g)?.length ?? 0).toBeLessThanOrEqual(1);
   });
 });
 
 describe('the Prometheus endpoint bounds its clients', () => {
-  it('cuts a client that sends its headers byte by byte at the headers deadline, with a 408 and a body', async () => {
+  it('cuts a client that sends its headers byte by byte at the headers deadline, with a 408', async () => {
     const headersTimeoutMs = 200;
     const { prometheusEndpoint } = await start({ headersTimeoutMs, requestTimeoutMs: NEVER_MS });
     const began = performance.now();
@@ -133,9 +135,6 @@ describe('the Prometheus endpoint bounds its clients', () => {
       await raw.ended;
       expect(response.status).toBe(408);
       expect(response.headers.connection).toBe('close');
-      expect(response.body).toBe(
-        `the request did not arrive in time (headers within ${headersTimeoutMs} ms, the whole request within ${NEVER_MS} ms)\n`,
-      );
       expect(sent).toBeLessThan(header.length);
       // Never before the deadline (the deadline counts from the server's accept, after `began`).
       expect(performance.now() - began).toBeGreaterThanOrEqual(headersTimeoutMs);
@@ -151,36 +150,33 @@ describe('the Prometheus endpoint bounds its clients', () => {
     await raw.ended;
   });
 
-  it('drops connections beyond the cap while a request already admitted is still answered', async () => {
+  it('at the cap admits the newcomer and closes the oldest connection that has not sent a request', async () => {
     const { prometheusEndpoint } = await start({
       maxConnections: 2,
       headersTimeoutMs: NEVER_MS,
       requestTimeoutMs: NEVER_MS,
       keepAliveTimeoutMs: NEVER_MS,
     });
-    // Two connections in the middle of their request headers fill the cap (they are not
-    // idle, so nothing may close them to make room). The server accepts in connection order,
-    // so both are counted before the third one arrives.
+    // Two slow clients in the middle of their request headers fill the cap. The server
+    // accepts in connection order, so both are counted before the third one arrives.
     const first = await client(prometheusEndpoint);
     const second = await client(prometheusEndpoint);
     first.socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n');
     second.socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n');
-    const third = await client(prometheusEndpoint);
-    third.socket.write(requestText('/metrics'));
-    await third.closed;
-    expect(third.received()).toBe('');
-
-    // The admitted request completes and is answered.
-    first.socket.write('\r\n');
-    const response = await readResponse(first);
+    const scraper = await client(prometheusEndpoint);
+    scraper.socket.write(requestText('/metrics'));
+    const response = await readResponse(scraper);
     expect(response.status).toBe(200);
     expect(response.headers['content-type']).toBe(EXPOSITION);
     expect(response.body).toMatch(/^gym_servers_active(\{[^}]*\})? 7$/m);
-    expect(second.received()).toBe('');
-    expect(second.socket.destroyed).toBe(false);
+    // The oldest slow client made room; the other one is untouched and still gets its answer.
+    await first.closed;
+    expect(first.received()).toBe('');
+    second.socket.write('\r\n');
+    expect((await readResponse(second)).status).toBe(200);
   });
 
-  it('closes idle keep-alive connections when the cap drops a newcomer, so the next try gets in', async () => {
+  it('at the cap with only idle keep-alive connections, closes the oldest of them for the newcomer', async () => {
     const { prometheusEndpoint } = await start({
       maxConnections: 1,
       headersTimeoutMs: NEVER_MS,
@@ -191,13 +187,61 @@ describe('the Prometheus endpoint bounds its clients', () => {
     idle.socket.write(requestText('/metrics'));
     expect((await readResponse(idle)).status).toBe(200);
     // `idle` now holds the only place, kept alive between requests.
-    const dropped = await client(prometheusEndpoint);
-    await dropped.closed;
-    expect(dropped.received()).toBe('');
-    await idle.ended;
     const next = await client(prometheusEndpoint);
     next.socket.write(requestText('/metrics'));
     expect((await readResponse(next)).status).toBe(200);
+    await idle.ended;
+  });
+
+  it('answers pipelined requests one at a time, in order', async () => {
+    const { prometheusEndpoint } = await start(undefined);
+    const raw = await client(prometheusEndpoint);
+    raw.socket.write(`${requestText('/metrics')}${requestText('/nowhere')}${requestText('/metrics')}`);
+    const text = await raw.until((received) => (received.match(/gym_servers_active/g) ?? []).length >= 2);
+    expect(text.match(/^HTTP\/1\.1 \d+/gm)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 404', 'HTTP/1.1 200']);
+  });
+
+  it('scrapes that arrive during a rendering share the next one: one collection at a time, never an old one', async () => {
+    const handle = await start(undefined);
+    const port = Number(new URL(handle.prometheusEndpoint).port);
+    let collections = 0;
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    handle.meter.createObservableGauge('gym.test.collections').addCallback(async (result) => {
+      collections += 1;
+      if (collections === 1) await held; // the first rendering stays under way until released
+      result.observe(collections);
+    });
+    const arrived = new Set<unknown>();
+    const onRequest = (message: unknown): void => {
+      const { request } = message as { request: { socket: { localPort?: number } } };
+      if (request.socket.localPort === port) arrived.add(request);
+    };
+    diagnostics_channel.subscribe('http.server.request.start', onRequest);
+    try {
+      const first = fetch(handle.prometheusEndpoint).then((response) => response.text());
+      await waitFor('the first scrape to be under way', () => collections === 1);
+      const rest = Array.from({ length: 5 }, () => fetch(handle.prometheusEndpoint).then((r) => r.text()));
+      await waitFor('all six scrapes to arrive', () => arrived.size === 6);
+      release();
+      const bodies = await Promise.all([first, ...rest]);
+      expect(collections).toBe(2);
+      expect(bodies[0]).toMatch(/^gym_test_collections(\{[^}]*\})? 1$/m);
+      // The five that came during the first rendering share the second, made after they arrived.
+      for (const body of bodies.slice(1)) expect(body).toMatch(/^gym_test_collections(\{[^}]*\})? 2$/m);
+    } finally {
+      release();
+      diagnostics_channel.unsubscribe('http.server.request.start', onRequest);
+    }
+  });
+
+  it('closes a connection that pipelines more requests than may wait', async () => {
+    const { prometheusEndpoint } = await start(undefined);
+    const raw = await client(prometheusEndpoint);
+    raw.socket.write(requestText('/metrics').repeat(50));
+    await raw.closed;
   });
 
   it('closes an idle keep-alive connection at the keep-alive timeout', async () => {

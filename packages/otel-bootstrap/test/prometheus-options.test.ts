@@ -153,13 +153,14 @@ describe('the prometheus option reaches the endpoint', () => {
     'bounds the endpoint with the given deadlines (headers %p ms, request %p ms)',
     async (headersTimeoutMs, requestTimeoutMs) => {
       const handle = await init({ headersTimeoutMs, requestTimeoutMs }, ON);
+      const began = performance.now();
       const raw = await openRaw(handle?.prometheusEndpoint as string);
       try {
+        // A silent client: only the (short) headers deadline can end it, with Node's 408;
+        // Node's own default would hold it for 60 s, past jest's timeout.
         const response = await readResponse(raw);
         expect(response.status).toBe(408);
-        expect(response.body).toBe(
-          `the request did not arrive in time (headers within ${headersTimeoutMs} ms, the whole request within ${requestTimeoutMs} ms)\n`,
-        );
+        expect(performance.now() - began).toBeGreaterThanOrEqual(Math.min(headersTimeoutMs, requestTimeoutMs));
       } finally {
         raw.socket.destroy();
       }

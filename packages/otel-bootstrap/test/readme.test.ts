@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { FAILURE_POLICY, GYM_VARIABLES } from '@gym/core';
 import { describe, expect, it } from '@jest/globals';
-import { OTEL_VARIABLES, OTLP_VARIABLES } from '../src/otel-variables.js';
+import { OTEL_SWITCHES, OTEL_VARIABLES, OTLP_VARIABLES } from '../src/otel-variables.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const section = readme.slice(readme.indexOf('## Environment variables'), readme.indexOf('## Exporters'));
@@ -27,6 +27,7 @@ interface Documented {
 const variables: Documented[] = [
   ...Object.values(GYM_VARIABLES),
   ...Object.values(OTEL_VARIABLES),
+  ...Object.values(OTEL_SWITCHES),
   ...Object.values(OTLP_VARIABLES),
 ];
 

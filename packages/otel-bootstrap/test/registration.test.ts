@@ -5,26 +5,33 @@
 // object planted in the slot.
 
 import { getTelemetryState } from '@gym/core';
-import { resetDiag } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { metrics, trace } from '@opentelemetry/api';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import { TracerProvider as SdkTracerProvider } from '@opentelemetry/sdk-trace';
 import { type InitTelemetryOptions, initTelemetry } from '../src/index.js';
 import { resetTelemetryForTesting } from '../src/telemetry.js';
+import { type ConsoleCapture, captureConsole } from './helpers/console-capture.js';
+import { resetDiag } from './helpers/diag.js';
 
 const SLOT = Symbol.for('opentelemetry.js.api.1');
 type Slot = Record<string, unknown>;
 const holder = globalThis as unknown as Record<symbol, Slot | undefined>;
 let saved: Slot | undefined;
 
+let printed: ConsoleCapture;
 beforeEach(() => {
   saved = holder[SLOT];
+  printed = captureConsole();
 });
 
 afterEach(async () => {
   await resetTelemetryForTesting();
   if (saved === undefined) delete holder[SLOT];
   else holder[SLOT] = saved;
+  printed.restore();
 });
 
 function options(env: NodeJS.ProcessEnv, warnings: string[]): InitTelemetryOptions {
@@ -128,19 +135,59 @@ describe('a global slot that throws when written', () => {
   });
 });
 
-describe('a provider this API can see is reused and counts as exporting', () => {
-  it('metrics registered through this copy of the API', async () => {
+describe('a provider this API can see is reused: the handle says what is really in effect', () => {
+  it('an SDK MeterProvider with a reader: exporting, with its own service.name, and one warning naming what was not applied', async () => {
+    const theirs = new MeterProvider({
+      resource: resourceFromAttributes({ 'service.name': 'their-service' }),
+      readers: [new PrometheusExporter({ preventServerStart: true })],
+    });
+    metrics.setGlobalMeterProvider(theirs);
+    try {
+      const warnings: string[] = [];
+      const handle = await initTelemetry(options(PROMETHEUS, warnings));
+      expect(handle).toMatchObject({ metricsExporting: true, serviceName: 'their-service', gymResourceApplied: false });
+      expect(handle?.prometheusEndpoint).toBeUndefined();
+      expect(getTelemetryState()?.metricsExporting).toBe(true);
+      expect(warnings).toEqual([
+        '@gym/otel-bootstrap: metrics go to a provider registered before initTelemetry (metrics: exporting (service.name "their-service")); not applied there: the Gym resource attributes (service.name "nemo-gym/policy_model", nemo.run.id, nemo.gym.*) and the configured exporter (NEMO_GYM_OTEL_EXPORTER=prometheus)',
+      ]);
+    } finally {
+      metrics.disable();
+      await theirs.shutdown();
+    }
+  });
+
+  it('an SDK MeterProvider without a reader is not exporting', async () => {
     const theirs = new MeterProvider();
     metrics.setGlobalMeterProvider(theirs);
     try {
       const warnings: string[] = [];
       const handle = await initTelemetry(options(PROMETHEUS, warnings));
-      expect(handle).toMatchObject({ metricsExporting: true });
-      expect(getTelemetryState()?.metricsExporting).toBe(true);
-      expect(warnings).toEqual([]);
+      expect(handle).toMatchObject({ metricsExporting: false, isExporting: false, gymResourceApplied: false });
+      expect(getTelemetryState()?.metricsExporting).toBe(false);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain('metrics: not exporting, it has no reader or span processor');
     } finally {
       metrics.disable();
       await theirs.shutdown();
+    }
+  });
+
+  it("the API's no-op MeterProvider and a TracerProvider without span processors are not exporting", async () => {
+    // What the API hands out while nothing is registered: its own no-op provider.
+    metrics.setGlobalMeterProvider(metrics.getMeterProvider());
+    const tracerProvider = new SdkTracerProvider();
+    trace.setGlobalTracerProvider(tracerProvider);
+    try {
+      const warnings: string[] = [];
+      const handle = await initTelemetry(options({ NEMO_GYM_OTEL_EXPORTER: 'otlp' }, warnings));
+      expect(handle).toMatchObject({ metricsExporting: false, tracesExporting: false, isExporting: false });
+      expect(getTelemetryState()).toMatchObject({ metricsExporting: false, tracesExporting: false });
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/^@gym\/otel-bootstrap: metrics and traces go to a provider registered before/);
+    } finally {
+      metrics.disable();
+      trace.disable();
     }
   });
 

@@ -1,11 +1,18 @@
 import { SPAN_GROUPS, type SpanGroup } from '@gym/constants';
 import { getTelemetryState } from '@gym/core';
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { initTelemetry, isSpanGroupEnabled } from '../src/index.js';
 import { resetTelemetryForTesting } from '../src/telemetry.js';
+import { type ConsoleCapture, captureConsole } from './helpers/console-capture.js';
+
+let printed: ConsoleCapture;
+beforeEach(() => {
+  printed = captureConsole();
+});
 
 afterEach(async () => {
   await resetTelemetryForTesting();
+  printed.restore();
 });
 
 /** Sets telemetry up with traces exporting (console exporter; no span is made) and `extra` env. */

@@ -28,6 +28,15 @@ export {
   pointsOf,
   sameAttributes,
 } from './metric-harness.js';
+export {
+  decodeOtlpMetrics,
+  decodeOtlpTraces,
+  type OtlpMetric,
+  type OtlpPoint,
+  type OtlpResourceBlock,
+  type OtlpSpan,
+  type OtlpValue,
+} from './otlp.js';
 export { copyBuiltPackage, linkDirectory, REPO_ROOT } from './package-copies.js';
 export { createSpanHarness, type SpanHarness } from './span-harness.js';
 export { findOnPath, type RequiredTools, requireTools, TOOLS_INSTALL_HINT } from './tools.js';

@@ -69,13 +69,17 @@ export interface RawResponse {
   readonly body: string;
 }
 
-/** Whether `text` holds a complete response with a `content-length` body (or none, for HEAD). */
+/**
+ * Whether `text` holds a complete response with a `content-length` body (or none, for HEAD),
+ * or Node's own refusal: a status line and `Connection: close`, no body.
+ */
 function complete(text: string, head: boolean): boolean {
   const end = text.indexOf('\r\n\r\n');
   if (end === -1) return false;
   if (head) return true;
   const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, end));
-  return length !== null && text.length - (end + 4) >= Number(length[1]);
+  if (length === null) return /^HTTP\/1\.1 4\d\d [^\r]*\r\nConnection: close\r\n\r\n$/i.test(text);
+  return text.length - (end + 4) >= Number(length[1]);
 }
 
 /** Parses the first response in `text` (one with a `content-length`, or a HEAD answer). */
