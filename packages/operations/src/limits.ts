@@ -1,0 +1,117 @@
+// Every supported limit, turned into the one shape the run path knows: `acquire()` resolves a
+// token once a slot is held, `release(token)` gives it back. The limit's own queue does all
+// the scheduling; nothing here waits, polls or hands a slot over.
+//
+// - async-mutex Semaphore and Mutex: their own `acquire()` and `release()`.
+// - p-limit 6 and 7: a function handed to the limiter that holds its slot open until released.
+//   Releasing resolves that function's promise; the returned promise settles once p-limit has
+//   freed the slot, so an operation that returned never leaves p-limit counting it active.
+// - any `acquire()` object: the token is what `acquire()` resolved (a release function, or
+//   `[value, release]`), else the object's own `release()`.
+
+import { describeValue } from '@gym/core';
+import type { AcquireReleaseLimit, MutexLike, PLimitLike, SemaphoreLike } from './types.js';
+
+/** One limit as the run path sees it. */
+export interface Gate {
+  /** Resolves a token once one slot is held; rejects when the limit refuses. */
+  acquire(): Promise<unknown>;
+  /** Gives the slot of `token` back; a promise, when the limit frees it later (p-limit). */
+  release(token: unknown): Promise<unknown> | undefined;
+}
+
+/** The kinds of limit, by shape. */
+export type LimitKind = 'semaphore' | 'mutex' | 'p-limit' | 'acquire-release';
+
+/** The kind of `limit` by its shape, or `undefined` when it is none of them. */
+export function kindOf(limit: unknown): LimitKind | undefined {
+  if (typeof limit === 'function') {
+    const candidate = limit as Partial<PLimitLike>;
+    return typeof candidate.activeCount === 'number' && typeof candidate.pendingCount === 'number'
+      ? 'p-limit'
+      : undefined;
+  }
+  if (typeof limit !== 'object' || limit === null) return undefined;
+  const candidate = limit as Partial<SemaphoreLike>;
+  if (typeof candidate.acquire !== 'function') return undefined;
+  // A class instance (methods on the prototype), not a decorator object like withTimeout().
+  if (
+    typeof candidate.release === 'function' &&
+    typeof candidate.isLocked === 'function' &&
+    !Object.hasOwn(limit, 'acquire')
+  ) {
+    return typeof candidate.getValue === 'function' ? 'semaphore' : 'mutex';
+  }
+  return 'acquire-release';
+}
+
+/** The gate of a limit of `kind`. */
+export function gateOf(limit: object, kind: LimitKind): Gate {
+  switch (kind) {
+    case 'p-limit':
+      return pLimitGate(limit as PLimitLike);
+    case 'semaphore':
+    case 'mutex': {
+      const lock = limit as SemaphoreLike | MutexLike;
+      return {
+        acquire: () => lock.acquire(),
+        release: () => {
+          lock.release();
+          return undefined;
+        },
+      };
+    }
+    default:
+      return acquireReleaseGate(limit as AcquireReleaseLimit);
+  }
+}
+
+function pLimitGate(limiter: PLimitLike): Gate {
+  return {
+    acquire: () =>
+      new Promise((held, refused) => {
+        const done: Promise<unknown> = limiter(() => new Promise<void>((release) => held(() => (release(), done))));
+        // Settles after the slot is freed; rejects only when p-limit drops the call unstarted
+        // (`clearQueue()` with `rejectOnClear`), which then fails the wait.
+        done.then(undefined, refused);
+      }),
+    release: (token) => (token as () => Promise<unknown>)(),
+  };
+}
+
+function acquireReleaseGate(limit: AcquireReleaseLimit): Gate {
+  const ownRelease = (): undefined => {
+    limit.release?.();
+    return undefined;
+  };
+  return {
+    acquire: async () => {
+      const value = await limit.acquire();
+      if (typeof value === 'function') return value;
+      if (Array.isArray(value) && typeof value[1] === 'function') return value[1];
+      if (typeof limit.release === 'function') return ownRelease;
+      throw new TypeError(
+        `resourcesOperation: limit.acquire() resolved ${describeValue(value)}, which is not a release function ` +
+          'nor [value, release], and the limit has no release() method; the limit cannot be released',
+      );
+    },
+    release: (token) => {
+      (token as () => unknown)();
+      return undefined;
+    },
+  };
+}
+
+const gates = new WeakMap<object, Gate>();
+
+/** The gate of a raw limit (made once per limit), or `undefined` when it is no limit. */
+export function cachedGate(limit: object): Gate | undefined {
+  let gate = gates.get(limit);
+  if (gate === undefined) {
+    const kind = kindOf(limit);
+    if (kind === undefined) return undefined;
+    gate = gateOf(limit, kind);
+    gates.set(limit, gate);
+  }
+  return gate;
+}
