@@ -70,7 +70,15 @@ function pLimitGate(limiter: PLimitLike): Gate {
   return {
     acquire: () =>
       new Promise((held, refused) => {
-        const done: Promise<unknown> = limiter(() => new Promise<void>((release) => held(() => (release(), done))));
+        const done: Promise<unknown> = limiter(
+          () =>
+            new Promise<void>((release) => {
+              held(() => {
+                release();
+                return done;
+              });
+            }),
+        );
         // Settles after the slot is freed; rejects only when p-limit drops the call unstarted
         // (`clearQueue()` with `rejectOnClear`), which then fails the wait.
         done.then(undefined, refused);

@@ -159,6 +159,7 @@ class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
   }
 
   state(): MeteredLimitState {
+    this.exportIfExporting();
     const { admission: a } = this;
     return {
       limit: this.limitNow(),
@@ -240,7 +241,7 @@ function checkCapacity(kind: LimitKind, limit: unknown, capacity: unknown): void
       throw invalidChoice(
         'meteredLimit: options.capacity',
         capacity,
-        'undefined or a whole number from 1 up (a Semaphore is read live)',
+        "a whole number from 1 up, or undefined (a Semaphore's value is read live)",
       );
     }
   } else if (!positive) {

@@ -79,10 +79,15 @@ class OperationMetrics {
 const metricsOf = perMeter((meter) => new OperationMetrics(meter));
 
 /** The recorder of one operation on `meter`, or `undefined` when its instruments cannot be made (reported once). */
-export function measurement(meter: Meter, operation: Operation, executor: Executor): Recorder | undefined {
+export function measurement(
+  meter: Meter,
+  operation: Operation,
+  executor: Executor,
+  clock: (() => number) | undefined,
+): Recorder | undefined {
   try {
     const metrics = metricsOf(meter);
-    return new Measurement(metrics, metrics.seriesOf(operation, executor));
+    return new Measurement(metrics, metrics.seriesOf(operation, executor), clock ?? now);
   } catch (error) {
     reporter.warnOnce(
       'instruments',
@@ -91,6 +96,10 @@ export function measurement(meter: Meter, operation: Operation, executor: Execut
     );
     return undefined;
   }
+}
+
+function now(): number {
+  return performance.now();
 }
 
 /** One measured operation: its clock readings and its moves between the live counts. */
@@ -102,17 +111,18 @@ class Measurement implements Recorder {
   constructor(
     private readonly metrics: OperationMetrics,
     private readonly series: Series,
+    private readonly clock: () => number,
   ) {}
 
   asked(): void {
     this.waiting = true;
     this.series.queued++;
-    this.askedAt = performance.now();
+    this.askedAt = this.read();
   }
 
   /** Unlimited work is held without asking: a queue wait of 0. */
   held(): void {
-    const now = performance.now();
+    const now = this.read();
     this.heldAt = now;
     this.series.active++;
     let waited = 0;
@@ -127,23 +137,37 @@ class Measurement implements Recorder {
   left(): void {
     this.waiting = false;
     this.series.queued--;
-    this.record(this.metrics.queueDuration, performance.now() - this.askedAt, this.series.attributes);
+    this.record(this.metrics.queueDuration, this.read() - this.askedAt, this.series.attributes);
   }
 
   ended(outcome: Outcome): void {
     this.series.active--;
-    this.record(
-      this.metrics.runDuration,
-      performance.now() - this.heldAt,
-      this.series.byOutcome[outcome] as Attributes,
-    );
+    this.record(this.metrics.runDuration, this.read() - this.heldAt, this.series.byOutcome[outcome] as Attributes);
+  }
+
+  /** The clock; NaN (a duration of 0, reported once) when it throws or returns no number. */
+  private read(): number {
+    try {
+      const now = this.clock();
+      if (typeof now === 'number') return now;
+    } catch (error) {
+      reporter.warnOnce('clock', 'the clock threw; durations are recorded as 0', error);
+      return Number.NaN;
+    }
+    reporter.warnOnce('clock', 'the clock returned a non-number; durations are recorded as 0');
+    return Number.NaN;
   }
 
   private record(histogram: Histogram, ms: number, attributes: Attributes): void {
     try {
-      histogram.record(Math.max(0, ms), attributes);
+      // biome-ignore lint/complexity/useMathMinMax: NaN (a failed clock) must become 0
+      histogram.record(ms > 0 ? ms : 0, attributes);
     } catch (error) {
-      reporter.warnOnce('record', 'recording an operation duration failed; recording goes on', error);
+      reporter.warnOnce(
+        'record',
+        `recording ${histogram === this.metrics.runDuration ? METRIC_OPERATION_DURATION : METRIC_OPERATION_QUEUE_DURATION} failed; recording goes on`,
+        error,
+      );
     }
   }
 }

@@ -68,7 +68,7 @@ export function resourcesOperation<T>(
 /** The recorder of a measured operation; OFF when no meter can be had (reported once). */
 function recorderFor(options: ResourcesOperationOptions, operation: Operation, executor: Executor): Recorder {
   const meter = resolveMeter(options, SCOPE, reporter);
-  return meter === undefined ? OFF : (measurement(meter, operation, executor) ?? OFF);
+  return meter === undefined ? OFF : (measurement(meter, operation, executor, options.clock) ?? OFF);
 }
 
 function badLimit(limit: unknown): TypeError {

@@ -10,7 +10,7 @@
 // limit grants it later, is released at once (as async-mutex's own `withTimeout` does).
 
 import { isOutcome, OUTCOMES, type Outcome } from '@gym/constants';
-import { invalidChoice } from '@gym/core';
+import { describeValue, invalidChoice } from '@gym/core';
 import { AdmissionRejectedError, AdmissionTimeoutError } from './admission-errors.js';
 import type { Gate } from './limits.js';
 import { reporter } from './report.js';
@@ -62,6 +62,10 @@ class Op implements OperationContext {
   set outcome(value: Outcome | undefined) {
     if (value !== undefined && !isOutcome(value)) throw invalidChoice('op.outcome', value, ALLOWED);
     this.#outcome = value;
+  }
+  /** What the setter accepted (an own `outcome` property defined by the body does not count). */
+  static outcomeOf(op: Op): Outcome | undefined {
+    return op.#outcome;
   }
 }
 
@@ -120,10 +124,10 @@ export async function run<T>(
   let outcome: Outcome = 'ok';
   try {
     const result = await body(op);
-    outcome = op.outcome ?? 'ok';
+    outcome = Op.outcomeOf(op) ?? 'ok';
     return result;
   } catch (error) {
-    outcome = op.outcome ?? (isCancellation(error, signal) ? 'cancelled' : 'error');
+    outcome = Op.outcomeOf(op) ?? (isCancellation(error, signal) ? 'cancelled' : 'error');
     throw error;
   } finally {
     try {
@@ -258,5 +262,5 @@ export function checkSignal(signal: unknown, what: string): AbortSignal | undefi
   } catch {
     // An AbortSignal look-alike whose getter throws.
   }
-  throw new TypeError(`${what} must be an AbortSignal`);
+  throw new TypeError(`${what} must be an AbortSignal; got ${describeValue(signal)}`);
 }

@@ -93,6 +93,8 @@ export interface ResourcesOperationOptions {
   meter?: Meter | null | undefined;
   /** Record on a meter of this provider. Else the global provider is used, and only while metrics are exporting. */
   meterProvider?: MeterProvider | null | undefined;
+  /** Monotonic clock in milliseconds, read only when metrics are recorded. Default `performance.now()`. */
+  clock?: (() => number) | undefined;
 }
 
 /** What the body of {@link resourcesOperation} receives. */
