@@ -264,12 +264,10 @@ function liveReaders(
     case 'p-limit': {
       const limiter = limit as PLimitLike;
       const concurrency = () => limiter.concurrency ?? Number.POSITIVE_INFINITY;
-      return {
-        // p-limit 6 queues every call for a microtask first, so its pending calls count as taken.
-        free: () => limiter.activeCount + limiter.pendingCount < concurrency(),
-        limit: concurrency,
-        available: () => Math.max(0, concurrency() - limiter.activeCount),
-      };
+      // p-limit 6 queues every call for a microtask before it starts it, so pending calls count
+      // as taken (once it settles, calls are pending only while every slot is held).
+      const available = () => Math.max(0, concurrency() - limiter.activeCount - limiter.pendingCount);
+      return { free: () => available() > 0, limit: concurrency, available };
     }
     case 'semaphore': {
       // `getValue()` is the free units; the units held through this metered limit add up to its limit.

@@ -347,8 +347,10 @@ describe('capacity', () => {
     expect(await series(reader, ATTRS('p_tools'))).toMatchObject({ limit: 2, active: 2, available: 0, queueDepth: 4 });
 
     limiter.concurrency = 4;
-    expect(await series(reader, ATTRS('p_tools'))).toMatchObject({ limit: 4, active: 2, available: 2, queueDepth: 4 });
-    // The raise lets waiters in at the next start or end of an operation.
+    // p-limit itself lets two waiters in at the raise.
+    await settle();
+    expect(started).toBe(4);
+    expect(await series(reader, ATTRS('p_tools'))).toMatchObject({ limit: 4, active: 4, available: 0, queueDepth: 2 });
     holds[0]!.resolve();
     holds[1]!.resolve();
     await settle();
