@@ -62,7 +62,9 @@ const KINDS: [string, () => Kind][] = [
         direct: (body) => s.runExclusive(body),
         // setValue sets the free units: only done while nothing is held, so the total is that.
         resize: (random) => {
-          if (s.getValue() === slots) s.setValue((slots = 2 + Math.floor(random() * 5)));
+          if (s.getValue() !== slots) return;
+          slots = 2 + Math.floor(random() * 5);
+          s.setValue(slots);
         },
         slots: () => slots,
       };
