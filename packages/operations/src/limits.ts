@@ -66,54 +66,72 @@ export function gateOf(limit: object, kind: LimitKind): Gate {
   }
 }
 
+/** One call held open inside p-limit: the slot is released by settling the held-open promise. */
+interface PLimitSlot {
+  readonly held: (slot: PLimitSlot) => void;
+  release: () => void;
+  done: Promise<unknown>;
+}
+
+/** What p-limit runs: a promise that stays open until the operation releases its slot. */
+function holdOpen(slot: PLimitSlot): Promise<void> {
+  return new Promise((release) => {
+    slot.release = release;
+    slot.held(slot);
+  });
+}
+
 function pLimitGate(limiter: PLimitLike): Gate {
   return {
     acquire: () =>
       new Promise((held, refused) => {
-        const done: Promise<unknown> = limiter(
-          () =>
-            new Promise<void>((release) => {
-              held(() => {
-                release();
-                return done;
-              });
-            }),
-        );
-        // Settles after the slot is freed; rejects only when p-limit drops the call unstarted
+        const slot = { held, release: nothing, done: undefined as unknown as Promise<unknown> };
+        slot.done = limiter(holdOpen, slot);
+        // Settles after p-limit freed the slot; rejects only when p-limit drops the call unstarted
         // (`clearQueue()` with `rejectOnClear`), which then fails the wait.
-        done.then(undefined, refused);
+        slot.done.then(undefined, refused);
       }),
-    release: (token) => (token as () => Promise<unknown>)(),
+    release: (token) => {
+      const slot = token as PLimitSlot;
+      slot.release();
+      return slot.done;
+    },
   };
 }
 
+function nothing(): void {}
+
+/** The token is what `acquire()` resolved: a release function, `[value, release]`, or anything (then `release()`). */
 function acquireReleaseGate(limit: AcquireReleaseLimit): Gate {
-  const ownRelease = (): undefined => {
-    limit.release?.();
-    return undefined;
-  };
+  const hasRelease = typeof limit.release === 'function';
   return {
-    acquire: async () => {
-      const value = await limit.acquire();
-      if (typeof value === 'function') return value;
-      if (Array.isArray(value) && typeof value[1] === 'function') return value[1];
-      if (typeof limit.release === 'function') return ownRelease;
-      throw new TypeError(
-        `resourcesOperation: limit.acquire() resolved ${describeValue(value)}, which is not a release function ` +
-          'nor [value, release], and the limit has no release() method; the limit cannot be released',
-      );
-    },
+    acquire: hasRelease ? () => limit.acquire() : () => limit.acquire().then(releasable),
     release: (token) => {
-      (token as () => unknown)();
+      if (typeof token === 'function') token();
+      else if (Array.isArray(token) && typeof token[1] === 'function') token[1]();
+      else limit.release?.();
       return undefined;
     },
   };
 }
 
+/** Without a `release()` method, `acquire()` must resolve a way to release. */
+function releasable(value: unknown): unknown {
+  if (typeof value === 'function' || (Array.isArray(value) && typeof value[1] === 'function')) return value;
+  throw new TypeError(
+    `resourcesOperation: limit.acquire() resolved ${describeValue(value)}, which is not a release function ` +
+      'nor [value, release], and the limit has no release() method; the limit cannot be released',
+  );
+}
+
 const gates = new WeakMap<object, Gate>();
+
+let lastLimit: object | undefined;
+let lastGate: Gate | undefined;
 
 /** The gate of a raw limit (made once per limit), or `undefined` when it is no limit. */
 export function cachedGate(limit: object): Gate | undefined {
+  if (limit === lastLimit) return lastGate;
   let gate = gates.get(limit);
   if (gate === undefined) {
     const kind = kindOf(limit);
@@ -121,5 +139,7 @@ export function cachedGate(limit: object): Gate | undefined {
     gate = gateOf(limit, kind);
     gates.set(limit, gate);
   }
+  lastLimit = limit;
+  lastGate = gate;
   return gate;
 }
