@@ -18,6 +18,8 @@ export interface Gate {
   acquire(): Promise<unknown>;
   /** Gives the slot of `token` back; a promise, when the limit frees it later (p-limit). */
   release(token: unknown): Promise<unknown> | undefined;
+  /** Throws when `token` cannot be released (checked before the body runs), where that can happen. */
+  readonly check?: ((token: unknown) => void) | undefined;
 }
 
 /** The kinds of limit, by shape. */
@@ -103,9 +105,9 @@ function nothing(): void {}
 
 /** The token is what `acquire()` resolved: a release function, `[value, release]`, or anything (then `release()`). */
 function acquireReleaseGate(limit: AcquireReleaseLimit): Gate {
-  const hasRelease = typeof limit.release === 'function';
   return {
-    acquire: hasRelease ? () => limit.acquire() : () => limit.acquire().then(releasable),
+    acquire: () => limit.acquire(),
+    check: typeof limit.release === 'function' ? undefined : releasable,
     release: (token) => {
       if (typeof token === 'function') token();
       else if (Array.isArray(token) && typeof token[1] === 'function') token[1]();
@@ -116,8 +118,8 @@ function acquireReleaseGate(limit: AcquireReleaseLimit): Gate {
 }
 
 /** Without a `release()` method, `acquire()` must resolve a way to release. */
-function releasable(value: unknown): unknown {
-  if (typeof value === 'function' || (Array.isArray(value) && typeof value[1] === 'function')) return value;
+function releasable(value: unknown): void {
+  if (typeof value === 'function' || (Array.isArray(value) && typeof value[1] === 'function')) return;
   throw new TypeError(
     `resourcesOperation: limit.acquire() resolved ${describeValue(value)}, which is not a release function ` +
       'nor [value, release], and the limit has no release() method; the limit cannot be released',

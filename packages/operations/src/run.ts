@@ -99,6 +99,7 @@ export async function run<T>(
         signal === undefined && admission?.timeoutMs === undefined
           ? await gate.acquire()
           : await race(gate, signal, admission);
+      if (gate.check !== undefined) gate.check(token);
       // Aborted after the grant, before this continuation ran: the body must not start.
       if (signal?.aborted) {
         releaseLate(gate, token);
