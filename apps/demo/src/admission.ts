@@ -2,8 +2,8 @@
 // metered limit (`@gym/operations`) with a bounded queue (`maxQueued`) and a queue deadline
 // (`admissionTimeoutMs`). A call that finds the queue full, or waits past the deadline, is
 // refused at once with 503 and `Retry-After`, never holds a slot, and is counted in telemetry
-// twice over: the metered limit's `gym.concurrency.admission_*_total` counters, and
-// `resourcesOperation`'s queue wait with no run time (a call that left the queue). A client
+// by the metered limit's `gym.concurrency.admission_*_total` counters; a timed-out wait also
+// records `resourcesOperation`'s queue wait with no run time (a refusal never waited). A client
 // that leaves while queued leaves the queue the same way (counted as cancelled). The gate also
 // keeps the peaks and the admitted count for `GET /limits` and the orchestrator's summary,
 // whether or not telemetry is on.

@@ -2,12 +2,8 @@
 // meter/tracer wins, then an injected provider, then the global provider, and the global one
 // only while exporting. `null` and `undefined` both mean "not injected". The exporting check
 // is one global read, so a process with telemetry off never asks the OpenTelemetry API for
-// anything.
-//
-// Only own properties of the options count (a polluted `Object.prototype` injects nothing).
-// Resolution never throws. A getter, provider or `getMeter` that throws is reported once and
-// the call gets `undefined` (it records nothing); the next call tries again, so a provider
-// that recovers, or the next provider, is used. Nothing is cached as dead.
+// anything. Resolution never throws: a provider whose `getMeter` throws is reported once and
+// the call gets `undefined`; the next call tries again (nothing is cached as dead).
 
 import { type Meter, type MeterProvider, metrics, type Tracer, type TracerProvider, trace } from '@opentelemetry/api';
 import type { Reporter } from './report.js';
@@ -35,39 +31,34 @@ export interface InstrumentScope {
   readonly version?: string;
 }
 
-const meters = new WeakMap<object, Map<string, Meter>>();
-const tracers = new WeakMap<object, Map<string, Tracer>>();
-
-function isObject(value: unknown): value is object {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null;
-}
-
-/**
- * Own property `key` of `options`, else `undefined`: a polluted `Object.prototype` (say
- * `Object.prototype.meter = …`) must not inject anything. May throw through a throwing getter
- * or Proxy trap.
- */
-function own(options: object, key: string): unknown {
-  return Object.hasOwn(options, key) ? (options as Record<string, unknown>)[key] : undefined;
-}
-
-function injected(options: unknown, ownKey: string, provider: string): boolean {
-  if (!isObject(options)) return false;
-  return isObject(own(options, ownKey)) || isObject(own(options, provider));
-}
-
 /**
  * Whether a record with these options would reach a meter, without touching one: a meter or
- * provider was injected, else `isMetricsExporting()`. May throw only through a throwing getter
- * on `options`; callers on a hot path call it inside their own guard.
+ * provider was injected, else `isMetricsExporting()`.
  */
 export function wouldRecordMetrics(options: MeterSourceOptions | null | undefined): boolean {
-  return injected(options, 'meter', 'meterProvider') || isMetricsExporting();
+  return options?.meter != null || options?.meterProvider != null || isMetricsExporting();
 }
 
 /** Like {@link wouldRecordMetrics}, for spans. */
 export function wouldRecordTraces(options: TracerSourceOptions | null | undefined): boolean {
-  return injected(options, 'tracer', 'tracerProvider') || isTracesExporting();
+  return options?.tracer != null || options?.tracerProvider != null || isTracesExporting();
+}
+
+/** Per provider, per scope name: what `getMeter`/`getTracer` returned. */
+const made = new WeakMap<object, Map<string, Meter | Tracer>>();
+
+function fromProvider<T extends Meter | Tracer>(provider: object, scope: InstrumentScope, get: () => T): T {
+  let byScope = made.get(provider);
+  let value = byScope?.get(scope.name) as T | undefined;
+  if (value !== undefined) return value;
+  value = get();
+  if (typeof value !== 'object' || value === null) throw new TypeError('the provider returned no meter or tracer');
+  if (byScope === undefined) {
+    byScope = new Map();
+    made.set(provider, byScope);
+  }
+  byScope.set(scope.name, value);
+  return value;
 }
 
 /**
@@ -80,14 +71,9 @@ export function resolveMeter(
   reporter: Reporter,
 ): Meter | undefined {
   try {
-    if (isObject(options)) {
-      const meter = own(options, 'meter');
-      if (isObject(meter)) return meter as Meter;
-      const provider = own(options, 'meterProvider');
-      if (isObject(provider)) return meterOf(provider as MeterProvider, scope);
-    }
-    if (!isMetricsExporting()) return undefined;
-    return meterOf(metrics.getMeterProvider(), scope);
+    if (options?.meter != null) return options.meter;
+    const provider = options?.meterProvider ?? (isMetricsExporting() ? metrics.getMeterProvider() : undefined);
+    return provider && fromProvider(provider, scope, () => provider.getMeter(scope.name, scope.version));
   } catch (error) {
     reporter.warnOnce(
       'meter',
@@ -108,14 +94,9 @@ export function resolveTracer(
   reporter: Reporter,
 ): Tracer | undefined {
   try {
-    if (isObject(options)) {
-      const tracer = own(options, 'tracer');
-      if (isObject(tracer)) return tracer as Tracer;
-      const provider = own(options, 'tracerProvider');
-      if (isObject(provider)) return tracerOf(provider as TracerProvider, scope);
-    }
-    if (!isTracesExporting()) return undefined;
-    return tracerOf(trace.getTracerProvider(), scope);
+    if (options?.tracer != null) return options.tracer;
+    const provider = options?.tracerProvider ?? (isTracesExporting() ? trace.getTracerProvider() : undefined);
+    return provider && fromProvider(provider, scope, () => provider.getTracer(scope.name, scope.version));
   } catch (error) {
     reporter.warnOnce(
       'tracer',
@@ -124,32 +105,4 @@ export function resolveTracer(
     );
     return undefined;
   }
-}
-
-function meterOf(provider: MeterProvider, scope: InstrumentScope): Meter {
-  let byScope = meters.get(provider);
-  let meter = byScope?.get(scope.name);
-  if (meter !== undefined) return meter;
-  meter = provider.getMeter(scope.name, scope.version);
-  if (!isObject(meter)) throw new TypeError('getMeter() returned no meter');
-  if (byScope === undefined) {
-    byScope = new Map();
-    meters.set(provider, byScope);
-  }
-  byScope.set(scope.name, meter);
-  return meter;
-}
-
-function tracerOf(provider: TracerProvider, scope: InstrumentScope): Tracer {
-  let byScope = tracers.get(provider);
-  let tracer = byScope?.get(scope.name);
-  if (tracer !== undefined) return tracer;
-  tracer = provider.getTracer(scope.name, scope.version);
-  if (!isObject(tracer)) throw new TypeError('getTracer() returned no tracer');
-  if (byScope === undefined) {
-    byScope = new Map();
-    tracers.set(provider, byScope);
-  }
-  byScope.set(scope.name, tracer);
-  return tracer;
 }

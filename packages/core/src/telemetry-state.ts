@@ -6,7 +6,6 @@
 // The major version is part of the global's key: a future incompatible shape gets a new
 // key, so an old reader never misreads a new writer. Within a major, fields are only added.
 
-import { types } from 'node:util';
 import {
   DEFAULT_SPAN_GROUP_SPEC,
   ENV_SPAN_GROUPS,
@@ -55,110 +54,61 @@ type StateSlot = { [GLOBAL_KEY]?: unknown };
 const reporter = createReporter('@gym/core');
 
 // Reading a symbol that globalThis does not have walks its prototype chain, which costs about
-// as much as the rest of the off path together. So both slots this module reads on the hot
-// path are made own properties holding `undefined` when absent: to every reader (any copy,
-// the OpenTelemetry API's own `??` checks) `undefined` means exactly what absent means.
-ensureOwnSlot(GLOBAL_KEY);
-
-function ensureOwnSlot(key: symbol): void {
-  try {
-    if (!Object.hasOwn(globalThis, key)) {
-      Object.defineProperty(globalThis, key, {
-        value: undefined,
-        writable: true,
-        configurable: true,
-        enumerable: false,
-      });
-    }
-  } catch {
-    // A frozen or hostile global: reads stay correct, only slower.
+// as much as the rest of the off path together: both slots read on the hot path are own
+// properties holding `undefined` when absent (to every reader `undefined` means absent).
+for (const key of [GLOBAL_KEY, Symbol.for('opentelemetry.js.api.1')]) {
+  if (!Object.hasOwn(globalThis, key)) {
+    Object.defineProperty(globalThis, key, { value: undefined, writable: true, configurable: true });
   }
 }
 
-// The slot is a global anybody can write, so what is read there is checked: a frozen plain
-// state of the right shape (what setTelemetryState writes, in any copy of this package) is
-// returned as is; another version-1 object with boolean `metricsExporting`/`tracesExporting`
-// and a Set or array of `spanGroups` (written by hand) is read into a frozen copy; anything
-// else (another major version, a number, a Proxy whose traps throw) counts as "nobody
-// published", reported once. The verdict on a frozen value is kept, so the hot path stays one
-// global read and one compare.
+// The verdict on the last value seen in the slot, kept by identity whatever its shape, so the
+// hot path is one global read and one compare. A hand-written state is read once: to change
+// it, publish a new object.
 let seen: unknown;
 let seenState: TelemetryState | undefined;
 
-/** The published state, or `undefined` when nobody wrote one (or what is there is unreadable). Never throws. */
+/** The published state, or `undefined` when nobody wrote one (or what is there is unreadable). */
 export function getTelemetryState(): TelemetryState | undefined {
-  let raw: unknown;
-  try {
-    raw = (globalThis as StateSlot)[GLOBAL_KEY];
-  } catch (error) {
-    return unreadable(error);
-  }
-  // Small on purpose: this is the hot path, and it stays inlinable.
+  const raw = (globalThis as StateSlot)[GLOBAL_KEY];
   if (raw === seen) return seenState;
-  return raw === undefined ? undefined : judge(raw);
+  seen = raw;
+  seenState = raw === undefined ? undefined : stateOf(raw);
+  return seenState;
 }
 
-/** The verdict on a value not seen before (kept when the value is frozen). */
-function judge(raw: unknown): TelemetryState | undefined {
-  let state: TelemetryState | undefined;
-  let frozen = false;
-  try {
-    frozen = Object.isFrozen(raw);
-    state = stateOf(raw, frozen);
-  } catch (error) {
-    return unreadable(error);
-  }
-  if (frozen) {
-    seen = raw;
-    seenState = state;
-  }
-  return state ?? unreadable(undefined);
-}
-
-function unreadable(error: unknown): undefined {
-  reporter.warnOnce(
-    'telemetry-state',
-    'the telemetry-state global holds a value this version cannot read; it is ignored (judged as if nobody published one)',
-    error,
-  );
-  return undefined;
-}
-
-/** Own data property `key` of `raw` (never runs a getter), else `undefined`. */
-function field(raw: object, key: string): unknown {
-  const descriptor = Object.getOwnPropertyDescriptor(raw, key);
-  return descriptor !== undefined && 'value' in descriptor ? descriptor.value : undefined;
-}
-
-function stateOf(raw: unknown, frozen: boolean): TelemetryState | undefined {
-  if (typeof raw !== 'object' || raw === null) return undefined;
-  if (field(raw, 'version') !== TELEMETRY_STATE_VERSION) return undefined;
-  const metricsExporting = field(raw, 'metricsExporting');
-  const tracesExporting = field(raw, 'tracesExporting');
-  const spanGroups = field(raw, 'spanGroups');
-  const orchestrator = field(raw, 'orchestrator');
-  const interval = field(raw, 'sandboxSampleIntervalSeconds');
-  if (typeof metricsExporting !== 'boolean' || typeof tracesExporting !== 'boolean') return undefined;
-  if (!(spanGroups instanceof Set) && !Array.isArray(spanGroups)) return undefined;
+/**
+ * A version-1 state as published by `setTelemetryState` (any copy) is used as is; another
+ * version-1 object with boolean `metricsExporting`/`tracesExporting` and a Set or array of
+ * `spanGroups` (written by hand) is read into a frozen copy; anything else counts as "nobody
+ * published", reported once.
+ */
+function stateOf(raw: unknown): TelemetryState | undefined {
+  const state = raw as Partial<Record<keyof TelemetryState, unknown>> | null;
   if (
-    frozen &&
-    !types.isProxy(raw) &&
-    spanGroups instanceof Set &&
-    !types.isProxy(spanGroups) &&
-    typeof orchestrator === 'boolean' &&
-    typeof interval === 'number' &&
-    Number.isFinite(interval) &&
-    interval >= 0
+    typeof state !== 'object' ||
+    state === null ||
+    state.version !== TELEMETRY_STATE_VERSION ||
+    typeof state.metricsExporting !== 'boolean' ||
+    typeof state.tracesExporting !== 'boolean' ||
+    !(state.spanGroups instanceof Set || Array.isArray(state.spanGroups))
   ) {
-    return raw as TelemetryState;
+    reporter.warnOnce(
+      'telemetry-state',
+      'the telemetry-state global holds a value this version cannot read; it is ignored (judged as if nobody published one)',
+    );
+    return undefined;
+  }
+  if (Object.isFrozen(state) && state.spanGroups instanceof Set && typeof state.orchestrator === 'boolean') {
+    return state as TelemetryState;
   }
   return Object.freeze({
     version: TELEMETRY_STATE_VERSION,
-    metricsExporting,
-    tracesExporting,
-    spanGroups: new Set([...spanGroups].filter((group): group is SpanGroup => typeof group === 'string')),
-    orchestrator: orchestrator === true,
-    sandboxSampleIntervalSeconds: intervalOf(interval),
+    metricsExporting: state.metricsExporting,
+    tracesExporting: state.tracesExporting,
+    spanGroups: new Set([...state.spanGroups].filter((group): group is SpanGroup => typeof group === 'string')),
+    orchestrator: state.orchestrator === true,
+    sandboxSampleIntervalSeconds: intervalOf(state.sandboxSampleIntervalSeconds),
   });
 }
 
@@ -228,26 +178,18 @@ export function currentSpanGroups(): ReadonlySet<SpanGroup> {
 
 // The OpenTelemetry API keeps its globals in `globalThis[Symbol.for('opentelemetry.js.api.1')]`
 // (the cross-copy contract of every 1.x API), with a `metrics` / `trace` entry only once an
-// SDK provider was registered. Reading that slot tells whether a real provider exists
-// without importing the API here (this package keeps the API a peer it may not even load first).
+// SDK provider was registered. Reading that slot tells whether a real provider exists without
+// importing the API here.
 const OTEL_API_KEY = Symbol.for('opentelemetry.js.api.1');
-ensureOwnSlot(OTEL_API_KEY);
 type OtelGlobal = { [OTEL_API_KEY]?: { metrics?: unknown; trace?: unknown } };
 
 /**
  * Whether metrics are exporting in this process: the published state says so, or, when
  * nobody published one, a MeterProvider is registered with the OpenTelemetry API.
- * One global read; allocation-free.
  */
 export function isMetricsExporting(): boolean {
   const state = getTelemetryState();
-  if (state !== undefined) return state.metricsExporting;
-  try {
-    return (globalThis as OtelGlobal)[OTEL_API_KEY]?.metrics !== undefined;
-  } catch {
-    // An API global whose reads throw: no provider the libraries could use.
-    return false;
-  }
+  return state === undefined ? (globalThis as OtelGlobal)[OTEL_API_KEY]?.metrics !== undefined : state.metricsExporting;
 }
 
 /**
@@ -256,10 +198,5 @@ export function isMetricsExporting(): boolean {
  */
 export function isTracesExporting(): boolean {
   const state = getTelemetryState();
-  if (state !== undefined) return state.tracesExporting;
-  try {
-    return (globalThis as OtelGlobal)[OTEL_API_KEY]?.trace !== undefined;
-  } catch {
-    return false;
-  }
+  return state === undefined ? (globalThis as OtelGlobal)[OTEL_API_KEY]?.trace !== undefined : state.tracesExporting;
 }

@@ -1,5 +1,11 @@
 import { SPAN_GROUP_PRESETS } from '@gym/constants';
-import { currentSpanGroups, getTelemetryState, setTelemetryState, TELEMETRY_STATE_VERSION } from '@gym/core';
+import {
+  currentSpanGroups,
+  getTelemetryState,
+  isMetricsExporting,
+  setTelemetryState,
+  TELEMETRY_STATE_VERSION,
+} from '@gym/core';
 import { afterEach, describe, expect, it } from '@jest/globals';
 
 const savedEnv = { ...process.env };
@@ -120,5 +126,21 @@ describe('isMetricsExporting / isTracesExporting', () => {
     setTelemetryState(undefined);
     expect(isMetricsExporting()).toBe(false);
     expect(isTracesExporting()).toBe(false);
+  });
+});
+
+describe('a hand-written state', () => {
+  it('is judged once per object, whatever its shape: an unfrozen one is not copied again on every read', () => {
+    const key = Symbol.for('@gym/telemetry-state.v1');
+    const handWritten = { version: 1, metricsExporting: true, tracesExporting: false, spanGroups: ['rollout'] };
+    (globalThis as Record<symbol, unknown>)[key] = handWritten;
+    try {
+      const first = getTelemetryState();
+      expect(first).toMatchObject({ metricsExporting: true, orchestrator: false, sandboxSampleIntervalSeconds: 0 });
+      expect(getTelemetryState()).toBe(first);
+      expect(isMetricsExporting()).toBe(true);
+    } finally {
+      setTelemetryState(undefined);
+    }
   });
 });

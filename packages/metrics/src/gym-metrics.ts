@@ -4,8 +4,8 @@
 // code with the meter source passed per call, so a call without options allocates nothing.
 //
 // Nothing here throws into the caller: a bad value is dropped and reported once, and a meter,
-// provider, option getter or logger that throws is reported once (the logger's own failure is
-// swallowed by @gym/core) and retried on the next call.
+// provider or logger that throws is reported once (the logger's own failure is swallowed by
+// @gym/core) and retried on the next call. One try/catch per recorder, at its edge.
 
 import { METRIC_SERVERS_ACTIVE } from '@gym/constants';
 import { resolveMeter } from '@gym/core';
@@ -38,8 +38,7 @@ export class GymMetrics {
 
   /**
    * @param options - Where to record: `meter`, else `meterProvider`, else (both absent or
-   *   `null`) the global MeterProvider while metrics are exporting. Read on every record, so a
-   *   getter is asked each time; one that throws is reported once and that record is dropped.
+   *   `null`) the global MeterProvider while metrics are exporting. Read on every record.
    */
   constructor(options?: MetricsOptions | null) {
     this.#source = options;
@@ -108,8 +107,8 @@ export function recordVerify(ms: number, succeeded: boolean, options?: MetricsOp
   }
   const validMs = isValidDuration(ms);
   if (!validMs) reportInvalidDuration('recordVerify', 'ms', ms, DROPPED_POINT);
-  const rate = tallyVerify(succeeded);
   try {
+    const rate = tallyVerify(succeeded);
     const meter = resolveMeter(options, SCOPE, reporter);
     if (meter === undefined) return;
     const instruments = instrumentsOf(meter);

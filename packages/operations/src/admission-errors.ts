@@ -1,12 +1,21 @@
 // The two ways a metered limit turns a caller away. Both are thrown before the caller holds a
-// slot, and both carry a `code`, because `instanceof` fails across two copies of this package
-// in one process; a server maps either to "503, try again later".
+// slot, and both carry a `code`. `instanceof` works across two copies of this package in one
+// process: each error carries a `Symbol.for` brand and each class checks the brand (as undici
+// does for its errors).
+
+const TIMEOUT = Symbol.for('@gym/operations/AdmissionTimeoutError');
+const REJECTED = Symbol.for('@gym/operations/AdmissionRejectedError');
+
+function branded(value: unknown, brand: symbol): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
+}
 
 /** A wait for a slot of a metered limit lasted longer than its `admissionTimeoutMs`. */
 export class AdmissionTimeoutError extends Error {
   override readonly name = 'AdmissionTimeoutError';
   /** Stable across copies and versions of the package. */
   readonly code = 'GYM_ADMISSION_TIMEOUT' as const;
+  readonly [TIMEOUT] = true;
 
   constructor(
     /** The metered limit's name. */
@@ -16,13 +25,18 @@ export class AdmissionTimeoutError extends Error {
   ) {
     super(`${limitName}: no slot became free within the admission timeout of ${timeoutMs} ms`);
   }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return branded(value, TIMEOUT);
+  }
 }
 
-/** A call found `maxQueued` calls already waiting for a slot of a metered limit and was refused at once. */
+/** A call found no free slot while `maxQueued` calls already waited, and was refused at once. */
 export class AdmissionRejectedError extends Error {
   override readonly name = 'AdmissionRejectedError';
   /** Stable across copies and versions of the package. */
   readonly code = 'GYM_ADMISSION_REJECTED' as const;
+  readonly [REJECTED] = true;
 
   constructor(
     /** The metered limit's name. */
@@ -31,5 +45,9 @@ export class AdmissionRejectedError extends Error {
     readonly maxQueued: number,
   ) {
     super(`${limitName}: the queue is full (${maxQueued} waiting); refused without waiting`);
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return branded(value, REJECTED);
   }
 }

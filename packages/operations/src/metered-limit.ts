@@ -1,12 +1,7 @@
-// meteredLimit: a limit whose live state is exported as Gym's gym.concurrency.* series, with
-// admission control (a bounded queue and an admission deadline). It wraps the limit the user
-// already has and is entered through the same adapter as that limit (so operations that use the
-// limit directly and through the metered limit share one FIFO line); what it adds is one
-// Lifecycle per call that keeps the counts and enforces admission.
-//
-// The counts are plain integers in a LimitCell, moved whether or not telemetry is on (`state()`
-// always answers); they are exported only while metrics are exporting, by the observable
-// instruments of concurrency-metrics.ts.
+// meteredLimit: a limit the user already has, with its live state exported as the
+// gym.concurrency.* series and with admission control (a bounded queue, a deadline). Its
+// queued/active counts are its own counts of the calls made through it, kept whether or not
+// telemetry is on; the limit and its free slots are read from the limiter at collection.
 
 import {
   ATTR_CONCURRENCY_COMPONENT,
@@ -17,19 +12,14 @@ import {
   isComponent,
   LIMIT_NAME_PATTERN,
   MAX_LIMIT_NAMES,
-  type Outcome,
   SERVER_NAME_PATTERN,
 } from '@gym/constants';
 import { describeValue, invalidChoice, isMetricsExporting, MAX_TIMER_SECONDS, resolveMeter } from '@gym/core';
-import type { Meter, MeterProvider } from '@opentelemetry/api';
-import { isSignal } from './abort-watch.js';
-import { AdmissionRejectedError, AdmissionTimeoutError } from './admission-errors.js';
-import { AsyncMutexAdapter } from './async-mutex-adapter.js';
-import { admittedNames, type LimitCell, reportOn } from './concurrency-metrics.js';
-import { type Body, type Cancellable, LIMIT_ADAPTER, type Lifecycle, type LimitAdapter } from './internal-types.js';
-import { adapterFor, kindOf } from './limit-registry.js';
-import { capacityOf, PLimitAdapter } from './p-limit-adapter.js';
+import type { Attributes } from '@opentelemetry/api';
+import { attach, attachGlobal, type ExportedLimit, GLOBAL, type Registry, registryOf } from './concurrency-metrics.js';
+import { type Gate, gateOf, kindOf, type LimitKind } from './limits.js';
 import { reporter, SCOPE } from './report.js';
+import { type Admission, checkSignal, OFF, run } from './run.js';
 import type {
   MeterableLimit,
   MeteredLimit,
@@ -49,20 +39,15 @@ const MAX_TIMEOUT_MS = MAX_TIMER_SECONDS * 1000;
  * acquire()/release() limit) in a metered limit: its slots, holders, waiters and admission
  * outcomes are exported as the `gym.concurrency.*` series while metrics are exporting, and it can
  * bound its queue (`maxQueued`) and its waits (`admissionTimeoutMs`). Pass the result to
- * `resourcesOperation` like any limit, or call its `run`.
+ * `resourcesOperation` like any limit, or call its `run`. `close()` takes it out of the export.
  *
  * Throws at once on a programming error: `RangeError` for a component, limit name, server name,
  * capacity, timeout or queue bound outside what is allowed, `TypeError` for a value that is no
- * limit. A limit name beyond the 64th distinct one in the process still works but is never
- * exported (one warning).
+ * limit. Beyond the 64th distinct limit name (or server name) in the process a limit still works
+ * but is never exported (one warning).
  */
 export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions): MeteredLimit {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`meteredLimit: options must be an object; got ${describeValue(options)}`);
-  }
-  const component: unknown = options.component;
-  const limitName: unknown = options.limitName;
-  const serverName: unknown = options.serverName;
+  const { component, limitName, serverName, capacity, admissionTimeoutMs, maxQueued } = options;
   if (!isComponent(component)) throw invalidChoice('meteredLimit: options.component', component, COMPONENTS);
   if (typeof limitName !== 'string' || !LIMIT_NAME_PATTERN.test(limitName)) {
     throw invalidChoice('meteredLimit: options.limitName', limitName, `a string matching ${LIMIT_NAME_PATTERN}`);
@@ -74,6 +59,7 @@ export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions
       `undefined or a string matching ${SERVER_NAME_PATTERN}`,
     );
   }
+  if (limit instanceof MeteredLimitImpl) throw new TypeError('meteredLimit: limit is a metered limit already');
   const kind = kindOf(limit);
   if (kind === undefined) {
     throw new TypeError(
@@ -81,110 +67,81 @@ export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions
         `acquire() (and release()); got ${describeValue(limit)}`,
     );
   }
-  if (kind === 'metered') throw new TypeError('meteredLimit: limit is a metered limit already');
-  const capacity = capacityFor(kind, limit, options.capacity);
-  const admissionTimeoutMs = optionalNumber(
-    'admissionTimeoutMs',
-    options.admissionTimeoutMs,
-    (v) => v > 0 && v <= MAX_TIMEOUT_MS,
-    `a number of milliseconds above 0 and at most ${MAX_TIMEOUT_MS}`,
-  );
-  const maxQueued = optionalNumber(
-    'maxQueued',
-    options.maxQueued,
-    (v) => Number.isSafeInteger(v) && v >= 0,
-    'a whole number from 0 up',
-  );
-  const adapter = adapterFor(limit);
-  if (adapter === undefined) throw new TypeError('meteredLimit: limit could not be entered');
-  return new MeteredLimitImpl(adapter, {
-    component,
-    limitName,
-    serverName: serverName as string | undefined,
-    capacity,
-    live: liveCountsFor(limit, adapter, capacity),
-    admissionTimeoutMs,
-    maxQueued,
-    source: meterSourceOf(options),
-  });
+  checkCapacity(kind, limit, capacity);
+  if (admissionTimeoutMs !== undefined && !(admissionTimeoutMs > 0 && admissionTimeoutMs <= MAX_TIMEOUT_MS)) {
+    throw invalidChoice(
+      'meteredLimit: options.admissionTimeoutMs',
+      admissionTimeoutMs,
+      `undefined or a number of milliseconds above 0 and at most ${MAX_TIMEOUT_MS}`,
+    );
+  }
+  if (maxQueued !== undefined && !(Number.isSafeInteger(maxQueued) && maxQueued >= 0)) {
+    throw invalidChoice('meteredLimit: options.maxQueued', maxQueued, 'undefined or a whole number from 0 up');
+  }
+  return new MeteredLimitImpl(limit, kind, options);
 }
 
-/** Counts read live from the limit instead of counted per call. */
-interface LiveCounts {
-  readonly active: () => number;
-  readonly queued: () => number;
+/** The parts `resourcesOperation` runs a metered limit with, or `undefined` when `limit` is none. */
+export function meteredParts(limit: unknown): { gate: Gate; admission: Admission } | undefined {
+  if (!(limit instanceof MeteredLimitImpl)) return undefined;
+  limit.exportIfExporting();
+  return limit;
 }
 
-interface Settings {
-  readonly component: Component;
-  readonly limitName: string;
-  readonly serverName: string | undefined;
-  readonly capacity: () => number;
-  readonly live: LiveCounts | undefined;
-  readonly admissionTimeoutMs: number | undefined;
-  readonly maxQueued: number | undefined;
-  readonly source: MeterSource;
-}
-
-interface MeterSource {
-  readonly meter?: Meter | null | undefined;
-  readonly meterProvider?: MeterProvider | null | undefined;
-}
+/** Limit and server names admitted to the export so far (each bounded). */
+const admittedLimitNames = new Set<string>();
+const admittedServerNames = new Set<string>();
 
 /** The metered limit. Internal: users see {@link MeteredLimit}. */
-class MeteredLimitImpl implements MeteredLimit {
+class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
   readonly component: Component;
   readonly limitName: string;
   readonly serverName: string | undefined;
-  /** Public through `state()`; shared with the instruments of every copy of the package. */
-  readonly cell: LimitCell;
-  readonly admissionTimeoutMs: number | undefined;
-  readonly maxQueued: number | undefined;
-  private readonly source: MeterSource;
-  private readonly injected: boolean;
-  /** Admission control is configured: every call gets its own MeteredWait. */
-  readonly admission: boolean;
-  /** Active and queued are counted per call (else read live from the limit: p-limit). */
-  readonly counted: boolean;
-  /** Refused: beyond the 64th distinct limit name. Works, is never exported. */
-  private readonly refused: boolean;
-  /** The meter it is reported on now, if any. */
-  private reportedOn: Meter | undefined = undefined;
+  readonly key: string;
+  readonly attributes: Attributes;
+  readonly gate: Gate;
+  readonly admission: Admission;
+  readonly limitNow: () => number;
+  readonly availableNow: () => number;
+  /** Where it is exported: the global provider's meter (`undefined`), or an injected one. */
+  private readonly source: MeteredLimitOptions | undefined;
+  /** Its registry once it is exported; `null` once closed or when its names were refused. */
+  private registry: Registry | undefined | null = undefined;
 
-  constructor(inner: LimitAdapter, settings: Settings) {
-    this.component = settings.component;
-    this.limitName = settings.limitName;
-    this.serverName = settings.serverName;
-    this.admissionTimeoutMs = settings.admissionTimeoutMs;
-    this.maxQueued = settings.maxQueued;
-    this.source = settings.source;
-    this.injected = isInjected(settings.source);
-    const attributes = Object.freeze(
-      settings.serverName === undefined
-        ? { [ATTR_CONCURRENCY_COMPONENT]: settings.component, [ATTR_CONCURRENCY_LIMIT_NAME]: settings.limitName }
-        : {
-            [ATTR_CONCURRENCY_COMPONENT]: settings.component,
-            [ATTR_CONCURRENCY_LIMIT_NAME]: settings.limitName,
-            [ATTR_SERVER_NAME]: settings.serverName,
-          },
-    );
-    this.cell = {
-      attributes,
-      key: JSON.stringify([settings.component, settings.limitName, settings.serverName ?? null]),
-      hasDeadline: settings.admissionTimeoutMs !== undefined,
-      capacity: settings.capacity,
-      activeNow: settings.live?.active,
-      queuedNow: settings.live?.queued,
-      active: 0,
+  constructor(limit: MeterableLimit, kind: LimitKind, options: MeteredLimitOptions) {
+    this.component = options.component;
+    this.limitName = options.limitName;
+    this.serverName = options.serverName;
+    this.key = JSON.stringify([this.component, this.limitName, this.serverName ?? null]);
+    this.attributes = Object.freeze({
+      [ATTR_CONCURRENCY_COMPONENT]: this.component,
+      [ATTR_CONCURRENCY_LIMIT_NAME]: this.limitName,
+      ...(this.serverName === undefined ? {} : { [ATTR_SERVER_NAME]: this.serverName }),
+    });
+    this.gate = gateOf(limit, kind);
+    const admission: Admission = {
+      limitName: this.limitName,
+      maxQueued: options.maxQueued,
+      timeoutMs: options.admissionTimeoutMs,
+      free: () => true,
       queued: 0,
+      active: 0,
       timeouts: 0,
       cancelled: 0,
       rejected: 0,
     };
-    this.admission = settings.admissionTimeoutMs !== undefined || settings.maxQueued !== undefined;
-    this.counted = settings.live === undefined;
-    this.refused = !admitName(settings.limitName);
-    Object.defineProperty(this, LIMIT_ADAPTER, { value: new MeteredAdapter(this, inner), enumerable: false });
+    this.admission = admission;
+    const live = liveReaders(limit, kind, options.capacity, admission);
+    admission.free = live.free;
+    this.limitNow = live.limit;
+    this.availableNow = live.available;
+    this.source = options.meter != null || options.meterProvider != null ? options : undefined;
+    if (
+      !admitted(admittedLimitNames, this.limitName, 'limit') ||
+      !admitted(admittedServerNames, this.serverName, 'server')
+    ) {
+      this.registry = null;
+    }
     this.exportIfExporting();
   }
 
@@ -192,320 +149,144 @@ class MeteredLimitImpl implements MeteredLimit {
     try {
       if (typeof fn !== 'function')
         throw new TypeError(`MeteredLimit.run: fn must be a function; got ${describeValue(fn)}`);
-      const signal: unknown = options === undefined || options === null ? undefined : options.signal;
-      if (signal !== undefined && !isSignal(signal)) {
-        throw new TypeError(`MeteredLimit.run: options.signal must be an AbortSignal; got ${describeValue(signal)}`);
-      }
+      const signal = checkSignal(options?.signal, 'MeteredLimit.run: options.signal');
       if (signal?.aborted) return Promise.reject(signal.reason);
       this.exportIfExporting();
-      const adapter = (this as unknown as { [LIMIT_ADAPTER]: LimitAdapter })[LIMIT_ADAPTER];
-      return adapter.runUnmeasured<T>(signal, () => fn());
+      return run(this.gate, this.admission, signal, () => fn(), OFF);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  /** Callers waiting now. */
-  queued(): number {
-    const cell = this.cell;
-    return cell.queuedNow === undefined ? cell.queued : cell.queuedNow();
-  }
-
   state(): MeteredLimitState {
     this.exportIfExporting();
-    const cell = this.cell;
-    const limit = cell.capacity();
-    const active = cell.activeNow === undefined ? cell.active : cell.activeNow();
+    const { admission: a } = this;
     return {
-      limit,
-      active,
-      available: Math.max(0, limit - active),
-      queued: this.queued(),
-      admissionTimeouts: cell.timeouts,
-      admissionCancelled: cell.cancelled,
-      admissionRejected: cell.rejected,
+      limit: this.limitNow(),
+      active: a.active,
+      available: this.availableNow(),
+      queued: a.queued,
+      admissionTimeouts: a.timeouts,
+      admissionCancelled: a.cancelled,
+      admissionRejected: a.rejected,
     };
   }
 
-  /** Starts reporting on the meter it resolves to now, when it is not reported there yet. Never throws. */
+  close(): void {
+    this.registry?.remove(this);
+    this.registry = null;
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  /** Starts reporting it, when it is not reported yet and can be. Never throws. */
   exportIfExporting(): void {
-    if (this.refused) return;
-    if (this.injected ? this.reportedOn !== undefined : !isMetricsExporting()) return;
-    const meter = resolveMeter(this.source, SCOPE, reporter);
-    if (meter === undefined || meter === this.reportedOn) return;
-    if (reportOn(meter, this, this.cell, !this.injected)) this.reportedOn = meter;
-  }
-}
-
-/** Enters the wrapped limit with a MeteredWait per call; the caller's Measurement, if any, rides along. */
-class MeteredAdapter implements LimitAdapter {
-  constructor(
-    private readonly owner: MeteredLimitImpl,
-    private readonly inner: LimitAdapter,
-  ) {}
-
-  // Unmeasured means nobody is exporting through a global meter (resourcesOperation measures
-  // whenever metrics export), so there is nothing to start reporting here; `run()` checks itself.
-  runUnmeasured<T>(signal: AbortSignal | undefined, body: Body<T>): Promise<T> {
-    const owner = this.owner;
-    if (signal === undefined && !owner.admission) {
-      // The cell is the tally: calls that need nothing per call move its two integers directly.
-      return this.inner.runUnmeasured(undefined, body, owner.counted ? owner.cell : undefined);
-    }
-    return this.inner.runMeasured(signal, body, new MeteredWait(owner, signal, undefined));
-  }
-
-  runMeasured<T>(signal: AbortSignal | undefined, body: Body<T>, life: Lifecycle): Promise<T> {
-    this.owner.exportIfExporting();
-    return this.inner.runMeasured(signal, body, new MeteredWait(this.owner, signal, life));
-  }
-}
-
-/** One call through a metered limit: its count moves and its admission. Every method is total. */
-class MeteredWait implements Lifecycle {
-  private waiting = false;
-  private timer: ReturnType<typeof setTimeout> | undefined = undefined;
-  private wait: Cancellable | undefined = undefined;
-  /** The errors this call was turned away with, to tell them from anything else. */
-  private timeoutError: AdmissionTimeoutError | undefined = undefined;
-  private refusal: AdmissionRejectedError | undefined = undefined;
-
-  constructor(
-    private readonly owner: MeteredLimitImpl,
-    private readonly signal: AbortSignal | undefined,
-    private readonly next: Lifecycle | undefined,
-  ) {}
-
-  asked(): void {
-    this.waiting = true;
-    this.owner.cell.queued++;
-    this.next?.asked();
-  }
-
-  mustWait(wait: Cancellable, certain: boolean): Error | undefined {
-    const owner = this.owner;
-    const max = owner.maxQueued;
-    if (max !== undefined) {
-      const cell = owner.cell;
-      // Counted: this call is among the queued already. Read live: it is not in the line yet.
-      const others = owner.counted ? cell.queued - 1 : owner.queued();
-      // Where the limit cannot say whether a slot is free, this limit's own count decides.
-      const full = others >= max && (certain || cell.active + others >= cell.capacity());
-      if (full) {
-        this.refusal = new AdmissionRejectedError(owner.limitName, max);
-        return this.refusal;
+    if (this.registry === null) return;
+    if (this.source === undefined) {
+      if (this.registry === undefined && isMetricsExporting()) {
+        this.registry = GLOBAL;
+        GLOBAL.add(this);
       }
+      if (this.registry !== undefined) attachGlobal();
+      return;
     }
-    const refusal = this.next?.mustWait(wait, certain);
-    if (refusal !== undefined) return refusal;
-    const timeoutMs = owner.admissionTimeoutMs;
-    if (timeoutMs !== undefined) {
-      this.wait = wait;
-      this.timer = setTimeout(expire, timeoutMs, this);
-      this.timer.unref?.();
-    }
-    return undefined;
-  }
-
-  /** The admission deadline passed while waiting. */
-  expired(): void {
-    this.timer = undefined;
-    const wait = this.wait;
-    this.wait = undefined;
-    if (wait === undefined || !this.waiting) return;
-    this.timeoutError = new AdmissionTimeoutError(this.owner.limitName, this.owner.admissionTimeoutMs ?? 0);
-    wait.cancel(this.timeoutError);
-  }
-
-  held(): void {
-    this.stopTimer();
-    if (this.waiting) {
-      this.waiting = false;
-      this.owner.cell.queued--;
-    }
-    this.owner.cell.active++;
-    this.next?.held();
-  }
-
-  gaveUp(reason: unknown): void {
-    this.stopTimer();
-    if (this.waiting) {
-      this.waiting = false;
-      const cell = this.owner.cell;
-      cell.queued--;
-      if (reason !== undefined && reason === this.timeoutError) cell.timeouts++;
-      else if (reason !== undefined && reason === this.refusal) cell.rejected++;
-      else if (this.signal?.aborted === true && reason === this.signal.reason) cell.cancelled++;
-    }
-    this.next?.gaveUp(reason);
-  }
-
-  ended(outcome: Outcome): void {
-    this.owner.cell.active--;
-    this.next?.ended(outcome);
-  }
-
-  private stopTimer(): void {
-    this.wait = undefined;
-    if (this.timer === undefined) return;
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    if (this.registry !== undefined) return;
+    const meter = resolveMeter(this.source, SCOPE, reporter);
+    if (meter === undefined) return;
+    const registry = registryOf(meter);
+    if (!attach(meter, registry)) return;
+    registry.add(this);
+    this.registry = registry;
   }
 }
 
-function expire(wait: MeteredWait): void {
-  wait.expired();
-}
-
-/** Adds the name to the process's admitted names; false (one warning) beyond the bound. */
-function admitName(limitName: string): boolean {
-  if (admittedNames.has(limitName)) return true;
-  if (admittedNames.size >= MAX_LIMIT_NAMES) {
+/** Adds `name` to `names`; false (one warning) beyond the bound. */
+function admitted(names: Set<string>, name: string | undefined, what: string): boolean {
+  if (name === undefined || names.has(name)) return true;
+  if (names.size >= MAX_LIMIT_NAMES) {
     reporter.warnOnce(
-      'limit-names',
-      () =>
-        `more than ${MAX_LIMIT_NAMES} distinct metered limit names in this process; "${limitName}" and any later new name ` +
-        'work but are never exported (limit names are chosen in code and must stay few)',
+      `${what}-names`,
+      `more than ${MAX_LIMIT_NAMES} distinct metered ${what} names in this process; "${name}" and any later new name ` +
+        'work but are never exported (names are chosen in code and must stay few)',
     );
     return false;
   }
-  admittedNames.add(limitName);
+  names.add(name);
   return true;
 }
 
-/** The capacity of the limit, as a live reader. Throws on a capacity that is not allowed. */
-function capacityFor(kind: string, limit: unknown, given: unknown): () => number {
-  const positive = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 1;
+/** Throws when `capacity` is not allowed for a limit of `kind`. */
+function checkCapacity(kind: LimitKind, limit: unknown, capacity: unknown): void {
+  const positive = Number.isSafeInteger(capacity) && (capacity as number) >= 1;
+  if (kind === 'p-limit') {
+    if (capacity !== undefined) {
+      throw invalidChoice(
+        'meteredLimit: options.capacity',
+        capacity,
+        'undefined for a p-limit limiter (its concurrency is read live)',
+      );
+    }
+    if (typeof (limit as PLimitLike).concurrency !== 'number') {
+      throw new TypeError(
+        'meteredLimit: the p-limit limiter has no concurrency property (p-limit 6 or later is needed)',
+      );
+    }
+  } else if (kind === 'mutex') {
+    if (capacity !== undefined && capacity !== 1)
+      throw invalidChoice('meteredLimit: options.capacity', capacity, 'undefined or 1 for a Mutex');
+  } else if (kind === 'semaphore') {
+    if (capacity !== undefined && !positive) {
+      throw invalidChoice(
+        'meteredLimit: options.capacity',
+        capacity,
+        "a whole number from 1 up, or undefined (a Semaphore's value is read live)",
+      );
+    }
+  } else if (!positive) {
+    throw invalidChoice(
+      'meteredLimit: options.capacity',
+      capacity,
+      'a whole number from 1 up (required for an acquire()/release() limit)',
+    );
+  }
+}
+
+/** How a limit of `kind` tells whether a slot is free, its slots and its free slots, read live. */
+function liveReaders(
+  limit: unknown,
+  kind: LimitKind,
+  capacity: number | undefined,
+  counts: Admission,
+): { free: () => boolean; limit: () => number; available: () => number } {
   switch (kind) {
     case 'p-limit': {
-      if (given !== undefined) {
-        throw invalidChoice(
-          'meteredLimit: options.capacity',
-          given,
-          "undefined for a p-limit limiter (its capacity is read live from the limiter's concurrency)",
-        );
-      }
       const limiter = limit as PLimitLike;
-      if (typeof limiter.concurrency !== 'number') {
-        throw new TypeError(
-          'meteredLimit: the p-limit limiter has no concurrency property (p-limit 6 or later is needed)',
-        );
-      }
-      return () => readConcurrency(limiter);
-    }
-    case 'mutex': {
-      if (given !== undefined && given !== 1) {
-        throw invalidChoice('meteredLimit: options.capacity', given, 'undefined or 1 for a Mutex');
-      }
-      return one;
+      const concurrency = () => limiter.concurrency ?? Number.POSITIVE_INFINITY;
+      // p-limit 6 queues every call for a microtask before it starts it, so pending calls count
+      // as taken (once it settles, calls are pending only while every slot is held).
+      const available = () => Math.max(0, concurrency() - limiter.activeCount - limiter.pendingCount);
+      return { free: () => available() > 0, limit: concurrency, available };
     }
     case 'semaphore': {
-      const value = given === undefined ? (limit as SemaphoreLike).getValue() : given;
-      if (!positive(value)) {
-        throw invalidChoice(
-          given === undefined ? "meteredLimit: the Semaphore's value" : 'meteredLimit: options.capacity',
-          value,
-          'a whole number from 1 up (pass options.capacity when the semaphore is held while it is wrapped)',
-        );
-      }
-      return () => value;
+      // `getValue()` is the free units; the units held through this metered limit add up to its limit.
+      const semaphore = limit as SemaphoreLike;
+      const free = () => Math.max(0, semaphore.getValue());
+      return { free: () => !semaphore.isLocked(), limit: () => free() + counts.active, available: free };
+    }
+    case 'mutex': {
+      const mutex = limit as MutexLike;
+      return { free: () => !mutex.isLocked(), limit: () => 1, available: () => (mutex.isLocked() ? 0 : 1) };
     }
     default: {
-      if (!positive(given)) {
-        throw invalidChoice(
-          'meteredLimit: options.capacity',
-          given,
-          'a whole number from 1 up (required for an acquire()/release() limit)',
-        );
-      }
-      return () => given;
+      // An acquire()/release() object tells nothing: its capacity and this limit's own count decide.
+      const slots = capacity as number;
+      return {
+        free: () => counts.active < slots,
+        limit: () => slots,
+        available: () => Math.max(0, slots - counts.active),
+      };
     }
   }
-}
-
-/**
- * The counts a limit can tell itself, read live (so the metered fast path is the plain one): a
- * p-limit limiter's active calls and its queue plus our line; a semaphore's units in use
- * (capacity − value) and our line; a mutex's lock and our line. An acquire()/release() limit
- * tells nothing: its calls are counted.
- */
-function liveCountsFor(limit: unknown, adapter: LimitAdapter, capacity: () => number): LiveCounts | undefined {
-  if (adapter instanceof PLimitAdapter) {
-    const limiter = limit as PLimitLike;
-    return {
-      active: () => readCount(() => limiter.activeCount),
-      queued: () => readCount(() => Math.max(0, limiter.pendingCount - adapter.placesQueued) + adapter.waiting),
-    };
-  }
-  if (adapter instanceof AsyncMutexAdapter) {
-    const queued = () => adapter.waiting;
-    if (typeof (limit as Partial<SemaphoreLike>).getValue === 'function') {
-      const semaphore = limit as SemaphoreLike;
-      return { active: () => readCount(() => Math.max(0, capacity() - semaphore.getValue())), queued };
-    }
-    const mutex = limit as MutexLike;
-    return { active: () => readCount(() => (mutex.isLocked() ? 1 : 0)), queued };
-  }
-  return undefined;
-}
-
-function readCount(read: () => number): number {
-  try {
-    const value = read();
-    return Number.isFinite(value) ? value : 0;
-  } catch (error) {
-    reporter.warnOnce('limit-read', 'reading the state of a metered limit failed; it reads 0', error);
-    return 0;
-  }
-}
-
-function one(): number {
-  return 1;
-}
-
-/** p-limit's concurrency now; a limiter whose getter throws counts as 0 slots (reported once). */
-function readConcurrency(limiter: PLimitLike): number {
-  try {
-    const concurrency = capacityOf(limiter);
-    return Number.isFinite(concurrency) ? concurrency : 0;
-  } catch (error) {
-    reporter.warnOnce('p-limit', 'reading the p-limit limiter failed', error);
-    return 0;
-  }
-}
-
-function optionalNumber(
-  name: string,
-  value: unknown,
-  allowed: (value: number) => boolean,
-  description: string,
-): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value === 'number' && allowed(value)) return value;
-  throw invalidChoice(`meteredLimit: options.${name}`, value, `undefined or ${description}`);
-}
-
-/**
- * The meter options, read once; a getter that throws is reported and counts as "not injected".
- * Own properties only (@gym/core's rule): a polluted `Object.prototype` injects nothing.
- */
-function meterSourceOf(options: MeteredLimitOptions): MeterSource {
-  try {
-    return {
-      meter: Object.hasOwn(options, 'meter') ? options.meter : undefined,
-      meterProvider: Object.hasOwn(options, 'meterProvider') ? options.meterProvider : undefined,
-    };
-  } catch (error) {
-    reporter.warnOnce(
-      'options',
-      'reading options.meter or options.meterProvider threw; the global provider is used',
-      error,
-    );
-    return {};
-  }
-}
-
-function isInjected(source: MeterSource): boolean {
-  const object = (value: unknown) => (typeof value === 'object' || typeof value === 'function') && value !== null;
-  return object(source.meter) || object(source.meterProvider);
 }

@@ -1,7 +1,9 @@
-// This package's reporter: `@gym/core`'s once-only reporting, one `diag.warn` per kind of
-// trouble per process, shared with every copy of the package.
+// This package's reporter (`@gym/core`'s once-only reporting), its instrumentation scope, and
+// the one check for a second copy of the package in the process: each copy keeps its own
+// live counts, so a second copy says so once, through `diag`, when it loads.
 
 import { createReporter } from '@gym/core';
+import { diag } from '@opentelemetry/api';
 import { SCOPE_NAME, VERSION } from './version.js';
 
 /** Reports telemetry trouble once per kind, prefixed `@gym/operations:`. */
@@ -9,3 +11,15 @@ export const reporter = createReporter(SCOPE_NAME);
 
 /** The instrumentation scope every instrument of this package is created under. */
 export const SCOPE = { name: SCOPE_NAME, version: VERSION } as const;
+
+const LOADED = Symbol.for('@gym/operations/loaded');
+const loaded = globalThis as { [LOADED]?: string };
+if (loaded[LOADED] === undefined) {
+  loaded[LOADED] = VERSION;
+} else {
+  diag.warn(
+    `${SCOPE_NAME}: a second copy (${VERSION}, first ${loaded[LOADED]}) is loaded in this process; each copy ` +
+      'counts only its own operations and metered limits, so their gym.resources.operation.queued/active and ' +
+      'gym.concurrency.* points conflict. Deduplicate the install (npm dedupe).',
+  );
+}

@@ -8,9 +8,9 @@ import type { Meter, MeterProvider } from '@opentelemetry/api';
 export type { Component, Executor, Operation, Outcome };
 
 /**
- * An async-mutex `Semaphore` (0.5), or anything with the same public methods. Entered through
- * a FIFO line that only calls `acquire()` when it is granted at once, so an aborted waiter can
- * leave without ever holding a slot.
+ * An async-mutex `Semaphore` (0.5), or anything with the same public methods. Entered through its
+ * own `acquire()`; a caller that stops waiting leaves at once, and the unit, when granted, is
+ * released at once.
  */
 export interface SemaphoreLike {
   /** Takes one unit; async-mutex resolves `[previousValue, releaser]`. */
@@ -19,8 +19,6 @@ export interface SemaphoreLike {
   release(): void;
   /** True when no unit is free. */
   isLocked(): boolean;
-  /** Resolves when a unit could be taken at once. */
-  waitForUnlock(): Promise<void>;
   /** Free units right now. */
   getValue(): number;
 }
@@ -33,14 +31,12 @@ export interface MutexLike {
   release(): void;
   /** True while held. */
   isLocked(): boolean;
-  /** Resolves when the lock could be taken at once. */
-  waitForUnlock(): Promise<void>;
 }
 
 /**
- * A p-limit limiter (`pLimit(n)`, 6.x or 7.x). Operations wait in a line of this package and are
- * handed to the limiter only when it can start them, so an aborted wait leaves nothing in
- * p-limit's queue; the queue time is the time until the limiter starts the body.
+ * A p-limit limiter (`pLimit(n)`, 6.x or 7.x). An operation waits in p-limit's own queue as a
+ * function that holds its slot open while the body runs; a caller that stops waiting leaves at
+ * once, and its place, when p-limit starts it, gives the slot straight back.
  */
 export interface PLimitLike {
   /** Runs `fn(...args)` when a slot is free; resolves or rejects with its result. */
@@ -86,21 +82,18 @@ export interface ResourcesOperationOptions {
   /** Where it runs; a metric attribute, so one of EXECUTORS (a string, nothing that converts to one). */
   executor: Executor;
   /**
-   * Cancels the operation. While waiting for the limit (or after a slot was granted but before the
-   * body started): it leaves at once, never runs the body, keeps no slot, and rejects with
-   * `signal.reason`. While running: the body sees it as `op.signal` and decides; if the body
-   * then throws, the outcome is `cancelled`.
+   * Cancels the operation. A real `AbortSignal` (anything else is a `TypeError`). While waiting
+   * for the limit (or after a slot was granted but before the body started): it leaves at once,
+   * never runs the body, and rejects with `signal.reason`; a slot granted later is given straight
+   * back. While running: the body sees it as `op.signal` and decides; if the body then throws,
+   * the outcome is `cancelled`.
    */
   signal?: AbortSignal | undefined;
   /** Record on this meter. Wins over `meterProvider` and over the global provider. `null`: not injected. */
   meter?: Meter | null | undefined;
   /** Record on a meter of this provider. Else the global provider is used, and only while metrics are exporting. */
   meterProvider?: MeterProvider | null | undefined;
-  /**
-   * Monotonic clock in milliseconds, read only when metrics are recorded (three times per operation
-   * that waits and runs). Default `performance.now()`. Meant for tests; a clock that throws or
-   * returns a non-number records durations of 0 (reported once) and never fails the operation.
-   */
+  /** Monotonic clock in milliseconds, read only when metrics are recorded. Default `performance.now()`. */
   clock?: (() => number) | undefined;
 }
 
@@ -123,16 +116,21 @@ export interface MeteredLimitOptions {
   component: Component;
   /** The limit's name, chosen in code: `^[a-z][a-z0-9_]{0,63}$` (e.g. `upstream_requests`). A metric attribute; never an id. */
   limitName: string;
-  /** The server the limit belongs to (`nemo.gym.server.name`): `^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`. Omitted: no such attribute. */
+  /** The server the limit belongs to (`nemo.gym.server.name`): `^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`, at most 64 distinct per process exported. Omitted: no such attribute. */
   serverName?: string | undefined;
   /**
-   * Slots of the limit. Required for an acquire()/release() limit. A Semaphore: default its value
-   * when wrapped. A Mutex: always 1. A p-limit limiter: not allowed, its `concurrency` is read live.
+   * Slots of an acquire()/release() limit (required there). A Mutex: 1 if given. A Semaphore: not
+   * needed (accepted and unused; its value is read live). A p-limit limiter: not allowed (its
+   * `concurrency` is read live).
    */
   capacity?: number | undefined;
   /** A wait longer than this many milliseconds rejects with {@link AdmissionTimeoutError}. Omitted: no deadline. */
   admissionTimeoutMs?: number | undefined;
-  /** A call that would wait while this many calls already wait is refused at once with {@link AdmissionRejectedError}. Omitted: unbounded. */
+  /**
+   * A call that finds no free slot while this many calls through this metered limit already wait
+   * is refused at once with {@link AdmissionRejectedError}. A call that finds a free slot is never
+   * refused. Omitted: unbounded.
+   */
   maxQueued?: number | undefined;
   /** Report on this meter. Wins over `meterProvider` and over the global provider. `null`: not injected. */
   meter?: Meter | null | undefined;
@@ -146,13 +144,13 @@ export interface MeteredRunOptions {
   signal?: AbortSignal | undefined;
 }
 
-/** A metered limit's numbers right now. Plain integers, kept whether or not telemetry is on. */
+/** A metered limit's numbers right now, kept whether or not telemetry is on. */
 export interface MeteredLimitState {
-  /** Slots of the limit (p-limit: its `concurrency` now). */
+  /** Slots of the limit, read from the limiter (p-limit: its `concurrency`, maybe `Infinity`). */
   readonly limit: number;
-  /** Slots held through this metered limit now. */
+  /** Slots held through this metered limit now (direct calls on the raw limiter are not counted). */
   readonly active: number;
-  /** `limit − active`, never negative. */
+  /** Free slots now, read from the limiter, never negative. */
   readonly available: number;
   /** Calls waiting for a slot through this metered limit now. */
   readonly queued: number;
@@ -183,4 +181,8 @@ export interface MeteredLimit {
   run<T>(fn: () => PromiseLike<T> | T, options?: MeteredRunOptions): Promise<T>;
   /** The numbers right now. */
   state(): MeteredLimitState;
+  /** Takes this limit out of the export at once (it keeps working). */
+  close(): void;
+  /** The same as `close()`, for `using`. */
+  [Symbol.dispose](): void;
 }

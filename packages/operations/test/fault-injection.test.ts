@@ -159,14 +159,13 @@ describe('a meter or exporter that throws', () => {
 
 it('a limit look-alike that throws when entered: the operation rejects with its error and no count leaks', async () => {
   class BrokenLock {
-    async acquire() {
-      return () => {};
+    acquire(): Promise<() => void> {
+      throw new Error('lock state unavailable');
     }
     release() {}
     isLocked(): boolean {
-      throw new Error('lock state unavailable');
+      return false;
     }
-    async waitForUnlock() {}
   }
   const { meterProvider: provider, reader } = createMetricHarness();
   const settled = await capture(resourcesOperation(new BrokenLock(), { ...OPTIONS, meterProvider: provider }, () => 1));

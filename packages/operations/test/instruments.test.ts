@@ -26,7 +26,6 @@ import { describe, expect, it } from '@jest/globals';
 import { ValueType } from '@opentelemetry/api';
 import { DataPointType } from '@opentelemetry/sdk-metrics';
 import { Semaphore } from 'async-mutex';
-import { operationMetricsFor } from '../src/operation-metrics.js';
 import { SCOPE_NAME, VERSION } from '../src/version.js';
 
 async function oneOperation() {
@@ -155,18 +154,6 @@ describe('instruments', () => {
 });
 
 describe('caching per meter', () => {
-  it('instruments and attribute objects are built once per meter and reused', () => {
-    const { meterProvider: provider } = createMetricHarness();
-    const meter = provider.getMeter('x');
-    const metrics = operationMetricsFor(meter)!;
-    expect(operationMetricsFor(meter)).toBe(metrics);
-    const series = metrics.series('verify', 'process');
-    expect(metrics.series('verify', 'process')).toBe(series);
-    expect(series.byOutcome.timeout).toBe(metrics.series('verify', 'process').byOutcome.timeout);
-    expect(metrics.series('verify', 'inline')).not.toBe(series);
-    expect(operationMetricsFor(createMetricHarness().meterProvider.getMeter('x'))).not.toBe(metrics);
-  });
-
   it('a re-initialised process (a new provider) gets fresh instruments and fresh live counts', async () => {
     const first = createMetricHarness();
     const second = createMetricHarness();

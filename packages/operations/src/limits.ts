@@ -1,0 +1,147 @@
+// Every supported limit, turned into the one shape the run path knows: `acquire()` resolves a
+// token once a slot is held, `release(token)` gives it back. The limit's own queue does all
+// the scheduling; nothing here waits, polls or hands a slot over.
+//
+// - async-mutex Semaphore and Mutex: their own `acquire()` and `release()`.
+// - p-limit 6 and 7: a function handed to the limiter that holds its slot open until released.
+//   Releasing resolves that function's promise; the returned promise settles once p-limit has
+//   freed the slot, so an operation that returned never leaves p-limit counting it active.
+// - any `acquire()` object: the token is what `acquire()` resolved (a release function, or
+//   `[value, release]`), else the object's own `release()`.
+
+import { describeValue } from '@gym/core';
+import type { AcquireReleaseLimit, MutexLike, PLimitLike, SemaphoreLike } from './types.js';
+
+/** One limit as the run path sees it. */
+export interface Gate {
+  /** Resolves a token once one slot is held; rejects when the limit refuses. */
+  acquire(): Promise<unknown>;
+  /** Gives the slot of `token` back; a promise, when the limit frees it later (p-limit). */
+  release(token: unknown): Promise<unknown> | undefined;
+  /** Throws when `token` cannot be released (checked before the body runs), where that can happen. */
+  readonly check?: ((token: unknown) => void) | undefined;
+}
+
+/** The kinds of limit, by shape. */
+export type LimitKind = 'semaphore' | 'mutex' | 'p-limit' | 'acquire-release';
+
+/** The kind of `limit` by its shape, or `undefined` when it is none of them. */
+export function kindOf(limit: unknown): LimitKind | undefined {
+  if (typeof limit === 'function') {
+    const candidate = limit as Partial<PLimitLike>;
+    return typeof candidate.activeCount === 'number' && typeof candidate.pendingCount === 'number'
+      ? 'p-limit'
+      : undefined;
+  }
+  if (typeof limit !== 'object' || limit === null) return undefined;
+  const candidate = limit as Partial<SemaphoreLike>;
+  if (typeof candidate.acquire !== 'function') return undefined;
+  // A class instance (methods on the prototype), not a decorator object like withTimeout().
+  if (
+    typeof candidate.release === 'function' &&
+    typeof candidate.isLocked === 'function' &&
+    !Object.hasOwn(limit, 'acquire')
+  ) {
+    return typeof candidate.getValue === 'function' ? 'semaphore' : 'mutex';
+  }
+  return 'acquire-release';
+}
+
+/** The gate of a limit of `kind`. */
+export function gateOf(limit: object, kind: LimitKind): Gate {
+  switch (kind) {
+    case 'p-limit':
+      return pLimitGate(limit as PLimitLike);
+    case 'semaphore':
+    case 'mutex': {
+      const lock = limit as SemaphoreLike | MutexLike;
+      return {
+        acquire: () => lock.acquire(),
+        release: () => {
+          lock.release();
+          return undefined;
+        },
+      };
+    }
+    default:
+      return acquireReleaseGate(limit as AcquireReleaseLimit);
+  }
+}
+
+/** One call held open inside p-limit: the slot is released by settling the held-open promise. */
+interface PLimitSlot {
+  readonly held: (slot: PLimitSlot) => void;
+  release: () => void;
+  done: Promise<unknown>;
+}
+
+/** What p-limit runs: a promise that stays open until the operation releases its slot. */
+function holdOpen(slot: PLimitSlot): Promise<void> {
+  return new Promise((release) => {
+    slot.release = release;
+    slot.held(slot);
+  });
+}
+
+function pLimitGate(limiter: PLimitLike): Gate {
+  return {
+    acquire: () =>
+      new Promise((held, refused) => {
+        const slot = { held, release: nothing, done: undefined as unknown as Promise<unknown> };
+        slot.done = limiter(holdOpen, slot);
+        // Settles after p-limit freed the slot; rejects only when p-limit drops the call unstarted
+        // (`clearQueue()` with `rejectOnClear`), which then fails the wait.
+        slot.done.then(undefined, refused);
+      }),
+    release: (token) => {
+      const slot = token as PLimitSlot;
+      slot.release();
+      return slot.done;
+    },
+  };
+}
+
+function nothing(): void {}
+
+/** The token is what `acquire()` resolved: a release function, `[value, release]`, or anything (then `release()`). */
+function acquireReleaseGate(limit: AcquireReleaseLimit): Gate {
+  return {
+    acquire: () => limit.acquire(),
+    check: typeof limit.release === 'function' ? undefined : releasable,
+    release: (token) => {
+      if (typeof token === 'function') token();
+      else if (Array.isArray(token) && typeof token[1] === 'function') token[1]();
+      else limit.release?.();
+      return undefined;
+    },
+  };
+}
+
+/** Without a `release()` method, `acquire()` must resolve a way to release. */
+function releasable(value: unknown): void {
+  if (typeof value === 'function' || (Array.isArray(value) && typeof value[1] === 'function')) return;
+  throw new TypeError(
+    `resourcesOperation: limit.acquire() resolved ${describeValue(value)}, which is not a release function ` +
+      'nor [value, release], and the limit has no release() method; the limit cannot be released',
+  );
+}
+
+const gates = new WeakMap<object, Gate>();
+
+let lastLimit: object | undefined;
+let lastGate: Gate | undefined;
+
+/** The gate of a raw limit (made once per limit), or `undefined` when it is no limit. */
+export function cachedGate(limit: object): Gate | undefined {
+  if (limit === lastLimit) return lastGate;
+  let gate = gates.get(limit);
+  if (gate === undefined) {
+    const kind = kindOf(limit);
+    if (kind === undefined) return undefined;
+    gate = gateOf(limit, kind);
+    gates.set(limit, gate);
+  }
+  lastLimit = limit;
+  lastGate = gate;
+  return gate;
+}

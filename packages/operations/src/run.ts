@@ -1,0 +1,267 @@
+// The one run path of every operation, whatever its limit: asked → acquire (raced against the
+// caller's signal and the admission deadline) → held → the body → release → ended. It is one
+// async function called by the caller, so the body runs in the caller's async context
+// (AsyncLocalStorage, the OpenTelemetry context) whoever granted the slot.
+//
+// What is recorded is a Recorder chosen once at entry: the no-op OFF when nothing exports.
+// A metered limit adds its own counts and admission (`Admission`): a call that would wait
+// while `maxQueued` calls already wait is refused at once; the others wait in the limit's own
+// queue. A wait that ends from outside (signal, deadline) rejects at once; the slot, when the
+// limit grants it later, is released at once (as async-mutex's own `withTimeout` does).
+
+import { isOutcome, OUTCOMES, type Outcome } from '@gym/constants';
+import { describeValue, invalidChoice } from '@gym/core';
+import { AdmissionRejectedError, AdmissionTimeoutError } from './admission-errors.js';
+import type { Gate } from './limits.js';
+import { reporter } from './report.js';
+import type { OperationContext } from './types.js';
+
+/** The body of an operation. */
+export type Body<T> = (op: OperationContext) => PromiseLike<T> | T;
+
+/** What one operation tells its telemetry. Every method is total (never throws). */
+export interface Recorder {
+  /** It asks its limit. */
+  asked(): void;
+  /** It holds a slot; the body starts. */
+  held(): void;
+  /** It stopped waiting without a slot (aborted, timed out, the limit failed). Not told of refusals. */
+  left(): void;
+  /** The body ended with `outcome` and the slot was given back. */
+  ended(outcome: Outcome): void;
+}
+
+function nothing(): void {}
+
+/** The recorder when nothing exports. */
+export const OFF: Recorder = { asked: nothing, held: nothing, left: nothing, ended: nothing };
+
+/** A metered limit's own counts of the calls made through it, and its admission rules. */
+export interface Admission {
+  readonly limitName: string;
+  readonly maxQueued: number | undefined;
+  readonly timeoutMs: number | undefined;
+  /** Whether a call now would get a slot at once. */
+  free: () => boolean;
+  queued: number;
+  active: number;
+  timeouts: number;
+  cancelled: number;
+  rejected: number;
+}
+
+const ALLOWED = `one of ${OUTCOMES.map((o) => JSON.stringify(o)).join(', ')} (or undefined)`;
+
+/** The `op` a body receives; the outcome setter checks, since the outcome is an attribute value. */
+class Op implements OperationContext {
+  #outcome: Outcome | undefined = undefined;
+  constructor(readonly signal: AbortSignal | undefined) {}
+  get outcome(): Outcome | undefined {
+    return this.#outcome;
+  }
+  set outcome(value: Outcome | undefined) {
+    if (value !== undefined && !isOutcome(value)) throw invalidChoice('op.outcome', value, ALLOWED);
+    this.#outcome = value;
+  }
+  /** What the setter accepted (an own `outcome` property defined by the body does not count). */
+  static outcomeOf(op: Op): Outcome | undefined {
+    return op.#outcome;
+  }
+}
+
+/**
+ * Runs `body` inside `gate` (`undefined`: unlimited) and returns or rethrows what it does.
+ * `signal`, when given, is a real AbortSignal that has not aborted.
+ */
+export async function run<T>(
+  gate: Gate | undefined,
+  admission: Admission | undefined,
+  signal: AbortSignal | undefined,
+  body: Body<T>,
+  rec: Recorder,
+): Promise<T> {
+  let token: unknown;
+  if (gate !== undefined) {
+    let waits = false;
+    if (admission !== undefined) {
+      waits = !admission.free();
+      const max = admission.maxQueued;
+      if (waits && max !== undefined && admission.queued >= max) {
+        admission.rejected++;
+        throw new AdmissionRejectedError(admission.limitName, max);
+      }
+      if (waits) admission.queued++;
+      else admission.active++;
+    }
+    rec.asked();
+    try {
+      token =
+        signal === undefined && admission?.timeoutMs === undefined
+          ? await gate.acquire()
+          : await race(gate, signal, admission);
+      if (gate.check !== undefined) gate.check(token);
+      // Aborted after the grant, before this continuation ran: the body must not start.
+      if (signal?.aborted) {
+        releaseLate(gate, token);
+        throw signal.reason;
+      }
+    } catch (reason) {
+      if (admission !== undefined) {
+        if (waits) admission.queued--;
+        else admission.active--;
+        if (reason instanceof AdmissionTimeoutError) admission.timeouts++;
+        else if (signal?.aborted === true && reason === signal.reason) admission.cancelled++;
+      }
+      rec.left();
+      throw reason;
+    }
+    if (admission !== undefined && waits) {
+      admission.queued--;
+      admission.active++;
+    }
+  }
+  rec.held();
+  const op = new Op(signal);
+  let outcome: Outcome = 'ok';
+  try {
+    const result = await body(op);
+    outcome = Op.outcomeOf(op) ?? 'ok';
+    return result;
+  } catch (error) {
+    outcome = Op.outcomeOf(op) ?? (isCancellation(error, signal) ? 'cancelled' : 'error');
+    throw error;
+  } finally {
+    try {
+      if (gate !== undefined) {
+        const freed = gate.release(token);
+        if (freed !== undefined) await freed;
+      }
+    } finally {
+      if (admission !== undefined && gate !== undefined) admission.active--;
+      rec.ended(outcome);
+    }
+  }
+}
+
+function isCancellation(error: unknown, signal: AbortSignal | undefined): boolean {
+  if (signal?.aborted) return true;
+  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'AbortError';
+}
+
+/** `gate.acquire()`, raced against the signal and the admission deadline. */
+function race(gate: Gate, signal: AbortSignal | undefined, admission: Admission | undefined): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    new Wait(gate, signal, admission, resolve, reject);
+  });
+}
+
+/** One wait that can end from outside. */
+class Wait {
+  private done = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly gate: Gate,
+    private readonly signal: AbortSignal | undefined,
+    admission: Admission | undefined,
+    private readonly resolve: (token: unknown) => void,
+    private readonly reject: (reason: unknown) => void,
+  ) {
+    if (signal !== undefined) watchAbort(signal, this);
+    const timeoutMs = admission?.timeoutMs;
+    if (timeoutMs !== undefined) {
+      const error = new AdmissionTimeoutError(admission?.limitName ?? '', timeoutMs);
+      this.timer = setTimeout(() => this.end(error), timeoutMs);
+      this.timer.unref?.();
+    }
+    try {
+      gate.acquire().then(this.granted, this.failed);
+    } catch (error) {
+      this.failed(error);
+    }
+  }
+
+  /** The wait ends from outside with `reason`. */
+  end(reason: unknown): void {
+    if (this.done) return;
+    this.stop();
+    this.reject(reason);
+  }
+
+  private stop(): void {
+    this.done = true;
+    if (this.signal !== undefined) unwatchAbort(this.signal, this);
+    if (this.timer !== undefined) clearTimeout(this.timer);
+  }
+
+  private readonly granted = (token: unknown): void => {
+    if (!this.done) {
+      this.stop();
+      this.resolve(token);
+      return;
+    }
+    // The caller left before the limit granted the slot: give it straight back.
+    releaseLate(this.gate, token);
+  };
+
+  private readonly failed = (reason: unknown): void => {
+    if (this.done) return;
+    this.stop();
+    this.reject(reason);
+  };
+}
+
+/** Gives back a slot its caller no longer wants; a failure is reported, never thrown. */
+function releaseLate(gate: Gate, token: unknown): void {
+  try {
+    gate.release(token)?.then(undefined, lateReleaseFailed);
+  } catch (error) {
+    lateReleaseFailed(error);
+  }
+}
+
+function lateReleaseFailed(error: unknown): void {
+  reporter.warnOnce('late-release', 'releasing a slot granted after its caller stopped waiting failed', error);
+}
+
+// One `abort` listener per signal however many operations wait on it: a server passes one
+// shutdown signal to every operation, and a listener each would trip Node's leak warning.
+const watches = new WeakMap<AbortSignal, Set<Wait>>();
+
+function onAbort(this: AbortSignal): void {
+  const waits = watches.get(this);
+  watches.delete(this);
+  this.removeEventListener('abort', onAbort);
+  if (waits !== undefined) for (const wait of waits) wait.end(this.reason);
+}
+
+function watchAbort(signal: AbortSignal, wait: Wait): void {
+  let waits = watches.get(signal);
+  if (waits === undefined) {
+    waits = new Set();
+    watches.set(signal, waits);
+    signal.addEventListener('abort', onAbort);
+  }
+  waits.add(wait);
+}
+
+function unwatchAbort(signal: AbortSignal, wait: Wait): void {
+  const waits = watches.get(signal);
+  if (waits === undefined || !waits.delete(wait) || waits.size > 0) return;
+  watches.delete(signal);
+  signal.removeEventListener('abort', onAbort);
+}
+
+/**
+ * `signal` as a real AbortSignal that can be read, or a TypeError naming `what`. Called
+ * before anything is acquired.
+ */
+export function checkSignal(signal: unknown, what: string): AbortSignal | undefined {
+  if (signal === undefined) return undefined;
+  try {
+    if (signal instanceof AbortSignal && typeof signal.aborted === 'boolean') return signal;
+  } catch {
+    // An AbortSignal look-alike whose getter throws.
+  }
+  throw new TypeError(`${what} must be an AbortSignal; got ${describeValue(signal)}`);
+}

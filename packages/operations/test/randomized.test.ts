@@ -1,0 +1,318 @@
+// 10,000 mixed calls per limit kind, on fake time (so nothing depends on the machine's speed):
+// calls through resourcesOperation (measured) and through the metered limit's run(), direct calls
+// on the raw limiter beside them, bodies that return, throw or hold for a while, waits aborted by
+// their caller, waits past the admission deadline, refusals of the bounded queue, and changes of
+// the limiter's size (setValue, concurrency) along the way. At quiet points and at the end, every
+// number exported, under a cumulative reader and a delta reader, equals what the callers counted.
+
+import {
+  ATTR_CONCURRENCY_COMPONENT,
+  ATTR_CONCURRENCY_LIMIT_NAME,
+  ATTR_EXECUTOR,
+  ATTR_OPERATION,
+  ATTR_OUTCOME,
+  METRIC_CONCURRENCY_ACTIVE,
+  METRIC_CONCURRENCY_ADMISSION_CANCELLED,
+  METRIC_CONCURRENCY_ADMISSION_REJECTED,
+  METRIC_CONCURRENCY_ADMISSION_TIMEOUTS,
+  METRIC_CONCURRENCY_AVAILABLE,
+  METRIC_CONCURRENCY_LIMIT,
+  METRIC_CONCURRENCY_QUEUE_DEPTH,
+  METRIC_OPERATION_ACTIVE,
+  METRIC_OPERATION_DURATION,
+  METRIC_OPERATION_QUEUE_DURATION,
+  METRIC_OPERATION_QUEUED,
+} from '@gym/constants';
+import { AdmissionRejectedError, AdmissionTimeoutError, meteredLimit, resourcesOperation } from '@gym/operations';
+import { collectMetrics, DeltaPullMetricReader, PullMetricReader, pointsOf, sameAttributes } from '@gym/test-kit';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
+import type { Attributes } from '@opentelemetry/api';
+import { type Histogram, MeterProvider, type MetricData } from '@opentelemetry/sdk-metrics';
+import { Mutex, Semaphore } from 'async-mutex';
+import pLimit from 'p-limit';
+import pLimit6 from 'p-limit-6';
+import { countingLimit, prng } from './helpers.js';
+
+const CALLS = 10_000;
+const SEED = 0x5eed1;
+const LIMIT = { [ATTR_CONCURRENCY_COMPONENT]: 'resources', [ATTR_CONCURRENCY_LIMIT_NAME]: 'random' };
+const SERIES = { [ATTR_OPERATION]: 'verify', [ATTR_EXECUTOR]: 'subprocess' };
+
+/**
+ * A limit kind: the raw limiter, how to call it directly (an acquire()/release() object cannot
+ * say whether a slot is free, so direct callers beside ours are left out there), how to resize it,
+ * what its limit is now.
+ */
+interface Kind {
+  readonly raw: Parameters<typeof meteredLimit>[0];
+  readonly capacity?: number;
+  readonly direct: ((body: () => Promise<unknown>) => Promise<unknown>) | undefined;
+  resize(random: () => number): void;
+  slots(): number;
+}
+
+const KINDS: [string, () => Kind][] = [
+  [
+    'Semaphore',
+    () => {
+      const s = new Semaphore(4);
+      let slots = 4;
+      return {
+        raw: s,
+        direct: (body) => s.runExclusive(body),
+        // setValue sets the free units: only done while nothing is held, so the total is that.
+        resize: (random) => {
+          if (s.getValue() !== slots) return;
+          slots = 2 + Math.floor(random() * 5);
+          s.setValue(slots);
+        },
+        slots: () => slots,
+      };
+    },
+  ],
+  [
+    'Mutex',
+    () => {
+      const m = new Mutex();
+      return { raw: m, direct: (body) => m.runExclusive(body), resize: () => {}, slots: () => 1 };
+    },
+  ],
+  ...(
+    [
+      ['p-limit 7', pLimit],
+      ['p-limit 6', pLimit6],
+    ] as const
+  ).map(([name, make]): [string, () => Kind] => [
+    name,
+    () => {
+      const l = make(4);
+      return {
+        raw: l,
+        direct: (body) => l(body),
+        resize: (random) => {
+          l.concurrency = 2 + Math.floor(random() * 5);
+        },
+        slots: () => l.concurrency,
+      };
+    },
+  ]),
+  [
+    'acquire()/release()',
+    () => {
+      const c = countingLimit(4);
+      return {
+        raw: c,
+        capacity: 4,
+        direct: undefined,
+        resize: () => {},
+        slots: () => 4,
+      };
+    },
+  ],
+];
+
+afterEach(() => {
+  jest.useRealTimers();
+});
+
+function point(m: Map<string, MetricData>, name: string, attributes: Attributes): number | undefined {
+  return pointsOf<number>(m, name).find((p) => sameAttributes(p.attributes, attributes))?.value;
+}
+
+function histogramCount(m: Map<string, MetricData>, name: string, attributes: Attributes): number {
+  return pointsOf<Histogram>(m, name).find((p) => sameAttributes(p.attributes, attributes))?.value.count ?? 0;
+}
+
+describe.each(KINDS)('%s', (_name, make) => {
+  it(`${CALLS} mixed calls: every exported number equals what the callers counted`, async () => {
+    jest.useFakeTimers();
+    const random = prng(SEED);
+    const cumulative = new PullMetricReader();
+    const delta = new DeltaPullMetricReader();
+    const meterProvider = new MeterProvider({ readers: [cumulative, delta] });
+    const kind = make();
+    const limit = meteredLimit(kind.raw, {
+      component: 'resources',
+      limitName: 'random',
+      capacity: kind.capacity,
+      admissionTimeoutMs: 3,
+      maxQueued: 6,
+      meterProvider,
+    });
+    const options = { operation: 'verify', executor: 'subprocess', meterProvider } as const;
+
+    // What the callers saw.
+    const seen = { rejected: 0, timedOut: 0, cancelled: 0, wrong: 0, waiting: 0, running: 0 };
+    const outcomes = { ok: 0, error: 0, cancelled: 0 };
+    let measuredWaits = 0; // measured calls that asked their limit: held, cancelled or timed out
+    // What the delta reader exported, summed over its collections.
+    const deltaSums = { timeouts: 0, cancelled: 0, rejected: 0, queueWaits: 0, ok: 0, error: 0 };
+    const collectDelta = async () => {
+      const m = await collectMetrics(delta);
+      deltaSums.timeouts += point(m, METRIC_CONCURRENCY_ADMISSION_TIMEOUTS, LIMIT) ?? 0;
+      deltaSums.cancelled += point(m, METRIC_CONCURRENCY_ADMISSION_CANCELLED, LIMIT) ?? 0;
+      deltaSums.rejected += point(m, METRIC_CONCURRENCY_ADMISSION_REJECTED, LIMIT) ?? 0;
+      deltaSums.queueWaits += histogramCount(m, METRIC_OPERATION_QUEUE_DURATION, SERIES);
+      deltaSums.ok += histogramCount(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'ok' });
+      deltaSums.error += histogramCount(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'error' });
+      return m;
+    };
+    /** At a quiet point (every microtask drained): the live numbers equal the callers' own. */
+    const checkLive = async () => {
+      const m = await collectMetrics(cumulative);
+      expect({
+        queueDepth: point(m, METRIC_CONCURRENCY_QUEUE_DEPTH, LIMIT),
+        active: point(m, METRIC_CONCURRENCY_ACTIVE, LIMIT),
+      }).toEqual({ queueDepth: seen.waiting, active: seen.running });
+      // Direct callers hold slots too: the free slots are at most the limit's size.
+      expect(point(m, METRIC_CONCURRENCY_AVAILABLE, LIMIT)).toBeLessThanOrEqual(kind.slots());
+    };
+
+    const done: Promise<void>[] = [];
+    for (let i = 0; i < CALLS; i++) {
+      const draw = random();
+      const holdMs = Math.floor(random() * 6);
+      const throws = random() < 0.1;
+      const error = new Error(`call ${i}`);
+      if (draw < 0.15 && kind.direct !== undefined) {
+        // A direct caller of the raw limiter, beside ours: never counted by us.
+        done.push(
+          kind
+            .direct(async () => {
+              await new Promise((resolve) => setTimeout(resolve, holdMs));
+            })
+            .then(() => {}),
+        );
+      } else {
+        const measured = draw < 0.6;
+        const controller = random() < 0.2 ? new AbortController() : undefined;
+        let started = false;
+        let settled = false;
+        seen.waiting++;
+        const body = async () => {
+          started = true;
+          seen.waiting--;
+          seen.running++;
+          try {
+            await new Promise((resolve) => setTimeout(resolve, holdMs));
+            if (throws) throw error;
+            return i;
+          } finally {
+            seen.running--;
+          }
+        };
+        const call = measured
+          ? resourcesOperation(limit, { ...options, signal: controller?.signal }, body)
+          : limit.run(body, { signal: controller?.signal });
+        if (controller !== undefined) {
+          const abortAfter = Math.floor(random() * 4);
+          setTimeout(() => {
+            if (!settled) controller.abort(error);
+          }, abortAfter);
+        }
+        done.push(
+          call.then(
+            (value) => {
+              settled = true;
+              if (!started || value !== i) seen.wrong++;
+              if (measured) {
+                outcomes.ok++;
+                measuredWaits++;
+              }
+            },
+            (reason: unknown) => {
+              settled = true;
+              if (started) {
+                if (reason !== error) seen.wrong++;
+                if (measured) {
+                  measuredWaits++;
+                  if (controller?.signal.aborted) outcomes.cancelled++;
+                  else outcomes.error++;
+                }
+                return;
+              }
+              seen.waiting--;
+              if (reason instanceof AdmissionRejectedError) seen.rejected++;
+              else if (reason instanceof AdmissionTimeoutError) {
+                seen.timedOut++;
+                if (measured) measuredWaits++;
+              } else if (reason === error) {
+                seen.cancelled++;
+                if (measured) measuredWaits++;
+              } else seen.wrong++;
+            },
+          ),
+        );
+      }
+      if (i % 25 === 24) {
+        await jest.advanceTimersByTimeAsync(1);
+        if (i % 500 === 499) await checkLive();
+        if (i % 1000 === 999) await collectDelta();
+        if (i % 300 === 299) kind.resize(random);
+      }
+    }
+    let all = false;
+    void Promise.all(done).then(() => {
+      all = true;
+    });
+    while (!all) await jest.advanceTimersByTimeAsync(10);
+
+    expect(seen.wrong).toBe(0);
+    expect(seen.waiting).toBe(0);
+    expect(seen.running).toBe(0);
+    // Every kind of ending happened, so every counter was exercised.
+    expect(Math.min(seen.rejected, seen.timedOut, seen.cancelled, outcomes.ok, outcomes.error)).toBeGreaterThan(0);
+    expect(limit.state()).toMatchObject({
+      active: 0,
+      queued: 0,
+      admissionTimeouts: seen.timedOut,
+      admissionCancelled: seen.cancelled,
+      admissionRejected: seen.rejected,
+    });
+
+    const m = await collectMetrics(cumulative);
+    const expected = {
+      limit: kind.slots(),
+      available: kind.slots(),
+      active: 0,
+      queueDepth: 0,
+      timeouts: seen.timedOut,
+      cancelled: seen.cancelled,
+      rejected: seen.rejected,
+      queued: 0,
+      running: 0,
+      queueWaits: measuredWaits,
+      ok: outcomes.ok,
+      error: outcomes.error,
+    };
+    expect({
+      limit: point(m, METRIC_CONCURRENCY_LIMIT, LIMIT),
+      available: point(m, METRIC_CONCURRENCY_AVAILABLE, LIMIT),
+      active: point(m, METRIC_CONCURRENCY_ACTIVE, LIMIT),
+      queueDepth: point(m, METRIC_CONCURRENCY_QUEUE_DEPTH, LIMIT),
+      timeouts: point(m, METRIC_CONCURRENCY_ADMISSION_TIMEOUTS, LIMIT),
+      cancelled: point(m, METRIC_CONCURRENCY_ADMISSION_CANCELLED, LIMIT),
+      rejected: point(m, METRIC_CONCURRENCY_ADMISSION_REJECTED, LIMIT),
+      queued: point(m, METRIC_OPERATION_QUEUED, SERIES),
+      running: point(m, METRIC_OPERATION_ACTIVE, SERIES),
+      queueWaits: histogramCount(m, METRIC_OPERATION_QUEUE_DURATION, SERIES),
+      ok: histogramCount(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'ok' }),
+      error: histogramCount(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'error' }),
+    }).toEqual(expected);
+    expect(histogramCount(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'cancelled' })).toBe(
+      outcomes.cancelled,
+    );
+
+    const last = await collectDelta();
+    expect(deltaSums).toEqual({
+      timeouts: seen.timedOut,
+      cancelled: seen.cancelled,
+      rejected: seen.rejected,
+      queueWaits: measuredWaits,
+      ok: outcomes.ok,
+      error: outcomes.error,
+    });
+    expect(point(last, METRIC_CONCURRENCY_LIMIT, LIMIT)).toBe(kind.slots());
+    await meterProvider.shutdown();
+  }, 120_000);
+});
