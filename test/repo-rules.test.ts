@@ -1,7 +1,7 @@
 // Rules of the repository that no single package can check for itself. Import rules (no SDK
-// in a library, declared dependencies only, no import cycles, no `export *`, one writer of
-// gym.servers.active, no console output from a library) are the linter's: biome.json and
-// lint/*.grit, proven by test/lint-rules.test.ts. What stays here is about manifests, files
+// in a library, declared dependencies only, no import cycles, no `export *`, no console
+// output from a library) are the linter's: biome.json and lint/*.grit, proven by
+// test/lint-rules.test.ts. What stays here is about manifests, files
 // and the lockfile, which a linter does not read.
 
 import { execFileSync } from 'node:child_process';

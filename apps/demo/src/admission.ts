@@ -11,7 +11,7 @@
 import type { Executor, Operation } from '@gym/constants';
 import { type MeterableLimit, meteredLimit, type OperationContext, resourcesOperation } from '@gym/operations';
 import { Semaphore } from 'async-mutex';
-import { HttpError } from './http-error.js';
+import { HttpError, OVERLOADED_STATUS } from './http-error.js';
 
 /** Seconds a refused client is told to wait before it tries again. */
 export const RETRY_AFTER_SECONDS = 1;
@@ -71,9 +71,13 @@ export interface Gate {
 
 /** The 503 a refused call gets. */
 export function overloaded(limitName: string, why: string): HttpError {
-  return new HttpError(503, `overloaded: ${why} (limit ${limitName}); retry after ${RETRY_AFTER_SECONDS} s`, {
-    'retry-after': String(RETRY_AFTER_SECONDS),
-  });
+  return new HttpError(
+    OVERLOADED_STATUS,
+    `overloaded: ${why} (limit ${limitName}); retry after ${RETRY_AFTER_SECONDS} s`,
+    {
+      'retry-after': String(RETRY_AFTER_SECONDS),
+    },
+  );
 }
 
 /** The `code` of the metered limit's two refusals (stable across copies of the package, unlike `instanceof`). */
@@ -94,7 +98,6 @@ export function createGate(limit: MeterableLimit, options: GateOptions): Gate {
     admissionTimeoutMs: queueTimeoutMs,
     maxQueued,
   });
-  let waiting = 0;
   let peakActive = 0;
   let peakQueued = 0;
   let admitted = 0;
@@ -102,18 +105,16 @@ export function createGate(limit: MeterableLimit, options: GateOptions): Gate {
   return {
     async run(signal, body) {
       let started = false;
-      // Counted before the metered limit decides; a call it refuses at once was never really
-      // queued, so the peak is capped at the queue bound.
-      waiting++;
-      peakQueued = Math.max(peakQueued, Math.min(waiting, maxQueued));
+      const call = resourcesOperation(metered, { operation, executor, signal }, async (op) => {
+        started = true;
+        admitted++;
+        peakActive = Math.max(peakActive, metered.state().active);
+        return body(op);
+      });
+      // The metered limit has queued or refused the call by now: its own count is the depth.
+      peakQueued = Math.max(peakQueued, metered.state().queued);
       try {
-        return await resourcesOperation(metered, { operation, executor, signal }, async (op) => {
-          started = true;
-          waiting--;
-          admitted++;
-          peakActive = Math.max(peakActive, metered.state().active);
-          return body(op);
-        });
+        return await call;
       } catch (error) {
         if (!started) {
           const code = admissionCode(error);
@@ -123,8 +124,6 @@ export function createGate(limit: MeterableLimit, options: GateOptions): Gate {
           }
         }
         throw error;
-      } finally {
-        if (!started) waiting--;
       }
     },
     state() {

@@ -2,6 +2,9 @@
 // act on. Routes throw it; the one dispatcher turns it into JSON, so no route can forget
 // to answer or answer twice.
 
+/** The status of an admission refusal (with `Retry-After`); the load generator backs off on it. */
+export const OVERLOADED_STATUS = 503;
+
 /** An error that becomes an HTTP response with this status and message. */
 export class HttpError extends Error {
   /** HTTP status code (4xx for the client's mistakes, 5xx for ours or an upstream's). */

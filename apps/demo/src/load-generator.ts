@@ -15,6 +15,7 @@
 import { setMaxListeners } from 'node:events';
 import { Agent, request } from 'node:http';
 import { waitOrAbort } from './deadline.js';
+import { OVERLOADED_STATUS } from './http-error.js';
 
 /** Workers per server and route. */
 export interface WorkerCounts {
@@ -282,7 +283,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
       const status = response.status;
       counts.statuses[status >= 500 ? '5xx' : status >= 400 ? '4xx' : '2xx']++;
       health.answered(probe);
-      if (status === 503) {
+      if (status === OVERLOADED_STATUS) {
         server.shed++;
         const pause = Math.min(MAX_RETRY_AFTER_MS, (response.retryAfterSeconds ?? 1) * 1000);
         if (!cleanup) await waitOrAbort(pause, signal);
@@ -325,7 +326,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
   ): Promise<Response | false | undefined> {
     for (;;) {
       const answer = await send(target, health, route, 'POST', path, body, mode);
-      if (answer === false || answer === undefined || answer.status !== 503) return answer;
+      if (answer === false || answer === undefined || answer.status !== OVERLOADED_STATUS) return answer;
     }
   }
 

@@ -11,7 +11,7 @@ import { Pool } from 'undici';
 import { startFakeJudge } from './fake-judge.js';
 import type { Route } from './http-app.js';
 import { createRequestListener, type ErrorLog } from './http-app.js';
-import { connectionCount, hardenServer, httpServerOptions } from './http-limits.js';
+import { httpServerOptions } from './http-limits.js';
 import { createJudgeRoute } from './routes/judge.js';
 import { createSandboxRoutes } from './routes/sandboxes.js';
 import { createToolRoute } from './routes/tool.js';
@@ -74,13 +74,15 @@ export async function startResourcesServer(
           tool: tool.gate.state(),
           judge: judge.gate.state(),
           sandboxes: sandboxes.usage,
-          connections: await connectionCount(server),
+          connections: await new Promise<number>((resolve) =>
+            server.getConnections((error, count) => resolve(error ? -1 : count)),
+          ),
         },
       }),
     },
   ];
   const server: Server = createServer(httpServerOptions(config), createRequestListener(routes, logError));
-  hardenServer(server, config);
+  server.maxConnections = config.maxConnections;
   trackInFlight(server, { serverName: config.name });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -35,7 +35,7 @@ export interface ServerConfig {
   readonly requestTimeoutMs: number;
   /** An idle keep-alive connection is closed after this long. */
   readonly keepAliveTimeoutMs: number;
-  /** Open connections at most; beyond it new connections are dropped (and idle ones closed to make room). */
+  /** Open connections at most (node:http's `maxConnections`); beyond it new connections are dropped. */
   readonly maxConnections: number;
 }
 

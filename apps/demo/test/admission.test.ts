@@ -29,6 +29,7 @@ interface GateState {
   active: number;
   queued: number;
   maxQueued: number;
+  peakQueued: number;
   admitted: number;
   rejected: number;
   timedOut: number;
@@ -104,6 +105,8 @@ describe('a flood of hanging verifies', () => {
       50,
     );
     expect(gate.queued).toBeLessThanOrEqual(gate.maxQueued);
+    // The peak is the metered limit's own queue count: the flood filled the queue, never beyond.
+    expect(gate.peakQueued).toBe(gate.maxQueued);
 
     // The wait is the server's: from the moment the request is written on an open connection to
     // its first response byte, so the time this (busy) process needs to open a connection is

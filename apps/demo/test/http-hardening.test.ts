@@ -1,7 +1,7 @@
 // The server's bounds on slow, idle, malformed and numerous clients, against a real server
 // process with small configured timeouts (so the test is quick): each deadline holds within
-// Node's checking interval of what it says, every parser-level refusal has a JSON body, the
-// connection cap holds and makes room by closing idle connections, paths match exactly,
+// Node's checking interval of what it says, every parser-level refusal gets node:http's own
+// status, the connection cap holds and frees a slot when a connection ends, paths match exactly,
 // the media type is exactly application/json, and malformed UTF-8 is refused. Upper bounds
 // are generous (a slow machine passes) yet far below what Node's 30 s checking interval
 // would give, so each test fails without its bound.
@@ -96,18 +96,12 @@ async function rawConnection(url: string): Promise<Raw> {
   return raw;
 }
 
-function jsonBody(response: string): { error?: string } {
-  return JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as { error?: string };
-}
-
 describe('slow and idle clients', () => {
-  it('answers headers that do not arrive within the headers timeout with a JSON 408 and closes', async () => {
+  it('answers headers that do not arrive within the headers timeout with 408 and closes', async () => {
     const raw = await rawConnection(server.url);
     raw.socket.write('POST /verify HTTP/1.1\r\nhost: x\r\ncontent-type: appl');
     const elapsed = (await raw.closed) - raw.opened;
     expect(raw.received).toMatch(/^HTTP\/1\.1 408 /);
-    expect(raw.received).toContain('content-type: application/json');
-    expect(jsonBody(raw.received).error).toContain(`headers within ${HEADERS_MS} ms`);
     expect(elapsed).toBeGreaterThanOrEqual(HEADERS_MS - 50);
     expect(elapsed).toBeLessThan(HEADERS_MS + SLACK_MS);
   });
@@ -119,7 +113,7 @@ describe('slow and idle clients', () => {
     expect(elapsed).toBeLessThan(HEADERS_MS + SLACK_MS);
   });
 
-  it('answers a body that trickles past the request timeout with a JSON 408 and closes', async () => {
+  it('answers a body that trickles past the request timeout with 408 and closes', async () => {
     const raw = await rawConnection(server.url);
     raw.socket.write('POST /tool HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n');
     // One byte every 50 ms: never idle long enough for the headers deadline, never done.
@@ -127,7 +121,6 @@ describe('slow and idle clients', () => {
     try {
       const elapsed = (await raw.closed) - raw.opened;
       expect(raw.received).toMatch(/^HTTP\/1\.1 408 /);
-      expect(jsonBody(raw.received).error).toContain(`whole request within ${REQUEST_MS} ms`);
       expect(elapsed).toBeGreaterThanOrEqual(REQUEST_MS - 50);
       expect(elapsed).toBeLessThan(REQUEST_MS + SLACK_MS);
     } finally {
@@ -146,28 +139,16 @@ describe('slow and idle clients', () => {
   });
 });
 
-describe('parser-level errors have JSON bodies', () => {
+describe('parser-level errors are refused by node:http', () => {
   it.each([
-    ['a malformed request line', 400, 'GARBAGE\r\n\r\n', 'malformed HTTP request'],
-    [
-      'headers over 16 KiB',
-      431,
-      `GET /healthz HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`,
-      'too large',
-    ],
-    [
-      'a bad chunk size',
-      400,
-      'POST /tool HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n',
-      'malformed',
-    ],
-  ])('%s → %i with a JSON error', async (_what, status, payload, message) => {
+    ['a malformed request line', 400, 'GARBAGE\r\n\r\n'],
+    ['headers over 16 KiB', 431, `GET /healthz HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`],
+    ['a bad chunk size', 400, 'POST /tool HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n'],
+  ])('%s → %i, and the server goes on', async (_what, status, payload) => {
     const raw = await rawConnection(server.url);
     raw.socket.write(payload);
     await raw.closed;
     expect(raw.received).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
-    expect(raw.received).toContain('content-type: application/json');
-    expect(jsonBody(raw.received).error).toContain(message);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   });
 });
@@ -209,22 +190,30 @@ describe('request targets, media types and encodings', () => {
 });
 
 describe('the connection cap', () => {
-  it('drops a connection beyond the cap, then closes idle ones so the next attempt gets in', async () => {
-    const idle: Raw[] = [];
+  it('drops a connection beyond the cap; a slot frees when a connection ends', async () => {
+    const held: Raw[] = [];
     for (let i = 0; i < 4; i++) {
       const raw = await rawConnection(capped.url);
       raw.socket.write('GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n');
       await waitFor('the answer', () => (raw.received.includes('"ok"') ? true : undefined), 5_000, 10);
-      idle.push(raw);
+      held.push(raw);
     }
-    // The fifth is over the cap: closed without an answer.
+    // The fifth is over the cap: closed without an answer, while the four idle ones stay open.
     const over = await rawConnection(capped.url);
     over.socket.write('GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n');
     await over.closed;
     expect(over.received).toBe('');
-    // The drop made room: every idle connection was closed, well before its 30 s keep-alive.
-    await Promise.all(idle.map((raw) => raw.closed));
-    expect((await fetch(`${capped.url}/healthz`)).status).toBe(200);
+    // One of the four ends: the server counts it gone, and the next connection gets in.
+    held[0]?.socket.destroy();
+    await held[0]?.closed;
+    const status = await waitFor(
+      'a connection under the cap',
+      async () => (await fetch(`${capped.url}/healthz`)).status,
+      10_000,
+      50,
+    );
+    expect(status).toBe(200);
+    for (const raw of held) raw.socket.destroy();
   }, 15_000);
 });
 

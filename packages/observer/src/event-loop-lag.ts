@@ -28,7 +28,7 @@ export function createLagHistogram(meter: Meter): Histogram {
 /** One sample per interval into a histogram, until stopped. */
 export class EventLoopLagSampler {
   private timer: NodeJS.Timeout | undefined;
-  private intended = Number.NaN;
+  private intended = 0;
   private stopped = false;
   private readonly tick = (): void => this.onTick();
 
@@ -56,9 +56,7 @@ export class EventLoopLagSampler {
   private onTick(): void {
     this.timer = undefined;
     try {
-      const lag = this.clock() - this.intended;
-      // NaN when a clock read failed: no sample rather than a made-up one.
-      if (Number.isFinite(lag)) this.histogram.record(Math.max(lag, 0), NO_ATTRIBUTES);
+      this.histogram.record(Math.max(this.clock() - this.intended, 0), NO_ATTRIBUTES);
     } catch (error) {
       reporter.warnOnce('lag-record', 'recording event-loop lag failed; the next interval tries again', error);
     }
@@ -67,18 +65,9 @@ export class EventLoopLagSampler {
   }
 
   private arm(): void {
-    try {
-      this.intended = this.clock() + this.intervalMs;
-    } catch (error) {
-      this.intended = Number.NaN;
-      reporter.warnOnce('lag-clock', 'reading the clock failed; that interval records no lag', error);
-    }
-    try {
-      const timer = setTimeout(this.tick, this.intervalMs);
-      timer.unref();
-      this.timer = timer;
-    } catch (error) {
-      reporter.warnOnce('lag-timer', 'arming the event-loop lag timer failed; lag is not sampled', error);
-    }
+    this.intended = this.clock() + this.intervalMs;
+    const timer = setTimeout(this.tick, this.intervalMs);
+    timer.unref();
+    this.timer = timer;
   }
 }

@@ -59,11 +59,7 @@ export function startGcMetrics(histogram: Histogram): GcMetrics {
     stop() {
       if (stopped) return;
       stopped = true;
-      try {
-        observer.disconnect();
-      } catch (error) {
-        reporter.warnOnce('gc-stop', 'disconnecting the garbage-collection observer failed', error);
-      }
+      observer.disconnect();
     },
   };
 }

@@ -19,7 +19,6 @@
 import { ATTR_SERVER_NAME, INSTRUMENTS } from '@gym/constants';
 import {
   createInstrument,
-  invalidChoice,
   isMetricsExporting,
   type MeterSourceOptions,
   perMeter,
@@ -29,7 +28,7 @@ import {
 import type { Attributes, Meter, UpDownCounter } from '@opentelemetry/api';
 import { reporter, SCOPE } from './scope.js';
 import type { RequestEmitter, TrackInFlightOptions, Untrack } from './types.js';
-import { injectedOf, optionsOf, own, serverNameOf } from './validate.js';
+import { serverNameOf } from './validate.js';
 
 const NO_ATTRIBUTES: Attributes = Object.freeze({});
 /** One tracker per server, shared by every copy of this package: tracking twice must not count twice. */
@@ -53,10 +52,7 @@ function countsListeners(server: RequestEmitter): server is RequestEmitter & Lis
   return typeof v.listenerCount === 'function' && typeof v.on === 'function';
 }
 
-/**
- * Joins `onRequest` to 'checkContinue' and 'checkExpectation' while the application listens
- * there, and returns what undoes it. May throw (a broken emitter): the caller catches.
- */
+/** Joins `onRequest` to 'checkContinue' and 'checkExpectation' while the application listens there; returns what undoes it. */
 function followExpectEvents(
   server: RequestEmitter & ListenerCounting,
   onRequest: (request: unknown, response: unknown) => void,
@@ -106,55 +102,19 @@ interface ResponseLike {
   removeListener(event: string, listener: () => void): unknown;
 }
 
-function isEmitter(value: unknown): value is RequestEmitter {
-  const v = value as Record<string, unknown> | null;
-  try {
-    return (
-      typeof value === 'object' &&
-      value !== null &&
-      typeof v?.prependListener === 'function' &&
-      typeof v?.removeListener === 'function'
-    );
-  } catch {
-    // A Proxy whose traps throw is not a server: the caller gets the RangeError, not the trap's error.
-    return false;
-  }
-}
-
 /**
  * Counts the requests of a `node:http` (or `node:https`) server in `gym.server.requests.in_flight`,
  * with `nemo.gym.server.name` when `serverName` is given. Returns a function that stops counting
  * new requests (those already counted still end their count). Tracking the same server again
- * returns the first tracker's function and counts nothing twice. A server or options of the wrong
- * shape throw a `RangeError` at once; telemetry trouble never throws.
+ * returns the first tracker's function and counts nothing twice. A bad `serverName` throws a
+ * `RangeError` at once; telemetry trouble never throws.
  */
 export function trackInFlight(server: RequestEmitter, options?: TrackInFlightOptions): Untrack {
-  if (!isEmitter(server)) {
-    throw invalidChoice(
-      'trackInFlight: server',
-      server,
-      'a node:http Server (an object with prependListener and removeListener)',
-    );
-  }
-  const given = optionsOf<TrackInFlightOptions>('trackInFlight: options', options);
-  let source: MeterSourceOptions;
-  let attributes: Attributes;
-  try {
-    const serverName = own(given, 'serverName');
-    source = {
-      meter: injectedOf('trackInFlight: options.meter', own(given, 'meter')),
-      meterProvider: injectedOf('trackInFlight: options.meterProvider', own(given, 'meterProvider')),
-    };
-    attributes = inFlightAttributes(serverNameOf('trackInFlight: options.serverName', serverName));
-  } catch (error) {
-    if (error instanceof RangeError) throw error;
-    reporter.warnOnce('options', 'reading the options failed; nothing is tracked', error);
-    return () => {};
-  }
+  const attributes = inFlightAttributes(serverNameOf('trackInFlight: options.serverName', options?.serverName));
   const existing = tracked.get(server);
   if (existing !== undefined) return existing;
 
-  // injectedOf let only objects, functions and nullish values through.
+  const source: MeterSourceOptions = { meter: options?.meter, meterProvider: options?.meterProvider };
   const injected = source.meter != null || source.meterProvider != null;
   const onRequest = (_request: unknown, response: unknown): void => {
     if (!injected && !isMetricsExporting()) return;
@@ -166,28 +126,11 @@ export function trackInFlight(server: RequestEmitter, options?: TrackInFlightOpt
     if (!active) return;
     active = false;
     tracked.delete(server);
-    try {
-      server.removeListener('request', onRequest);
-      unfollow();
-    } catch (error) {
-      reporter.warnOnce('untrack', 'removing the request listener failed', error);
-    }
+    server.removeListener('request', onRequest);
+    unfollow();
   };
-  try {
-    server.prependListener('request', onRequest);
-  } catch (error) {
-    reporter.warnOnce('track', 'adding the request listener failed; nothing is tracked', error);
-    return () => {};
-  }
-  try {
-    if (countsListeners(server)) unfollow = followExpectEvents(server, onRequest);
-  } catch (error) {
-    reporter.warnOnce(
-      'track-expect',
-      "following 'checkContinue' and 'checkExpectation' failed; requests with an Expect header handled there are not counted",
-      error,
-    );
-  }
+  server.prependListener('request', onRequest);
+  if (countsListeners(server)) unfollow = followExpectEvents(server, onRequest);
   tracked.set(server, untrack);
   return untrack;
 }
@@ -212,24 +155,14 @@ function count(response: ResponseLike, source: MeterSourceOptions, attributes: A
   const end = (): void => {
     if (!open) return;
     open = false;
-    try {
-      response.removeListener('finish', end);
-      response.removeListener('close', end);
-    } catch {
-      // The once-listeners go with the response anyway.
-    }
+    response.removeListener('finish', end);
+    response.removeListener('close', end);
     try {
       counter.add(-1, attributes);
     } catch (error) {
       reporter.warnOnce('in-flight', 'counting a request in flight failed; this request is not counted', error);
     }
   };
-  try {
-    response.once('finish', end);
-    response.once('close', end);
-  } catch (error) {
-    // Without an end listener the count would never come down: take it back now.
-    reporter.warnOnce('in-flight-listen', 'watching a response failed; this request is not counted', error);
-    end();
-  }
+  response.once('finish', end);
+  response.once('close', end);
 }

@@ -94,20 +94,13 @@ export function startProcessMetrics(meter: Meter, proc: ProcSource | undefined):
   // CPU time at the first collection: the zero of every later point (see the top of this file).
   let cpuBase: NodeJS.CpuUsage | undefined;
   const callback: BatchObservableCallback = async (observe: BatchObservableResult) => {
-    try {
-      const usage = process.cpuUsage();
-      cpuBase ??= usage;
-      observe.observe(cpuTime, (usage.user - cpuBase.user) / MICROS_PER_SECOND, USER);
-      observe.observe(cpuTime, (usage.system - cpuBase.system) / MICROS_PER_SECOND, SYSTEM);
-    } catch (error) {
-      reporter.warnOnce('process-cpu', 'reading process CPU time failed; that collection has none', error);
-    }
-    try {
-      observe.observe(memory, process.memoryUsage.rss(), NO_ATTRIBUTES);
-    } catch (error) {
-      reporter.warnOnce('process-memory', 'reading process memory failed; that collection has none', error);
-    }
+    const usage = process.cpuUsage();
+    cpuBase ??= usage;
+    observe.observe(cpuTime, (usage.user - cpuBase.user) / MICROS_PER_SECOND, USER);
+    observe.observe(cpuTime, (usage.system - cpuBase.system) / MICROS_PER_SECOND, SYSTEM);
+    observe.observe(memory, process.memoryUsage.rss(), NO_ATTRIBUTES);
     if (proc === undefined) return;
+    // /proc is outside input: a failed read costs its own series only.
     try {
       const count = threadsOf(proc.status());
       if (count !== undefined && threads !== undefined) observe.observe(threads, count, NO_ATTRIBUTES);
@@ -128,11 +121,7 @@ export function startProcessMetrics(meter: Meter, proc: ProcSource | undefined):
     stop() {
       if (stopped) return;
       stopped = true;
-      try {
-        meter.removeBatchObservableCallback(callback, observables);
-      } catch (error) {
-        reporter.warnOnce('process-stop', 'unregistering the process metrics callback failed', error);
-      }
+      meter.removeBatchObservableCallback(callback, observables);
     },
   };
 }

@@ -17,7 +17,7 @@ import { inFlightAttributes, inFlightCounter } from './in-flight.js';
 import { linuxProc, startProcessMetrics } from './process-metrics.js';
 import { reporter, SCOPE } from './scope.js';
 import type { Observer, ObserverOptions } from './types.js';
-import { injectedOf, lagIntervalOf, optionsOf, own, serverNameOf } from './validate.js';
+import { lagIntervalOf, serverNameOf } from './validate.js';
 
 /** A running sampler and the number of handles that hold it. */
 interface Sampler {
@@ -41,23 +41,9 @@ const now = (): number => performance.now();
  * Bad options throw a `RangeError` at once; telemetry trouble never throws.
  */
 export function startObserver(options?: ObserverOptions): Observer {
-  const given = optionsOf<ObserverOptions>('startObserver: options', options);
-  let lagIntervalMs: number;
-  let serverName: string | undefined;
-  let meter: Meter | undefined;
-  try {
-    lagIntervalMs = lagIntervalOf(own(given, 'lagIntervalMs'));
-    serverName = serverNameOf('startObserver: options.serverName', own(given, 'serverName'));
-    const source = {
-      meter: injectedOf('startObserver: options.meter', own(given, 'meter')),
-      meterProvider: injectedOf('startObserver: options.meterProvider', own(given, 'meterProvider')),
-    };
-    meter = resolveMeter(source, SCOPE, reporter);
-  } catch (error) {
-    if (error instanceof RangeError) throw error;
-    reporter.warnOnce('options', 'reading the options failed; the observer did not start', error);
-    return NOOP;
-  }
+  const lagIntervalMs = lagIntervalOf(options?.lagIntervalMs);
+  const serverName = serverNameOf('startObserver: options.serverName', options?.serverName);
+  const meter = resolveMeter(options, SCOPE, reporter);
   if (meter === undefined) return NOOP;
   const held = meter;
   let sampler = running.get(held);
@@ -78,7 +64,11 @@ export function startObserver(options?: ObserverOptions): Observer {
       shared.handles -= 1;
       if (shared.handles > 0) return;
       if (running.get(held) === shared) running.delete(held);
-      shared.stop();
+      try {
+        shared.stop();
+      } catch (error) {
+        reporter.warnOnce('stop', 'stopping the observer failed', error);
+      }
     },
   });
 }
@@ -88,13 +78,7 @@ function createSampler(meter: Meter, lagIntervalMs: number, serverName: string |
   const sampler: Sampler = {
     handles: 0,
     stop() {
-      for (const stop of stops) {
-        try {
-          stop();
-        } catch (error) {
-          reporter.warnOnce('stop', 'stopping part of the observer failed', error);
-        }
-      }
+      for (const stop of stops) stop();
     },
   };
   attempt('lag', () => {

@@ -48,7 +48,7 @@ import {
 import { reporter, SCOPE } from './scope.js';
 import { parseTraceparent } from './traceparent.js';
 import type { StartupTimeline, StartupTimelineOptions } from './types.js';
-import { injectedOf, optionsOf, own, serverNameOf } from './validate.js';
+import { serverNameOf } from './validate.js';
 
 /** One contiguous slice of startup, in milliseconds of `performance.now()` (0 is the time origin). */
 export interface Stage {
@@ -113,46 +113,15 @@ export function hrTimeOf(at: number, origin: number = performance.timeOrigin): H
   return [seconds, nanos];
 }
 
-function nodeStamps(): NodeStamps | undefined {
-  try {
-    return performance.nodeTiming;
-  } catch (error) {
-    reporter.warnOnce(
-      'startup-node-timing',
-      "reading Node's own startup times failed; only the marks are stages",
-      error,
-    );
-    return undefined;
-  }
-}
-
-const NOOP_TIMELINE: StartupTimeline = Object.freeze({ mark() {}, report() {} });
-
 /**
  * A startup timeline for this server process: `mark(stage)` ends the current stage and names it;
  * `report()` records every stage once. A bad `serverName`, stage name or option throws a
  * `RangeError` at once; telemetry trouble never throws.
  */
 export function startupTimeline(options: StartupTimelineOptions): StartupTimeline {
-  const given = optionsOf<StartupTimelineOptions>('startupTimeline: options', options);
-  let serverName: string | undefined;
-  let meters: MeterSourceOptions;
-  let tracers: TracerSourceOptions;
-  try {
-    serverName = serverNameOf('startupTimeline: options.serverName', own(given, 'serverName'));
-    meters = {
-      meter: injectedOf('startupTimeline: options.meter', own(given, 'meter')),
-      meterProvider: injectedOf('startupTimeline: options.meterProvider', own(given, 'meterProvider')),
-    };
-    tracers = {
-      tracer: injectedOf('startupTimeline: options.tracer', own(given, 'tracer')),
-      tracerProvider: injectedOf('startupTimeline: options.tracerProvider', own(given, 'tracerProvider')),
-    };
-  } catch (error) {
-    if (error instanceof RangeError) throw error;
-    reporter.warnOnce('startup-options', 'reading the options failed; the startup timeline records nothing', error);
-    return NOOP_TIMELINE;
-  }
+  const serverName = serverNameOf('startupTimeline: options.serverName', options.serverName);
+  const meters: MeterSourceOptions = options;
+  const tracers: TracerSourceOptions = options;
   if (serverName === undefined) {
     throw invalidChoice('startupTimeline: options.serverName', serverName, 'a server name (required)');
   }
@@ -179,7 +148,7 @@ export function startupTimeline(options: StartupTimelineOptions): StartupTimelin
       if (reported) return;
       reported = true;
       try {
-        const stages = stagesOf(nodeStamps(), marks, performance.now());
+        const stages = stagesOf(performance.nodeTiming, marks, performance.now());
         if (stages.length === 0) return;
         recordStages(name, stages, meters);
         spanStages(name, stages, tracers);

@@ -251,46 +251,11 @@ describe('trackInFlight', () => {
   });
 
   it('programming errors throw at once, naming the value', () => {
-    expect(() => trackInFlight({} as never)).toThrow(/trackInFlight: server must be a node:http Server.*got object/);
     expect(() => trackInFlight(slow.server, { serverName: 'a b' })).toThrow(
       /serverName must be a string matching.*"a b"/,
     );
     expect(() => trackInFlight(slow.server, { serverName: 'x'.repeat(129) })).toThrow(RangeError);
     expect(() => trackInFlight(slow.server, { serverName: 7 as never })).toThrow(/got number 7/);
-    expect(() => trackInFlight(slow.server, 'resources' as never)).toThrow(/options must be an options object/);
-    expect(() => trackInFlight(slow.server, { meter: true as never })).toThrow(/options.meter must be an object/);
-  });
-
-  it('a server that is a Proxy whose traps throw is a RangeError, not the trap’s error', () => {
-    const hostile = new Proxy(
-      {},
-      {
-        get() {
-          throw new Error('trap');
-        },
-      },
-    );
-    expect(() => trackInFlight(hostile as never)).toThrow(RangeError);
-  });
-
-  it('a polluted Object.prototype injects no meter and no server name', async () => {
-    const proto = Object.prototype as Record<string, unknown>;
-    const counted: number[] = [];
-    proto.meter = { createUpDownCounter: () => ({ add: (v: number) => counted.push(v) }) };
-    proto.serverName = 'polluted';
-    try {
-      setTelemetryState({ metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator: false });
-      const untrack = trackInFlight(slow.server, {});
-      const call = get(slow.url);
-      await slow.arrived(1);
-      slow.release();
-      await call.done;
-      untrack();
-      expect(counted).toEqual([]);
-    } finally {
-      delete proto.meter;
-      delete proto.serverName;
-    }
   });
 });
 
