@@ -11,7 +11,7 @@ export interface ObserverOptions {
   readonly meterProvider?: MeterProvider | null | undefined;
   /**
    * How often the event-loop lag timer asks to wake, in milliseconds: one `gym.event_loop.lag_ms`
-   * sample per interval. A finite number from 1 to 2147483647; default 100.
+   * sample per interval. A finite number from 1 to 2^31 − 1 (the longest Node timer); default 100.
    */
   readonly lagIntervalMs?: number | undefined;
   /**

@@ -5,6 +5,8 @@
 // Each row is read only while the piece that uses it is in use (see config.ts): a variable of
 // an exporter that is not in use is never a reason to turn telemetry off.
 
+import { MAX_TIMER_SECONDS } from '@gym/core';
+
 /** One standard variable: a single name, no fallback. */
 export interface OtelVariable<T> {
   readonly names: readonly [string];
@@ -56,7 +58,7 @@ const protocol = (text: string): string | undefined =>
  * and the final export at shutdown must fit in it: with a few milliseconds it never does.
  */
 export const MIN_EXPORT_MILLIS = 1_000;
-const MAX_MILLIS = 2_147_483_647;
+const MAX_MILLIS = MAX_TIMER_SECONDS * 1000;
 
 const PERIODIC = 'metrics on, exporter `otlp` or `console`';
 
