@@ -18,7 +18,11 @@ import {
 import { createSpanHarness, type DiagCapture, type SpanHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { type TracerProvider, trace } from '@opentelemetry/api';
-import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider as SdkTracerProvider } from '@opentelemetry/sdk-trace';
+import {
+  InMemorySpanExporter,
+  TracerProvider as SdkTracerProvider,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace';
 import { captureSandboxDiag } from './support.js';
 
 /** The default of `stopTimeoutSeconds`, as documented. */
