@@ -11,8 +11,8 @@ import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
 import { OUTCOMES } from '@gym/constants';
 import { ALERT_NAMES } from './alert-rules.js';
 import { eitherNaming, type Naming, recordedNames } from './naming.js';
-import type { SeriesId } from './series.js';
 import { by } from './recording-rules.js';
+import type { SeriesId } from './series.js';
 import { LABELS, TARGET_INFO } from './series.js';
 
 /** The dashboard's uid: stable, so re-importing replaces it. */
@@ -286,9 +286,7 @@ export function buildDashboard(names: Naming): dashboard.Dashboard {
         'percentunit',
       )
         .max(1)
-        .withTarget(
-          query(`max ${by(LABELS.serverName, 'instance')} (${perServer(raw('verifySuccessRate'))})`, server),
-        )
+        .withTarget(query(`max ${by(LABELS.serverName, 'instance')} (${perServer(raw('verifySuccessRate'))})`, server))
         .withTarget(
           query(`max ${by(LABELS.serverName, 'instance')} (${perServer(r.verifySuccessRatio)})`, `${server} last 5m`),
         ),
@@ -301,14 +299,13 @@ export function buildDashboard(names: Naming): dashboard.Dashboard {
 
   // Row 5: the fleet.
   const fleetTargets = selectedTargets(undefined, false);
-  builder
-    .withRow(new dashboard.RowBuilder('Is the whole fleet up?'))
-    .withPanel(
-      panel(
-        'Servers in the fleet',
-        'gym.servers.active as the orchestrator reports it (its only writer), and the targets that answer their scrapes now. A drop means a server died; fewer answering than reported means one is down or hung.',
-        'short',
-      ).withTarget(
+  builder.withRow(new dashboard.RowBuilder('Is the whole fleet up?')).withPanel(
+    panel(
+      'Servers in the fleet',
+      'gym.servers.active as the orchestrator reports it (its only writer), and the targets that answer their scrapes now. A drop means a server died; fewer answering than reported means one is down or hung.',
+      'short',
+    )
+      .withTarget(
         query(
           `max ${by('job', 'instance')} (${raw('serversActive')} * on (job, instance) group_left () ${fleetTargets})`,
           '{{job}} {{instance}}',
@@ -320,7 +317,7 @@ export function buildDashboard(names: Naming): dashboard.Dashboard {
           '{{job}} targets answering',
         ),
       ),
-    );
+  );
 
   // Row 6: the process.
   builder
@@ -371,10 +368,7 @@ export function buildDashboard(names: Naming): dashboard.Dashboard {
           ),
         )
         .withTarget(
-          query(
-            `sum ${by(LABELS.serverName, 'instance')} (${perServer(raw('processOpenFds'))})`,
-            `${server} open fds`,
-          ),
+          query(`sum ${by(LABELS.serverName, 'instance')} (${perServer(raw('processOpenFds'))})`, `${server} open fds`),
         ),
     );
 

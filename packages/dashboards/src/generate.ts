@@ -21,7 +21,9 @@ export const GENERATED_PATHS = [
 const REGENERATE_COMMAND = 'node node_modules/@gym/dashboards/dist/cli.js --out <dir>';
 
 function describeSuffixes(suffixes: readonly UnitSuffix[]): string {
-  return suffixes.map((rule) => `${rule.unit} -> _${rule.suffix}${rule.kinds ? ` (${rule.kinds.join(', ')})` : ''}`).join('; ');
+  return suffixes
+    .map((rule) => `${rule.unit} -> _${rule.suffix}${rule.kinds ? ` (${rule.kinds.join(', ')})` : ''}`)
+    .join('; ');
 }
 
 function header(what: string, suffixes: readonly UnitSuffix[]): string {

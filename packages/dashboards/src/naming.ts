@@ -4,11 +4,7 @@
 // Prometheus' `level:metric:operations` convention and are built from the un-suffixed name, so
 // both kinds of server land in ONE recorded series and one dashboard reads them all.
 
-import {
-  COLLECTOR_UNIT_SUFFIXES,
-  type PrometheusSeriesNames,
-  prometheusNames,
-} from './prometheus-names.js';
+import { COLLECTOR_UNIT_SUFFIXES, type PrometheusSeriesNames, prometheusNames } from './prometheus-names.js';
 import { SERIES, type SeriesId } from './series.js';
 import type { UnitSuffix } from './types.js';
 
