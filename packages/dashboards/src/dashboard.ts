@@ -50,13 +50,13 @@ function query(expr: string, legend: string): prometheus.DataqueryBuilder {
   return new prometheus.DataqueryBuilder().datasource(DATASOURCE).expr(expr).legendFormat(legend).range();
 }
 
-/** Fields the SDK's query-variable builder writes that belong to interval variables only. */
+/** Fields the SDK's variable builders write that belong to interval variables only. */
 const INTERVAL_ONLY_FIELDS = ['auto', 'auto_min', 'auto_count'] as const;
 
 /**
  * What Grafana expects of the model and the builders leave out: a unique id for every panel and
  * row (in order), a refId for every query of a panel (A, B, …), and no interval-variable fields
- * on query variables.
+ * on other kinds of variable.
  */
 function finish(model: dashboard.Dashboard): dashboard.Dashboard {
   let id = 0;
@@ -71,7 +71,7 @@ function finish(model: dashboard.Dashboard): dashboard.Dashboard {
   };
   for (const panel of model.panels ?? []) number(panel as dashboard.Panel | dashboard.RowPanel);
   for (const variable of model.templating?.list ?? []) {
-    if (variable.type !== 'query') continue;
+    if (variable.type === 'interval') continue;
     for (const field of INTERVAL_ONLY_FIELDS) delete (variable as unknown as Record<string, unknown>)[field];
   }
   return model;
@@ -109,7 +109,6 @@ function labelVariable(
     .description(description)
     .datasource(DATASOURCE)
     .query(values)
-    .definition(values)
     .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
     .sort(dashboard.VariableSort.AlphabeticalAsc)
     .multi(true)
@@ -145,8 +144,12 @@ export function buildDashboard(names: Naming): dashboard.Dashboard {
         .datasource(DATASOURCE)
         .enable(true)
         .iconColor('red')
-        .expr(`ALERTS{alertstate="firing", alertname=~"${ALERT_NAMES.join('|')}", job=~"$${VARIABLES.service}"}`)
-        .step('60s')
+        .target(
+          new prometheus.DataqueryBuilder()
+            .expr(`ALERTS{alertstate="firing", alertname=~"${ALERT_NAMES.join('|')}", job=~"$${VARIABLES.service}"}`)
+            .refId('Anno')
+            .interval('60s'),
+        )
         .titleFormat('{{alertname}}')
         .textFormat(`{{instance}} {{${LABELS.operation}}} {{${LABELS.limitName}}}`)
         .tagKeys('severity'),

@@ -22,7 +22,10 @@ const REGENERATE_COMMAND = 'node node_modules/@gym/dashboards/dist/cli.js --out 
 
 function describeSuffixes(suffixes: readonly UnitSuffix[]): string {
   return suffixes
-    .map((rule) => `${rule.unit} -> _${rule.suffix}${rule.kinds ? ` (${rule.kinds.join(', ')})` : ''}`)
+    .map((rule) => {
+      const kinds = Object.hasOwn(rule, 'kinds') ? rule.kinds : undefined;
+      return `${rule.unit} -> _${rule.suffix}${kinds ? ` (${kinds.join(', ')})` : ''}`;
+    })
     .join('; ');
 }
 

@@ -49,14 +49,38 @@ type Panel = Omit<Loose<dashboard.Panel>, 'targets' | 'options' | 'fieldConfig' 
   fieldConfig: FieldConfig;
 };
 type Row = Omit<Loose<dashboard.RowPanel>, 'panels'> & { panels: Panel[] };
-type Checked = Omit<Loose<dashboard.Dashboard>, 'panels'> & { panels: (Panel | Row)[] };
+type Annotation = Omit<Loose<dashboard.AnnotationQuery>, 'target'> & { target: Target };
+type Checked = Omit<Loose<dashboard.Dashboard>, 'panels' | 'annotations'> & {
+  panels: (Panel | Row)[];
+  annotations: { list: Annotation[] };
+};
 export const checked: Checked = `;
 
-/** Type-checks a dashboard JSON text against the SDK's types; resolves with tsc's output ('' when it passes). */
-async function typeCheck(json: string): Promise<string> {
+// Grafana's own schema types (@grafana/schema): what Grafana itself reads. Its Prometheus data
+// source reads the legend formats of an annotation from the annotation itself, outside the schema.
+const SCHEMA_CHECK_HEADER = `import type { AnnotationQuery, Dashboard, DataQuery } from '@grafana/schema';
+
+type Loose<T> = T extends string
+  ? \`\${T}\`
+  : T extends readonly (infer U)[]
+    ? Loose<U>[]
+    : T extends object
+      ? { [K in keyof T]: Loose<T[K]> }
+      : T;
+type PrometheusAnnotation = Omit<Loose<AnnotationQuery>, 'target'> & {
+  target: Loose<DataQuery> & { expr: string; interval?: string };
+  titleFormat?: string;
+  textFormat?: string;
+  tagKeys?: string;
+};
+type Checked = Omit<Loose<Dashboard>, 'annotations'> & { annotations: { list: PrometheusAnnotation[] } };
+export const checked: Checked = `;
+
+/** Type-checks a dashboard JSON text against the given types; resolves with tsc's output ('' when it passes). */
+async function typeCheck(json: string, header = TYPE_CHECK_HEADER): Promise<string> {
   const dir = await mkdtemp(packageFile('.type-check-'));
   try {
-    await writeFile(join(dir, 'check.ts'), `${TYPE_CHECK_HEADER}${json.trim()};\n`);
+    await writeFile(join(dir, 'check.ts'), `${header}${json.trim()};\n`);
     const flags = ['--ignoreConfig', '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext'];
     await run(process.execPath, [TSC, ...flags, '--moduleResolution', 'nodenext', '--types', 'node', 'check.ts'], {
       cwd: dir,
@@ -90,6 +114,47 @@ describe('the dashboard against the Grafana Foundation SDK types', () => {
   it('type-checks', async () => {
     expect(await typeCheck(generate()['grafana/gym-telemetry.json'])).toBe('');
   }, 120_000);
+
+  it("type-checks against Grafana's schema (@grafana/schema)", async () => {
+    expect(await typeCheck(generate()['grafana/gym-telemetry.json'], SCHEMA_CHECK_HEADER)).toBe('');
+  }, 120_000);
+
+  it.each([
+    [
+      'an interval field on a query variable',
+      (json: string) => json.replace('"type": "query",', '"type": "query", "auto_min": "10s",'),
+    ],
+    [
+      'a legacy top-level annotation expr',
+      (json: string) => json.replace('"iconColor": "red",', '"iconColor": "red", "expr": "up",'),
+    ],
+  ])(
+    "fails Grafana's schema on %s (the check can fail)",
+    async (_what, mutate) => {
+      const json = generate()['grafana/gym-telemetry.json'];
+      const mutated = mutate(json);
+      expect(mutated).not.toBe(json);
+      expect(await typeCheck(mutated, SCHEMA_CHECK_HEADER)).toMatch(/error TS\d+/);
+    },
+    120_000,
+  );
+
+  it('gives every panel and row a unique id and every query of a panel a unique refId', () => {
+    const ids: number[] = [];
+    const visit = (panels: { id?: number; targets?: { refId?: string }[]; panels?: unknown[] }[]): void => {
+      for (const panel of panels) {
+        ids.push(panel.id ?? 0);
+        const refIds = (panel.targets ?? []).map((target) => target.refId);
+        expect(refIds.every((refId) => typeof refId === 'string' && refId !== '')).toBe(true);
+        expect(new Set(refIds).size).toBe(refIds.length);
+        visit((panel.panels ?? []) as typeof panels);
+      }
+    };
+    visit(readDashboard().panels as never);
+    expect(ids.length).toBeGreaterThanOrEqual(30);
+    expect(ids.every((id) => id > 0)).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
 
   it.each([
     ['a cursor-sync value outside the enum', (json: string) => json.replace('"graphTooltip": 1', '"graphTooltip": 7')],
@@ -154,11 +219,16 @@ describe('what the dashboard and rules read', () => {
 });
 
 describe('generate with unit suffixes', () => {
-  it('renames the raw series and keeps the recorded names', () => {
-    const files = generate({ nameSuffixes: [{ unit: 'ms', suffix: 'milliseconds' }] });
+  it('reads the JS and Collector namings by default, and adds the given one', () => {
+    const plain = generate()['prometheus/gym-recording.rules.yml'];
+    expect(plain).toContain(
+      'rate(gym_resources_operation_queue_duration_ms_bucket[5m]) or rate(gym_resources_operation_queue_duration_ms_milliseconds_bucket[5m])',
+    );
+    const files = generate({ nameSuffixes: [{ unit: 'ms', suffix: 'msec' }] });
     const rules = files['prometheus/gym-recording.rules.yml'];
-    expect(rules).toContain('rate(gym_resources_operation_queue_duration_ms_milliseconds_bucket[5m])');
-    expect(rules).not.toContain('rate(gym_resources_operation_queue_duration_ms_bucket[5m])');
+    expect(rules).toContain(
+      'rate(gym_resources_operation_queue_duration_ms_bucket[5m]) or rate(gym_resources_operation_queue_duration_ms_milliseconds_bucket[5m]) or rate(gym_resources_operation_queue_duration_ms_msec_bucket[5m])',
+    );
     expect(rules).toContain('record: instance:gym_resources_operation_queue_duration_ms_bucket:rate5m');
     // Every millisecond histogram reaches the dashboard through a recorded name, so its JSON does not change.
     expect(files['grafana/gym-telemetry.json']).toBe(generate()['grafana/gym-telemetry.json']);
@@ -187,10 +257,10 @@ describe('generate with unit suffixes', () => {
 
   it('ignores a polluted Object.prototype.nameSuffixes', () => {
     const proto = Object.prototype as Record<string, unknown>;
-    proto.nameSuffixes = [{ unit: 'ms', suffix: 'milliseconds' }];
+    proto.nameSuffixes = [{ unit: 'ms', suffix: 'msec' }];
     try {
       expect(generate({})).toEqual(generate());
-      expect(generate({})['prometheus/gym-recording.rules.yml']).not.toContain('milliseconds');
+      expect(generate({})['prometheus/gym-recording.rules.yml']).not.toContain('msec');
     } finally {
       delete proto.nameSuffixes;
     }
