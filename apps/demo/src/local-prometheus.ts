@@ -4,7 +4,7 @@
 // and the alerts can be tried against a real fleet. Nothing is downloaded: without an
 // installed Prometheus the demo says so and runs without one.
 
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, constants as fs } from 'node:fs';
 import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
