@@ -5,16 +5,20 @@
 // as current: the summary says its figures are stale, and the run exits 3 too.
 
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { type Captured, distFile, exited, isAlive, spawnNode, terminate, waitFor } from './support/processes.js';
+import {
+  type Captured,
+  distFile,
+  exited,
+  isAlive,
+  prometheusEnv,
+  spawnNode,
+  terminate,
+  waitFor,
+} from './support/processes.js';
 
 const ORCHESTRATOR = distFile('orchestrator.js');
-const PROMETHEUS: NodeJS.ProcessEnv = {
-  ...process.env,
-  NEMO_GYM_OTEL_ENABLED: '1',
-  NEMO_GYM_OTEL_EXPORTER: 'prometheus',
-  OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1',
-  OTEL_EXPORTER_OTLP_ENDPOINT: '',
-};
+// Port 0: every process binds its own free port (the orchestrator passes 0 on to its servers).
+const PROMETHEUS = prometheusEnv(0);
 
 let run: Captured | undefined;
 let stopped: number | undefined;

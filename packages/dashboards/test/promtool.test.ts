@@ -89,7 +89,38 @@ describe('promtool', () => {
     expect([...firing].sort()).toEqual([...ALERT_NAMES].sort());
     expect([...silent].sort()).toEqual([...ALERT_NAMES].sort());
   });
+
+  it('exercises every alert with a case that resolves: an alert expected firing is gone at a later time', async () => {
+    const minutes = (time: string): number => {
+      const match = /^(\d+)(m|h)$/.exec(time);
+      if (match === null) throw new Error(`eval_time ${time} is not in m or h`);
+      return Number(match[1]) * (match[2] === 'h' ? 60 : 1);
+    };
+    const resolving = new Set<string>();
+    for (const file of testFiles) {
+      const parsed = parse(await readFile(join(TESTS_DIR, file), 'utf8')) as PromtoolTestFile;
+      for (const test of parsed.tests) {
+        const checks = (test.alert_rule_test ?? []) as ResolvingCheck[];
+        const key = (labels: Record<string, string>): string => JSON.stringify(Object.entries(labels).sort());
+        for (const earlier of checks) {
+          for (const later of checks) {
+            if (later.alertname !== earlier.alertname || minutes(later.eval_time) <= minutes(earlier.eval_time))
+              continue;
+            const after = new Set(later.exp_alerts.map((alert) => key(alert.exp_labels)));
+            if (earlier.exp_alerts.some((alert) => !after.has(key(alert.exp_labels)))) resolving.add(later.alertname);
+          }
+        }
+      }
+    }
+    expect([...resolving].sort()).toEqual([...ALERT_NAMES].sort());
+  });
 });
+
+interface ResolvingCheck {
+  alertname: string;
+  eval_time: string;
+  exp_alerts: { exp_labels: Record<string, string> }[];
+}
 
 describe('the promtool tests can fail', () => {
   let work: string;
