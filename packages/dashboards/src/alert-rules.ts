@@ -16,8 +16,12 @@ export const FAILING_RATIO_THRESHOLD = 0.05;
 export const VERIFY_SUCCESS_FLOOR = 0.9;
 /** Average share of a limit's slots held over 5 minutes at or above which it counts as saturated. */
 export const SATURATION_THRESHOLD = 0.9;
-/** Share of calls refused in admission (rejected or timed out) over 5 minutes above which `GymAdmissionRefusing` fires. */
-export const REFUSED_RATIO_THRESHOLD = 0.05;
+/**
+ * Share of a server's limited calls refused by one limit in admission (rejected or timed out)
+ * over 5 minutes above which `GymAdmissionRefusing` fires. Of ALL the server's limited calls:
+ * limits count no admissions of their own, so the share of one limit's calls is not known.
+ */
+export const REFUSED_RATIO_THRESHOLD = 0.01;
 /** Event-loop lag p99 (ms) above which `GymEventLoopLagHigh` fires; a bucket boundary of the lag histogram. */
 export const EVENT_LOOP_LAG_P99_MS = 100;
 /** How far back the fleet and target alerts remember what was there. */

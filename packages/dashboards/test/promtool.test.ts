@@ -137,7 +137,7 @@ describe('the promtool tests can fail', () => {
     ['GymConcurrencyLimitSaturated', 'saturation_ratio_avg5m >= 0.9)', 'saturation_ratio_avg5m >= 0.4)', 'alerts'],
     ['GymConcurrencyLimitSaturated', 'saturation_ratio_avg5m >= 0.9)', 'saturation_ratio >= 0.9)', 'alerts'],
     ['GymConcurrencyLimitSaturated', 'queue_depth:max5m > 0)', 'queue_depth:max5m >= 0)', 'alerts'],
-    ['GymAdmissionRefusing', 'refused:ratio_rate5m > 0.05', 'refused:ratio_rate5m > 0.005', 'alerts'],
+    ['GymAdmissionRefusing', 'refused:ratio_rate5m > 0.01', 'refused:ratio_rate5m > 0.001', 'alerts'],
     ['GymOperationsFailing', 'failure_ratio_rate5m > 0.05', 'failure_ratio_rate5m > 0.005', 'alerts'],
     ['GymOperationsFailing', ' and on (job, instance) instance:gym_target:up', '', 'recording'],
     ['GymVerifySuccessDropping', 'ratio_rate5m < 0.9', 'ratio_rate5m < 0.995', 'alerts'],
