@@ -27,18 +27,19 @@ const TSC = packageFile('../../node_modules/typescript/bin/tsc');
 
 // The SDK types every string enum as a TypeScript enum, which a JSON literal cannot name; Loose
 // turns each enum into the union of its values and leaves everything else as the SDK states it.
-const TYPE_CHECK_HEADER = `import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
-import type * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
-import type * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
-
-type Loose<T> = T extends string
+const LOOSE = `type Loose<T> = T extends string
   ? \`\${T}\`
   : T extends readonly (infer U)[]
     ? Loose<U>[]
     : T extends object
       ? { [K in keyof T]: Loose<T[K]> }
       : T;
-type Target = Omit<Loose<prometheus.Dataquery>, '_implementsDataqueryVariant'>;
+`;
+const TYPE_CHECK_HEADER = `import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
+import type * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
+import type * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
+
+${LOOSE}type Target = Omit<Loose<prometheus.Dataquery>, '_implementsDataqueryVariant'>;
 type FieldConfig = Omit<Loose<dashboard.FieldConfigSource>, 'defaults'> & {
   defaults: Omit<Loose<dashboard.FieldConfig>, 'custom'> & { custom?: Loose<timeseries.FieldConfig> };
 };
@@ -60,14 +61,7 @@ export const checked: Checked = `;
 // source reads the legend formats of an annotation from the annotation itself, outside the schema.
 const SCHEMA_CHECK_HEADER = `import type { AnnotationQuery, Dashboard, DataQuery } from '@grafana/schema';
 
-type Loose<T> = T extends string
-  ? \`\${T}\`
-  : T extends readonly (infer U)[]
-    ? Loose<U>[]
-    : T extends object
-      ? { [K in keyof T]: Loose<T[K]> }
-      : T;
-type PrometheusAnnotation = Omit<Loose<AnnotationQuery>, 'target'> & {
+${LOOSE}type PrometheusAnnotation = Omit<Loose<AnnotationQuery>, 'target'> & {
   target: Loose<DataQuery> & { expr: string; interval?: string };
   titleFormat?: string;
   textFormat?: string;
