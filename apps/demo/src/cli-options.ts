@@ -35,6 +35,8 @@ export interface DemoOptions {
   readonly restartBackoffMs: number;
   /** Write a Prometheus file_sd JSON list of every metrics endpoint here, once the fleet is up. */
   readonly targetsFile?: string | undefined;
+  /** A server that does not answer its health check (`GET /healthz`) for this long is hung: killed and restarted. */
+  readonly hungAfterMs: number;
   /** Keep the fleet up this many seconds after the summary (for a Prometheus to scrape); a signal ends it early. */
   readonly linger: number;
   /** Start the installed Prometheus with the @gym/dashboards rules, scraping the fleet. */
@@ -75,6 +77,9 @@ Options:
                            (0-10, default 3); a death makes the exit status 3 either way
   --restart-backoff-ms <ms>  wait before the first restart, doubled for each further one
                            (0-60000, default 250; at most 4 s apart unless this is longer)
+  --hung-after-ms <ms>     a server that answers no health check (GET /healthz, 2 s deadline,
+                           every second) for this long is reported hung, killed and restarted
+                           (1000-600000, default 6000); it makes the exit status 3
   --targets-file <path>    write the fleet's metrics endpoints there as Prometheus file_sd JSON
   --linger <seconds>       keep the fleet up after the summary so a Prometheus can scrape it;
                            Ctrl-C or SIGTERM ends it early (0-600, default 0)
@@ -87,8 +92,9 @@ Telemetry: on by default with a Prometheus endpoint per process on 127.0.0.1 (th
 orchestrator's carries gym_servers_active). With OTEL_EXPORTER_OTLP_ENDPOINT set, metrics
 and traces go there over OTLP instead. NEMO_GYM_OTEL_* variables you set are kept.
 
-Exit status: 0 done; 1 the demo failed; 2 bad options; 3 a server died unexpectedly
-(even if it was restarted; the summary says which, when and what was lost); 130 interrupted.
+Exit status: 0 done; 1 the demo failed; 2 bad options; 3 a server died or hung unexpectedly,
+or did not answer at the end (even if it was restarted; the summary says which, when and what
+was lost); 130 interrupted.
 `;
 
 const integer = (flag: string, min: number, max: number) =>
@@ -114,6 +120,7 @@ const schema = z.object({
   judgeQueueTimeoutMs: integer('--judge-queue-timeout-ms', 1, 600_000).default(500),
   restarts: integer('--restarts', 0, 10).default(3),
   restartBackoffMs: integer('--restart-backoff-ms', 0, 60_000).default(250),
+  hungAfterMs: integer('--hung-after-ms', 1_000, 600_000).default(6_000),
   targetsFile: z.string().min(1, '--targets-file must not be empty').optional(),
   linger: integer('--linger', 0, 600).default(0),
   prometheus: z.boolean().default(false),
@@ -141,6 +148,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
         'judge-queue-timeout-ms': { type: 'string' },
         restarts: { type: 'string' },
         'restart-backoff-ms': { type: 'string' },
+        'hung-after-ms': { type: 'string' },
         'targets-file': { type: 'string' },
         linger: { type: 'string' },
         prometheus: { type: 'boolean' },
@@ -169,6 +177,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     judgeQueueTimeoutMs: values['judge-queue-timeout-ms'],
     restarts: values.restarts,
     restartBackoffMs: values['restart-backoff-ms'],
+    hungAfterMs: values['hung-after-ms'],
     targetsFile: values['targets-file'],
     linger: values.linger,
     prometheus: values.prometheus,

@@ -4,7 +4,7 @@
 // and the alerts can be tried against a real fleet. Nothing is downloaded: without an
 // installed Prometheus the demo says so and runs without one.
 
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, constants as fs } from 'node:fs';
 import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -12,7 +12,10 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { writeGenerated } from '@gym/dashboards';
 import { exited, isRunning, terminate } from './child-exit.js';
+import { claim, removeLeftovers, spawnGuarded } from './prometheus-guardian.js';
 
+/** The name of every temporary folder of a local Prometheus starts with this. */
+const TEMP_PREFIX = 'gym-demo-prometheus-';
 /** Seconds between scrapes and between rule evaluations: a demo lasts seconds, not hours. */
 const INTERVAL = '1s';
 /** How long Prometheus may take to answer /-/ready (a guard against a hang; it takes about a second). */
@@ -29,6 +32,8 @@ export interface LocalPrometheus {
   readonly url: string;
   /** The file_sd file it watches; write the fleet's endpoints there. */
   readonly targetsFile: string;
+  /** Its temporary folder (configuration, rules, storage), removed when it stops. */
+  readonly dir: string;
   /** The rule files it loaded. */
   readonly ruleFiles: readonly string[];
   /** Stops it (SIGTERM, then SIGKILL after 5 s) and removes its temporary storage. Safe to call twice. */
@@ -130,9 +135,12 @@ async function waitReady(
 export async function startLocalPrometheus(options: LocalPrometheusOptions = {}): Promise<LocalPrometheus | undefined> {
   const binary = await findPrometheus(options.binary);
   if (binary === undefined) return undefined;
-  const dir = await mkdtemp(join(tmpdir(), 'gym-demo-prometheus-'));
+  // Folders of earlier runs whose owner was killed with its guardian (nothing left to remove them).
+  await removeLeftovers(tmpdir(), TEMP_PREFIX);
+  const dir = await mkdtemp(join(tmpdir(), TEMP_PREFIX));
   let child: ChildProcess | undefined;
   try {
+    await claim(dir);
     const targetsFile = options.targetsFile ?? join(dir, 'targets.json');
     if (!existsSync(targetsFile)) await writeFile(targetsFile, '[]\n');
     const written = await writeGenerated(join(dir, 'dashboards'));
@@ -146,7 +154,8 @@ export async function startLocalPrometheus(options: LocalPrometheusOptions = {})
       const port = await (options.pickPort ?? freePort)();
       url = `http://127.0.0.1:${port}`;
       let stderr = '';
-      const launched = spawn(
+      // Under a guardian: Prometheus dies with this process, even on SIGKILL.
+      const launched = spawnGuarded(
         binary,
         [
           `--config.file=${configFile}`,
@@ -154,7 +163,7 @@ export async function startLocalPrometheus(options: LocalPrometheusOptions = {})
           `--web.listen-address=127.0.0.1:${port}`,
           '--log.level=warn',
         ],
-        { stdio: ['ignore', 'ignore', 'pipe'] },
+        dir,
       );
       child = launched;
       launched.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -165,8 +174,9 @@ export async function startLocalPrometheus(options: LocalPrometheusOptions = {})
         spawnError = error;
       });
       // A demo that exits abruptly (a second Ctrl-C) must not leave Prometheus behind.
+      // (SIGTERM: the guardian then SIGKILLs Prometheus; a SIGKILLed guardian could not.)
       const kill = (): void => {
-        launched.kill('SIGKILL');
+        launched.kill('SIGTERM');
       };
       process.once('exit', kill);
       try {
@@ -183,7 +193,7 @@ export async function startLocalPrometheus(options: LocalPrometheusOptions = {})
         process.removeListener('exit', kill);
         if (attempt >= PORT_ATTEMPTS || !/address already in use/i.test(stderr)) throw error;
         const done = exited(launched);
-        launched.kill('SIGKILL'); // it exits by itself; this only makes sure
+        launched.kill('SIGTERM'); // it exits by itself; this only makes sure
         await done;
       }
     }
@@ -191,6 +201,7 @@ export async function startLocalPrometheus(options: LocalPrometheusOptions = {})
     return {
       url,
       targetsFile,
+      dir,
       ruleFiles,
       stop() {
         stopping ??= (async () => {
@@ -202,11 +213,7 @@ export async function startLocalPrometheus(options: LocalPrometheusOptions = {})
       },
     };
   } catch (error) {
-    if (child !== undefined && isRunning(child)) {
-      const done = exited(child);
-      child.kill('SIGKILL');
-      await done;
-    }
+    if (child !== undefined && isRunning(child)) await terminate(child, 5_000);
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
@@ -242,6 +249,7 @@ export async function startDemoPrometheus(options: DemoPrometheusOptions): Promi
     return undefined;
   }
   options.out(`  Prometheus    ${local.url}  (@gym/dashboards rules loaded; alerts at ${local.url}/alerts)`);
+  options.out(`  Prometheus data  ${local.dir}  (removed when the demo ends, even when it is killed)`);
   if (options.linger === 0)
     options.out('  (it stops with the fleet: add --linger <seconds> to keep both up after the summary)');
   return local;

@@ -12,6 +12,7 @@ import { configureTelemetryEnv, initTelemetry, shutdownTelemetry } from '@gym/ot
 import { type DemoOptions, HELP, parseCommandLine } from './cli-options.js';
 import { settleWithin, waitOrAbort } from './deadline.js';
 import { Fleet, type FleetMember, type ServerDeath } from './fleet.js';
+import { HealthWatch, type HungServer } from './health-watch.js';
 import { DEFAULT_WORKERS, type LoadStats, type LoadTarget, runLoad } from './load-generator.js';
 import { type LocalPrometheus, startDemoPrometheus } from './local-prometheus.js';
 import { defaultMetricsEndpointLimits } from './metrics-endpoint.js';
@@ -43,6 +44,8 @@ const err = (line: string): void => {
 
 /** The fleet's state for the progress line. */
 interface FleetStatus {
+  /** Servers running whose last health check was answered. */
+  readonly answering: number;
   readonly live: number;
   readonly size: number;
   readonly deaths: number;
@@ -67,7 +70,7 @@ function progressReporter(
     }
     const status = fleet();
     const servers =
-      `servers ${status.live}/${status.size}` +
+      `servers answering ${status.answering}/${status.size}` +
       (status.deaths > 0 ? ` (${status.deaths} died, ${status.restarts} restarted)` : '');
     return (
       `load ${seconds.toFixed(1).padStart(5)} / ${(durationMs / 1000).toFixed(0)} s · ${stats.completed} done (${rate}/s) · ` +
@@ -103,8 +106,18 @@ async function writeTargets(file: string, endpoints: readonly string[]): Promise
   await rename(temporary, file); // atomic, so a watching Prometheus never reads half a file
 }
 
-function causeOf(death: ServerDeath): string {
+function causeOf(death: ServerDeath, hung?: HungServer): string {
+  if (hung !== undefined)
+    return `by SIGKILL from the orchestrator: hung, no answer to /healthz since ${hung.since.toISOString()}`;
   return death.signal !== null ? `by ${death.signal}` : `with exit code ${death.code}`;
+}
+
+/** The line that reports a hung server: name, pid, since when. */
+function hungLine(hung: HungServer): string {
+  return (
+    `${hung.member.name} (pid ${hung.member.pid}) is hung: no answer to /healthz since ${hung.since.toISOString()} ` +
+    `(${(hung.silentMs / 1000).toFixed(1)} s); killing it to restart it`
+  );
 }
 
 /** Runs the demo; resolves with the process exit code. */
@@ -167,6 +180,10 @@ async function run(options: DemoOptions): Promise<number> {
   };
   const readings = new FleetReadings();
   const deaths: DeathReport[] = [];
+  // Servers the health checks found hung (and the orchestrator killed), by pid.
+  const hung = new Map<number, HungServer>();
+  let health: HealthWatch | undefined;
+  let unansweredAtEnd = 0;
   let loadStartedAt: number | undefined;
   let exitCode = 0;
   let completed = false;
@@ -222,16 +239,17 @@ async function run(options: DemoOptions): Promise<number> {
         recordActiveServers(fleet?.live ?? 0);
         const reading = readings.of(death.pid);
         const loadSeconds = loadStartedAt === undefined ? 0 : (performance.now() - loadStartedAt) / 1000;
+        const cause = causeOf(death, hung.get(death.pid));
         deaths.push({
           name: death.name,
           pid: death.pid,
-          cause: causeOf(death),
+          cause,
           at: death.at,
           loadSeconds,
           lastReadSecondsBefore: reading?.at === undefined ? undefined : (performance.now() - reading.at) / 1000,
         });
         note(
-          `${death.name} (pid ${death.pid}) died ${causeOf(death)} ${loadSeconds.toFixed(1)} s into the load; ` +
+          `${death.name} (pid ${death.pid}) died ${cause} ${loadSeconds.toFixed(1)} s into the load; ` +
             (restartInMs === null
               ? `restart budget (${options.restarts}) spent: it stays down`
               : `restarting it in ${restartInMs} ms`),
@@ -267,6 +285,17 @@ async function run(options: DemoOptions): Promise<number> {
     startup.finish();
     const supervised = fleet;
     recordActiveServers(supervised.live);
+    health = new HealthWatch({
+      members: () => supervised.members,
+      hungAfterMs: options.hungAfterMs,
+      onHung: (found) => {
+        hung.set(found.member.pid, found);
+        note(hungLine(found));
+        found.member.child.kill('SIGKILL'); // a stopped process too; the fleet restarts it like a dead one
+      },
+    });
+    health.start();
+    const watch = health;
     for (const member of supervised.members) out(showMember(member));
     targetsFile = options.targetsFile ?? localPrometheus?.targetsFile;
     if (targetsFile !== undefined) {
@@ -282,6 +311,7 @@ async function run(options: DemoOptions): Promise<number> {
     );
 
     progress = progressReporter(options.duration * 1000, () => ({
+      answering: watch.answering,
       live: supervised.live,
       size: supervised.size,
       deaths: deaths.length,
@@ -320,7 +350,19 @@ async function run(options: DemoOptions): Promise<number> {
 
     // The last reading of the servers still running; the dead keep theirs.
     const running = supervised.members;
+    const finalReadAt = performance.now();
     await readings.read(running);
+    // A server that did not answer this last read is not presented as it is now: its figures
+    // are its last reading, and the summary says how old that is.
+    const stale = running.flatMap((member) => {
+      const reading = readings.of(member.pid);
+      if (reading !== undefined && reading.at !== undefined && reading.at >= finalReadAt) return [];
+      const age = reading?.at === undefined ? undefined : (performance.now() - reading.at) / 1000;
+      return [
+        `${member.name} (pid ${member.pid}) did not answer at the end: ` +
+          (age === undefined ? 'never read' : `its figures are its last reading, ${age.toFixed(1)} s old`),
+      ];
+    });
     const all = readings.all;
     const samples: PromSample[] = all.flatMap((entry) => entry.samples ?? []);
     const limitReadings = all.flatMap((entry) => (entry.limits === undefined ? [] : [entry.limits]));
@@ -332,8 +374,9 @@ async function run(options: DemoOptions): Promise<number> {
           : [],
     );
     const endStates = running.flatMap((member) => {
-      const state = readings.of(member.pid)?.limits;
-      return state === undefined ? [] : [state];
+      const reading = readings.of(member.pid);
+      const fresh = reading?.at !== undefined && reading.at >= finalReadAt;
+      return !fresh || reading?.limits === undefined ? [] : [reading.limits];
     });
     const sumEnd = (key: 'active' | 'queued'): number =>
       endStates.reduce(
@@ -351,10 +394,15 @@ async function run(options: DemoOptions): Promise<number> {
         unreadable: [...new Set(unreadable)],
         limitReadings,
         deaths,
-        atEnd: endStates.length > 0 ? { active: sumEnd('active'), queued: sumEnd('queued') } : undefined,
+        atEnd:
+          endStates.length > 0
+            ? { active: sumEnd('active'), queued: sumEnd('queued'), servers: endStates.length }
+            : undefined,
+        stale,
       }),
     );
 
+    unansweredAtEnd = stale.length;
     completed = !stop.signal.aborted;
     if (options.linger > 0 && completed) {
       out(`\nThe fleet stays up ${options.linger} s for scraping (Ctrl-C to stop now).`);
@@ -365,6 +413,7 @@ async function run(options: DemoOptions): Promise<number> {
     exitCode = 1;
   } finally {
     startup.finish();
+    await health?.stop();
     recordActiveServers(0);
     await fleet?.stop();
     await localPrometheus?.stop();
@@ -374,14 +423,21 @@ async function run(options: DemoOptions): Promise<number> {
   }
   // A signal during the linger is the expected way to end it; one during the load is an interruption.
   if (!completed && exitCode === 0) exitCode = 130;
-  if (exitCode === 0 && deaths.length > 0) exitCode = EXIT_SERVER_DIED;
+  if (exitCode === 0 && (deaths.length > 0 || unansweredAtEnd > 0)) exitCode = EXIT_SERVER_DIED;
   if (exitCode === 130) out('Interrupted; every server stopped.');
-  else if (exitCode === EXIT_SERVER_DIED) {
+  else if (exitCode === EXIT_SERVER_DIED && deaths.length === 0) {
+    out(
+      `Done, but ${unansweredAtEnd} server${unansweredAtEnd === 1 ? '' : 's'} did not answer at the end (see above); every server stopped. Exit status ${EXIT_SERVER_DIED}.`,
+    );
+    err(
+      `exit status ${EXIT_SERVER_DIED}: ${unansweredAtEnd} server${unansweredAtEnd === 1 ? '' : 's'} did not answer at the end`,
+    );
+  } else if (exitCode === EXIT_SERVER_DIED) {
     const names = [...new Set(deaths.map((death) => death.name))].join(', ');
     out(
-      `Done, but ${deaths.length === 1 ? 'a server' : `${deaths.length} servers`} died unexpectedly (${names}; see above); every server stopped. Exit status ${EXIT_SERVER_DIED}.`,
+      `Done, but ${deaths.length === 1 ? 'a server' : `${deaths.length} servers`} died or hung unexpectedly (${names}; see above); every server stopped. Exit status ${EXIT_SERVER_DIED}.`,
     );
-    err(`exit status ${EXIT_SERVER_DIED}: ${names} died unexpectedly during the run`);
+    err(`exit status ${EXIT_SERVER_DIED}: ${names} died or hung unexpectedly during the run`);
   } else out(exitCode === 0 ? 'Done; every server stopped.' : 'Failed; every server stopped.');
   return exitCode;
 }

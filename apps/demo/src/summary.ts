@@ -138,7 +138,9 @@ export interface SummaryInput {
   readonly limitReadings: readonly LimitsReading[];
   readonly deaths: readonly DeathReport[];
   /** Calls holding or waiting for a slot on the running servers once the load ended. */
-  readonly atEnd?: { readonly active: number; readonly queued: number } | undefined;
+  readonly atEnd?: { readonly active: number; readonly queued: number; readonly servers: number } | undefined;
+  /** Running servers that did not answer the final reading, each with how old its figures are. */
+  readonly stale?: readonly string[] | undefined;
   /** Human description of each operation's limit, per server (e.g. `Semaphore(2)`). */
   readonly limits: Readonly<Partial<Record<Operation, string>>>;
   readonly operations: readonly OperationSummary[];
@@ -198,27 +200,17 @@ export function formatSummary(input: SummaryInput): string {
         new Set([3, 4, 5, 6, 7]),
       ),
     );
-    const worst = input.operations
-      .filter((row) => Number.isFinite(row.queueP50) && row.runP50 > 0)
-      .sort((a, b) => b.queueP50 / b.runP50 - a.queueP50 / a.runP50)[0];
-    out.push('');
-    if (worst !== undefined && worst.queueP50 > worst.runP50) {
-      out.push(
-        `Queueing: ${worst.operation} calls waited ${formatMs(worst.queueP50)} (p50) for a slot of ` +
-          `${input.limits[worst.operation] ?? 'their limit'} and then ran ${formatMs(worst.runP50)}: ` +
-          `the limit, not the work, is where the time goes. Raise it (--limit for verify) or add servers.`,
-      );
-    } else {
-      out.push('Queueing: no operation waited longer for its limit than it ran; the limits are not the bottleneck.');
-    }
   }
+  const verdict = queueingVerdict(input);
+  if (verdict.length > 0) out.push('', ...verdict);
   const limitsTable = formatLimits(input.limitReadings);
   if (limitsTable !== undefined) out.push('', limitsTable);
   if (input.atEnd !== undefined) {
     out.push(
-      `After the load: ${input.atEnd.active} call${input.atEnd.active === 1 ? '' : 's'} holding a slot, ${input.atEnd.queued} waiting, over the running servers.`,
+      `After the load: ${input.atEnd.active} call${input.atEnd.active === 1 ? '' : 's'} holding a slot, ${input.atEnd.queued} waiting, over the ${input.atEnd.servers} running server${input.atEnd.servers === 1 ? '' : 's'} that answered.`,
     );
   }
+  for (const line of input.stale ?? []) out.push(`Stale: ${line}.`);
   if (input.successRates.length > 0) {
     const rates = input.successRates.map((rate) => rate.toFixed(3)).join(', ');
     out.push(
@@ -241,6 +233,52 @@ export function formatSummary(input: SummaryInput): string {
     for (const death of input.deaths) out.push(...describeDeath(death, input.load));
   }
   return out.join('\n');
+}
+
+/** Share of the calls that asked a limit and were refused (queue full, or deadline) at or above which the limit is the bottleneck. */
+export const REFUSED_SHARE_BOTTLENECK = 0.05;
+
+function percent(fraction: number): string {
+  return `${Math.round(fraction * 100)} %`;
+}
+
+/**
+ * Is a limit the bottleneck? Yes when calls waited longer for it than they ran (queue time),
+ * or when it refused a sizeable share of the calls that asked it (full queue, deadline): a
+ * refused call has no queue time at all, so queue time alone says nothing about it.
+ */
+export function queueingVerdict(input: Pick<SummaryInput, 'operations' | 'limitReadings' | 'limits'>): string[] {
+  const lines: string[] = [];
+  const worst = input.operations
+    .filter((row) => Number.isFinite(row.queueP50) && row.runP50 > 0)
+    .sort((a, b) => b.queueP50 / b.runP50 - a.queueP50 / a.runP50)[0];
+  if (worst !== undefined && worst.queueP50 > worst.runP50) {
+    lines.push(
+      `Queueing: ${worst.operation} calls waited ${formatMs(worst.queueP50)} (p50) for a slot of ` +
+        `${input.limits[worst.operation] ?? 'their limit'} and then ran ${formatMs(worst.runP50)}: ` +
+        `the limit, not the work, is where the time goes. Raise it (--limit for verify) or add servers.`,
+    );
+  }
+  for (const route of ['verify', 'tool', 'judge'] as const) {
+    const states = input.limitReadings.map((reading) => reading[route]).filter((state) => state !== undefined);
+    const sum = (key: 'admitted' | 'rejected' | 'timedOut'): number =>
+      states.reduce((total, state) => total + state[key], 0);
+    const refused = sum('rejected') + sum('timedOut');
+    const asked = sum('admitted') + refused;
+    if (asked === 0 || refused / asked < REFUSED_SHARE_BOTTLENECK) continue;
+    lines.push(
+      `Refusals: ${route} refused ${percent(refused / asked)} of calls (${refused} of ${asked}: ` +
+        `${sum('rejected')} with a full queue, ${sum('timedOut')} past the queue deadline): the limit is the bottleneck. ` +
+        `Raise it (--limit for verify) or add servers; a longer queue only trades refusals for waiting.`,
+    );
+  }
+  if (lines.length === 0 && input.operations.length > 0) {
+    lines.push(
+      'Queueing: no operation waited longer for its limit than it ran, and no limit refused ' +
+        `${percent(REFUSED_SHARE_BOTTLENECK)} or more of its calls; the limits are not the bottleneck.`,
+    );
+  }
+  return lines;
 }
 
 /** The rollout line: what the orchestrator drove and recorded into `gym.rollout.duration_ms`. */

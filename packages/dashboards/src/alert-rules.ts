@@ -1,26 +1,40 @@
-// Alerting rules: the five conditions worth waking someone for. Each has a summary, a
-// description and a runbook section of the same name in the README; each is unit-tested with
-// `promtool test rules` (series that fire and series that do not).
+// Alerting rules: the conditions worth waking someone for. Each has a summary, a description
+// and a runbook section of the same name in the README; each is unit-tested with
+// `promtool test rules`: it fires on the fault, stays quiet on a healthy fleet, resolves after
+// recovery, and one odd scrape inside the fault does not restart its wait. Every condition
+// reads a window (a rate, an average, a median), never a single scrape, and every per-target
+// condition is joined to the targets that answer now, so a dead process drops out at once.
 
-import { type Naming, recordedNames } from './naming.js';
+import { eitherNaming, type Naming, RATE_WINDOW, recordedNames } from './naming.js';
 import { by, FAILING_OUTCOMES, LIMIT_LABELS, TARGET_LABELS } from './recording-rules.js';
-import { LABELS } from './series.js';
+import { LABELS, TARGET_INFO } from './series.js';
 import type { AlertRule, RuleGroup } from './types.js';
 
 /** Fraction of failing calls (error, timeout, crashed) over 5 minutes above which `GymOperationsFailing` fires. */
 export const FAILING_RATIO_THRESHOLD = 0.05;
-/** Verify success rate below which `GymVerifySuccessDropping` fires. */
+/** Share of completed verify calls over 5 minutes below which `GymVerifySuccessDropping` fires. */
 export const VERIFY_SUCCESS_FLOOR = 0.9;
-/** A fall of the verify success rate within 30 minutes at or beyond which `GymVerifySuccessDropping` fires. */
-export const VERIFY_SUCCESS_FALL = 0.05;
+/** Average share of a limit's slots held over 5 minutes at or above which it counts as saturated. */
+export const SATURATION_THRESHOLD = 0.9;
+/**
+ * Share of a server's limited calls refused by one limit in admission (rejected or timed out)
+ * over 5 minutes above which `GymAdmissionRefusing` fires. Of ALL the server's limited calls:
+ * limits count no admissions of their own, so the share of one limit's calls is not known.
+ */
+export const REFUSED_RATIO_THRESHOLD = 0.01;
 /** Event-loop lag p99 (ms) above which `GymEventLoopLagHigh` fires; a bucket boundary of the lag histogram. */
 export const EVENT_LOOP_LAG_P99_MS = 100;
+/** How far back the fleet and target alerts remember what was there. */
+const MEMORY = '1h';
 
 /** The alert names, in README order. */
 export const ALERT_NAMES = [
   'GymConcurrencyLimitSaturated',
+  'GymAdmissionRefusing',
   'GymOperationsFailing',
   'GymVerifySuccessDropping',
+  'GymTargetDown',
+  'GymTargetsAbsent',
   'GymFleetShrank',
   'GymEventLoopLagHigh',
 ] as const;
@@ -31,23 +45,38 @@ const label = (name: string): string => `{{ $labels.${name} }}`;
 /** The alerting rule group for one naming. */
 export function alertRules(names: Naming): RuleGroup<AlertRule> {
   const r = recordedNames(names);
-  const s = names.series;
   const limits = LIMIT_LABELS.join(', ');
   const percent = (fraction: number): string => `${Math.round(fraction * 100)}%`;
+  const servers = eitherNaming(names, 'serversActive', 'series');
+  const serversOver = (fn: string, window: string, extra = ''): string =>
+    eitherNaming(names, 'serversActive', 'series', (name) => `${fn}(${extra}${name}[${window}])`);
   const rules: AlertRule[] = [
     {
       alert: 'GymConcurrencyLimitSaturated',
       expr:
-        `(${r.concurrencySaturation} >= 1) and on (${limits})` +
-        ` (sum ${by(...LIMIT_LABELS)} (${s('concurrencyQueueDepth').series}) > 0)`,
+        `(${r.concurrencySaturationAvg} >= ${SATURATION_THRESHOLD}) and on (${limits})` +
+        ` ((${r.concurrencyQueueMax} > 0) or (${r.admissionRefusedRate} > 0))`,
       for: '10m',
       labels: { severity: 'warning' },
       annotations: {
         summary: `Limit ${label(LABELS.limitName)} (${label(LABELS.component)}) on ${label('instance')} is saturated`,
         description:
-          `Every slot of limit ${label(LABELS.limitName)} has been held and callers have been waiting for 10 minutes: ` +
-          'work is waiting for the limit, not for itself, so queue time grows while run time does not.',
+          `On average ${percent(SATURATION_THRESHOLD)} or more of the slots of limit ${label(LABELS.limitName)} were held over 5 minutes, ` +
+          'with callers waiting or refused, for 10 minutes: work is waiting for the limit, not for itself.',
         runbook: runbook('GymConcurrencyLimitSaturated'),
+      },
+    },
+    {
+      alert: 'GymAdmissionRefusing',
+      expr: `${r.admissionRefusedRatio} > ${REFUSED_RATIO_THRESHOLD}`,
+      for: '5m',
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: `Limit ${label(LABELS.limitName)} on ${label('instance')} refuses calls`,
+        description:
+          `More than ${percent(REFUSED_RATIO_THRESHOLD)} of the calls on ${label('instance')} were refused by limit ${label(LABELS.limitName)} ` +
+          '(queue full, or no slot within the admission deadline) over 5 minutes, for 5 minutes: those calls never ran.',
+        runbook: runbook('GymAdmissionRefusing'),
       },
     },
     {
@@ -65,31 +94,58 @@ export function alertRules(names: Naming): RuleGroup<AlertRule> {
     },
     {
       alert: 'GymVerifySuccessDropping',
-      expr:
-        `min ${by(...TARGET_LABELS)} (${s('verifySuccessRate').series}) < ${VERIFY_SUCCESS_FLOOR}` +
-        ` or min ${by(...TARGET_LABELS)} (delta(${s('verifySuccessRate').series}[30m])) <= -${VERIFY_SUCCESS_FALL}`,
+      expr: `${r.verifySuccessRatio} < ${VERIFY_SUCCESS_FLOOR}`,
       for: '5m',
       labels: { severity: 'warning' },
       annotations: {
         summary: `Verify success on ${label('instance')} is dropping`,
-        description:
-          `The share of verify calls that completed (cumulative since the server started) is below ${percent(VERIFY_SUCCESS_FLOOR)} ` +
-          `or fell by ${Math.round(VERIFY_SUCCESS_FALL * 100)} points or more within 30 minutes.`,
+        description: `Fewer than ${percent(VERIFY_SUCCESS_FLOOR)} of the verify calls of the last 5 minutes completed, for 5 minutes.`,
         runbook: runbook('GymVerifySuccessDropping'),
       },
     },
     {
+      // Down or hung: most scrapes of the window failed. Only Gym targets (they served
+      // target_info within the memory), only targets still in service discovery (`up` now).
+      alert: 'GymTargetDown',
+      expr:
+        `(avg_over_time(up[${RATE_WINDOW}]) < 0.5) and on (job, instance) up` +
+        ` and on (job, instance) max ${by(...TARGET_LABELS)} (max_over_time(${TARGET_INFO}[${MEMORY}]))`,
+      for: '1m',
+      labels: { severity: 'critical' },
+      annotations: {
+        summary: `Gym target ${label('instance')} of ${label('job')} does not answer`,
+        description:
+          'Most scrapes of the last 5 minutes failed: the process is dead, hung (stopped, or its event loop blocked) or unreachable.',
+        runbook: runbook('GymTargetDown'),
+      },
+    },
+    {
+      // absent(), per job: every target of a job that answered within the memory is gone.
+      alert: 'GymTargetsAbsent',
+      expr: `max ${by('job')} (max_over_time(${r.targetUp}[${MEMORY}])) unless on (job) max ${by('job')} (${r.targetUp})`,
+      for: '1m',
+      labels: { severity: 'critical' },
+      annotations: {
+        summary: `No target of ${label('job')} answers`,
+        description:
+          'Every Gym target of this job answered within the last hour and none answers now: the whole fleet, or the path to it, is down.',
+        runbook: runbook('GymTargetsAbsent'),
+      },
+    },
+    {
+      // The median of the window (one odd scrape changes nothing) below the peak, or the
+      // writer gone: a dead orchestrator does not clear the alert, it keeps it.
       alert: 'GymFleetShrank',
       expr:
-        `max ${by(...TARGET_LABELS)} (${s('serversActive').series})` +
-        ` < max ${by(...TARGET_LABELS)} (max_over_time(${s('serversActive').series}[1h]))`,
+        `(max ${by('job')} (${serversOver('quantile_over_time', RATE_WINDOW, '0.5, ')}) < max ${by('job')} (${serversOver('max_over_time', MEMORY)}))` +
+        ` or (max ${by('job')} (${serversOver('max_over_time', MEMORY)}) unless on (job) max ${by('job')} (${servers}))`,
       for: '2m',
       labels: { severity: 'critical' },
       annotations: {
-        summary: `The fleet of ${label('job')} is smaller than it started`,
+        summary: `The fleet of ${label('job')} is smaller than it was`,
         description:
-          `The orchestrator at ${label('instance')} reports {{ $value }} servers, fewer than the largest count it ` +
-          'reported in the last hour: a server died and was not replaced.',
+          'The orchestrator reports fewer servers than the most it reported in the last hour, or stopped reporting ' +
+          '(it died): a server died and was not replaced, or nobody watches the fleet any more.',
         runbook: runbook('GymFleetShrank'),
       },
     },

@@ -17,12 +17,13 @@ Writes, under <dir>:
 
 Options:
   --out <dir>            where to write (created if missing)
-  --name-suffix <rule>   your pipeline adds a unit suffix to series names; repeatable,
-                         one suffix per unit (not total, bucket, sum, count, created, info):
-                           ${COLLECTOR_PRESET}          what an OpenTelemetry Collector adds: ms -> _milliseconds,
-                                              s -> _seconds, By -> _bytes, 1 -> _ratio (gauges)
-                           <unit>=<suffix>    e.g. ms=milliseconds; units: ${SERIES_UNITS.join(', ')}
-                         Default: none, as the OpenTelemetry JS Prometheus exporter writes them.
+  --name-suffix <rule>   also read series your pipeline names with a unit suffix; repeatable,
+                         one suffix per unit (not total, bucket, sum, count, created, info).
+                         Always read: names as the OpenTelemetry JS Prometheus exporter writes
+                         them (no suffix) and as an OpenTelemetry Collector writes them:
+                           ${COLLECTOR_PRESET}          the Collector's: ms -> _milliseconds, s -> _seconds,
+                                              By -> _bytes, 1 -> _ratio (gauges)
+                           <unit>=<suffix>    e.g. ms=msec; units: ${SERIES_UNITS.join(', ')}
   --quiet                print nothing on success
   -h, --help             show this help
 `;

@@ -10,8 +10,9 @@ import * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
 import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
 import { OUTCOMES } from '@gym/constants';
 import { ALERT_NAMES } from './alert-rules.js';
-import { type Naming, recordedNames } from './naming.js';
+import { eitherNaming, type Naming, recordedNames } from './naming.js';
 import { by } from './recording-rules.js';
+import type { SeriesId } from './series.js';
 import { LABELS, TARGET_INFO } from './series.js';
 
 /** The dashboard's uid: stable, so re-importing replaces it. */
@@ -49,6 +50,33 @@ function query(expr: string, legend: string): prometheus.DataqueryBuilder {
   return new prometheus.DataqueryBuilder().datasource(DATASOURCE).expr(expr).legendFormat(legend).range();
 }
 
+/** Fields the SDK's variable builders write that belong to interval variables only. */
+const INTERVAL_ONLY_FIELDS = ['auto', 'auto_min', 'auto_count'] as const;
+
+/**
+ * What Grafana expects of the model and the builders leave out: a unique id for every panel and
+ * row (in order), a refId for every query of a panel (A, B, …), and no interval-variable fields
+ * on other kinds of variable.
+ */
+function finish(model: dashboard.Dashboard): dashboard.Dashboard {
+  let id = 0;
+  const number = (panel: dashboard.Panel | dashboard.RowPanel): void => {
+    panel.id = ++id;
+    if ('targets' in panel && Array.isArray(panel.targets)) {
+      panel.targets.forEach((target, index) => {
+        (target as { refId?: string }).refId = String.fromCharCode(65 + index);
+      });
+    }
+    if (panel.type === 'row') for (const inner of (panel as dashboard.RowPanel).panels ?? []) number(inner);
+  };
+  for (const panel of model.panels ?? []) number(panel as dashboard.Panel | dashboard.RowPanel);
+  for (const variable of model.templating?.list ?? []) {
+    if (variable.type === 'interval') continue;
+    for (const field of INTERVAL_ONLY_FIELDS) delete (variable as unknown as Record<string, unknown>)[field];
+  }
+  return model;
+}
+
 function panel(title: string, description: string, unit: string): timeseries.PanelBuilder {
   return new timeseries.PanelBuilder()
     .title(title)
@@ -81,7 +109,6 @@ function labelVariable(
     .description(description)
     .datasource(DATASOURCE)
     .query(values)
-    .definition(values)
     .refresh(dashboard.VariableRefresh.OnTimeRangeChanged)
     .sort(dashboard.VariableSort.AlphabeticalAsc)
     .multi(true)
@@ -93,7 +120,7 @@ function labelVariable(
 /** The dashboard, as the Grafana JSON model. */
 export function buildDashboard(names: Naming): dashboard.Dashboard {
   const r = recordedNames(names);
-  const s = names.series;
+  const raw = (id: SeriesId): string => eitherNaming(names, id, 'series');
   const op = LABELS.operation;
   const limit = [LABELS.component, LABELS.limitName];
   const limitLegend = `{{${LABELS.component}}}/{{${LABELS.limitName}}}`;
@@ -117,8 +144,12 @@ export function buildDashboard(names: Naming): dashboard.Dashboard {
         .datasource(DATASOURCE)
         .enable(true)
         .iconColor('red')
-        .expr(`ALERTS{alertstate="firing", alertname=~"${ALERT_NAMES.join('|')}", job=~"$${VARIABLES.service}"}`)
-        .step('60s')
+        .target(
+          new prometheus.DataqueryBuilder()
+            .expr(`ALERTS{alertstate="firing", alertname=~"${ALERT_NAMES.join('|')}", job=~"$${VARIABLES.service}"}`)
+            .refId('Anno')
+            .interval('60s'),
+        )
         .titleFormat('{{alertname}}')
         .textFormat(`{{instance}} {{${LABELS.operation}}} {{${LABELS.limitName}}}`)
         .tagKeys('severity'),
@@ -181,8 +212,8 @@ export function buildDashboard(names: Naming): dashboard.Dashboard {
         'Operations waiting for their limit and running inside it.',
         'short',
       )
-        .withTarget(query(`sum ${by(op)} (${selected(s('operationQueued').series)})`, `{{${op}}} waiting`))
-        .withTarget(query(`sum ${by(op)} (${selected(s('operationActive').series)})`, `{{${op}}} running`)),
+        .withTarget(query(`sum ${by(op)} (${selected(raw('operationQueued'))})`, `{{${op}}} waiting`))
+        .withTarget(query(`sum ${by(op)} (${selected(raw('operationActive'))})`, `{{${op}}} running`)),
     )
     .withPanel(
       panel('Calls per second, by operation', 'Finished calls per second, every outcome.', 'reqps').withTarget(
@@ -202,9 +233,9 @@ export function buildDashboard(names: Naming): dashboard.Dashboard {
     )
     .withPanel(
       panel('Queue depth per limit', 'Callers waiting for a slot right now, summed over the selected servers.', 'short')
-        .withTarget(query(`sum ${by(...limit)} (${selected(s('concurrencyQueueDepth').series)})`, limitLegend))
+        .withTarget(query(`sum ${by(...limit)} (${selected(raw('concurrencyQueueDepth'))})`, limitLegend))
         .withTarget(
-          query(`sum ${by(...limit)} (${selected(s('concurrencyAvailable').series)})`, `${limitLegend} free slots`),
+          query(`sum ${by(...limit)} (${selected(raw('concurrencyAvailable'))})`, `${limitLegend} free slots`),
         ),
     )
     .withPanel(
@@ -254,12 +285,13 @@ export function buildDashboard(names: Naming): dashboard.Dashboard {
     .withPanel(
       panel(
         'Verify success rate, by server',
-        'Share of verify calls that completed (not whether the task passed), cumulative since each server started.',
+        'Share of verify calls that completed (not whether the task passed): cumulative since each server started, and over the last 5 minutes (what GymVerifySuccessDropping reads).',
         'percentunit',
       )
         .max(1)
+        .withTarget(query(`max ${by(LABELS.serverName, 'instance')} (${perServer(raw('verifySuccessRate'))})`, server))
         .withTarget(
-          query(`max ${by(LABELS.serverName, 'instance')} (${perServer(s('verifySuccessRate').series)})`, server),
+          query(`max ${by(LABELS.serverName, 'instance')} (${perServer(r.verifySuccessRatio)})`, `${server} last 5m`),
         ),
     )
     .withPanel(
@@ -270,20 +302,25 @@ export function buildDashboard(names: Naming): dashboard.Dashboard {
 
   // Row 5: the fleet.
   const fleetTargets = selectedTargets(undefined, false);
-  builder
-    .withRow(new dashboard.RowBuilder('Is the whole fleet up?'))
-    .withPanel(
-      panel(
-        'Servers in the fleet',
-        'gym.servers.active as the orchestrator reports it (its only writer). A drop means a server died.',
-        'short',
-      ).withTarget(
+  builder.withRow(new dashboard.RowBuilder('Is the whole fleet up?')).withPanel(
+    panel(
+      'Servers in the fleet',
+      'gym.servers.active as the orchestrator reports it (its only writer), and the targets that answer their scrapes now. A drop means a server died; fewer answering than reported means one is down or hung.',
+      'short',
+    )
+      .withTarget(
         query(
-          `max ${by('job', 'instance')} (${s('serversActive').series} * on (job, instance) group_left () ${fleetTargets})`,
+          `max ${by('job', 'instance')} (${raw('serversActive')} * on (job, instance) group_left () ${fleetTargets})`,
           '{{job}} {{instance}}',
         ),
+      )
+      .withTarget(
+        query(
+          `count ${by('job')} (${r.targetUp} * on (job, instance) group_left () ${fleetTargets})`,
+          '{{job}} targets answering',
+        ),
       ),
-    );
+  );
 
   // Row 6: the process.
   builder
@@ -305,12 +342,12 @@ export function buildDashboard(names: Naming): dashboard.Dashboard {
     )
     .withPanel(
       panel('Memory, by server', 'Resident memory of each server process.', 'bytes').withTarget(
-        query(`sum ${by(LABELS.serverName, 'instance')} (${perServer(s('processMemoryUsage').series)})`, server),
+        query(`sum ${by(LABELS.serverName, 'instance')} (${perServer(raw('processMemoryUsage'))})`, server),
       ),
     )
     .withPanel(
       panel('Requests in flight, by server', 'HTTP requests between arrival and response end.', 'short').withTarget(
-        query(`sum ${by(LABELS.serverName, 'instance')} (${perServer(s('requestsInFlight').series)})`, server),
+        query(`sum ${by(LABELS.serverName, 'instance')} (${perServer(raw('requestsInFlight'))})`, server),
       ),
     )
     .withPanel(
@@ -329,15 +366,12 @@ export function buildDashboard(names: Naming): dashboard.Dashboard {
       panel('Threads and open file descriptors, by server', 'A steady climb is a leak.', 'short')
         .withTarget(
           query(
-            `sum ${by(LABELS.serverName, 'instance')} (${perServer(s('processThreadCount').series)})`,
+            `sum ${by(LABELS.serverName, 'instance')} (${perServer(raw('processThreadCount'))})`,
             `${server} threads`,
           ),
         )
         .withTarget(
-          query(
-            `sum ${by(LABELS.serverName, 'instance')} (${perServer(s('processOpenFds').series)})`,
-            `${server} open fds`,
-          ),
+          query(`sum ${by(LABELS.serverName, 'instance')} (${perServer(raw('processOpenFds'))})`, `${server} open fds`),
         ),
     );
 
@@ -347,7 +381,7 @@ export function buildDashboard(names: Naming): dashboard.Dashboard {
     .withRow(new dashboard.RowBuilder('Sandboxes: held, startup, exec, retries'))
     .withPanel(
       panel('Sandboxes held, by provider', 'Sandboxes created and not yet released.', 'short').withTarget(
-        query(`sum ${by(provider)} (${selected(s('sandboxActive').series)})`, `{{${provider}}}`),
+        query(`sum ${by(provider)} (${selected(raw('sandboxActive'))})`, `{{${provider}}}`),
       ),
     )
     .withPanel(
@@ -366,5 +400,5 @@ export function buildDashboard(names: Naming): dashboard.Dashboard {
       ),
     );
 
-  return builder.build();
+  return finish(builder.build());
 }

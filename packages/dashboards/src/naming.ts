@@ -1,46 +1,80 @@
-// The names one generation uses: the Prometheus name of every series (through
-// prometheusNames, with the pipeline's unit suffixes) and the name of every recorded series.
-// Recorded names follow Prometheus' `level:metric:operations` convention and do NOT change
-// with a unit suffix, so a dashboard built for one pipeline reads the same recorded series.
+// The names one generation uses: the Prometheus names of every series in each naming the rules
+// read (the OpenTelemetry JS exporter's, an OpenTelemetry Collector's with unit suffixes, and
+// any the caller adds), and the name of every recorded series. Recorded names follow
+// Prometheus' `level:metric:operations` convention and are built from the un-suffixed name, so
+// both kinds of server land in ONE recorded series and one dashboard reads them all.
 
-import { type PrometheusSeriesNames, prometheusNames } from './prometheus-names.js';
+import { COLLECTOR_UNIT_SUFFIXES, type PrometheusSeriesNames, prometheusNames } from './prometheus-names.js';
 import { SERIES, type SeriesId } from './series.js';
 import type { UnitSuffix } from './types.js';
 
 /** The rate window of every recording rule. */
 export const RATE_WINDOW = '5m' as const;
 
-/** Series names for one pipeline. */
+/** Series names for every pipeline the rules read. */
 export interface Naming {
-  /** Prometheus names of a series as the pipeline writes them. */
-  readonly series: (id: SeriesId) => PrometheusSeriesNames;
+  /** Prometheus names of a series in each naming read, the JS exporter's first, each once. */
+  readonly variants: (id: SeriesId) => readonly PrometheusSeriesNames[];
   /** The un-suffixed base name, which recorded names are built from. */
   readonly plain: (id: SeriesId) => string;
 }
 
-/** Names for a pipeline that adds these unit suffixes (none: the OpenTelemetry JS Prometheus exporter). */
+/**
+ * Names for a fleet of JS servers scraped directly (no unit suffix) beside servers behind an
+ * OpenTelemetry Collector (its unit suffixes), plus a pipeline adding `suffixes`.
+ */
 export function naming(suffixes: readonly UnitSuffix[] = []): Naming {
+  const pipelines: readonly (readonly UnitSuffix[])[] = [[], COLLECTOR_UNIT_SUFFIXES, suffixes];
   return {
-    series: (id) => prometheusNames(SERIES[id], suffixes),
+    variants: (id) => {
+      const seen = new Set<string>();
+      return pipelines
+        .map((pipeline) => prometheusNames(SERIES[id], pipeline))
+        .filter((names) => !seen.has(names.base) && seen.add(names.base) !== undefined);
+    },
     plain: (id) => prometheusNames(SERIES[id]).base,
   };
+}
+
+/**
+ * `wrap(name)` for each naming of one series, joined with `or`: the series of either kind of
+ * server (their names differ, so no label set is dropped). `part` picks `series`, `bucket`,
+ * `sum` or `count`.
+ */
+export function eitherNaming(
+  names: Naming,
+  id: SeriesId,
+  part: keyof PrometheusSeriesNames,
+  wrap: (name: string) => string = (name) => name,
+): string {
+  const each = names.variants(id).map((variant) => wrap(variant[part]));
+  return each.length === 1 ? (each[0] as string) : `(${each.join(' or ')})`;
 }
 
 /** Recorded series names (independent of unit suffixes). */
 export function recordedNames(names: Naming) {
   const plain = names.plain;
   return {
+    targetUp: 'instance:gym_target:up',
     operationQueueBucketRate: `instance:${plain('operationQueueDuration')}_bucket:rate${RATE_WINDOW}`,
+    operationQueueCountRate: `instance:${plain('operationQueueDuration')}_count:rate${RATE_WINDOW}`,
     operationRunBucketRate: `instance:${plain('operationDuration')}_bucket:rate${RATE_WINDOW}`,
     operationRunCountRate: `instance:${plain('operationDuration')}_count:rate${RATE_WINDOW}`,
     operationFailureRatio: `job:${plain('operationDuration')}:failure_ratio_rate${RATE_WINDOW}`,
     rolloutBucketRate: `instance:${plain('rolloutDuration')}_bucket:rate${RATE_WINDOW}`,
     verifyBucketRate: `instance:${plain('verifyDuration')}_bucket:rate${RATE_WINDOW}`,
     verifyCountRate: `instance:${plain('verifyDuration')}_count:rate${RATE_WINDOW}`,
+    verifyCalls: `instance:${plain('verifyDuration')}_count:sum`,
+    verifyCompleted: `instance:${plain('verifySuccessRate')}:completed_calls`,
+    verifySuccessRatio: `instance:${plain('verifySuccessRate')}:ratio_rate${RATE_WINDOW}`,
     concurrencySaturation: `instance:${plain('concurrencyActive')}:saturation_ratio`,
+    concurrencySaturationAvg: `instance:${plain('concurrencyActive')}:saturation_ratio_avg${RATE_WINDOW}`,
+    concurrencyQueueMax: `instance:${plain('concurrencyQueueDepth')}:max${RATE_WINDOW}`,
     admissionTimeoutsRate: `instance:${plain('admissionTimeouts')}:rate${RATE_WINDOW}`,
     admissionCancelledRate: `instance:${plain('admissionCancelled')}:rate${RATE_WINDOW}`,
     admissionRejectedRate: `instance:${plain('admissionRejected')}:rate${RATE_WINDOW}`,
+    admissionRefusedRate: `instance:gym_concurrency_admission_refused:rate${RATE_WINDOW}`,
+    admissionRefusedRatio: `instance:gym_concurrency_admission_refused:ratio_rate${RATE_WINDOW}`,
     eventLoopLagBucketRate: `instance:${plain('eventLoopLag')}_bucket:rate${RATE_WINDOW}`,
     eventLoopLagP99: `instance:${plain('eventLoopLag')}:p99_rate${RATE_WINDOW}`,
     cpuRate: `instance:${plain('processCpuTime')}:rate${RATE_WINDOW}`,

@@ -2,10 +2,17 @@
 // once, per target (`job`, `instance` kept), so a panel joins the recorded series to
 // `target_info` to filter by server and run. Quantiles across servers are taken at query
 // time from the recorded bucket rates: a p99 cannot be averaged, but bucket rates can be summed.
+//
+// Two rules hold the whole design:
+// - every raw series is read under each naming (`eitherNaming`): JS servers scraped directly
+//   and Python servers behind a Collector (unit suffixes) land in the same recorded series;
+// - every per-target series is joined to `instance:gym_target:up`, the targets that answer
+//   now, so a dead, hung or replaced process drops out at once instead of lingering for the
+//   5 minutes its rate window still covers.
 
 import { OUTCOMES, type Outcome } from '@gym/constants';
-import { type Naming, RATE_WINDOW, type RecordedNames, recordedNames } from './naming.js';
-import { LABELS } from './series.js';
+import { eitherNaming, type Naming, RATE_WINDOW, type RecordedNames, recordedNames } from './naming.js';
+import { LABELS, type SeriesId, TARGET_INFO } from './series.js';
 import type { RecordingRule, RuleGroup } from './types.js';
 
 /** The labels a scrape gives every series of one process. */
@@ -28,21 +35,44 @@ function rate(series: string): string {
   return `rate(${series}[${RATE_WINDOW}])`;
 }
 
+/** `expr` kept only for targets that answer now (see {@link recordingRules}). */
+export function whileUp(expr: string, r: RecordedNames): string {
+  return `(${expr}) and on (job, instance) ${r.targetUp}`;
+}
+
 /** The recording rule group for one naming. */
 export function recordingRules(names: Naming): RuleGroup<RecordingRule> {
   const r: RecordedNames = recordedNames(names);
-  const s = names.series;
+  const any = (id: SeriesId, part: 'series' | 'bucket' | 'sum' | 'count' = 'series') => eitherNaming(names, id, part);
+  const rateOf = (id: SeriesId, part: 'series' | 'bucket' | 'sum' | 'count' = 'series') =>
+    eitherNaming(names, id, part, rate);
+  const up = (expr: string) => whileUp(expr, r);
   const op = [...TARGET_LABELS, LABELS.operation, LABELS.executor];
+  const limits = LIMIT_LABELS.join(', ');
   const failing = FAILING_OUTCOMES.join('|');
   const rules: RecordingRule[] = [
     {
-      record: r.operationQueueBucketRate,
-      expr: `sum ${by(...op, 'le')} (${rate(s('operationQueueDuration').bucket)})`,
+      // A target that answers now: its target_info is fresh (a failed scrape marks it stale at
+      // once) and its scrape did not fail. Servers behind a Collector have no `up` of their own;
+      // their target_info lasts as long as the Collector exports it.
+      record: r.targetUp,
+      expr: `max ${by(...TARGET_LABELS)} (${TARGET_INFO}) unless on (job, instance) (up == 0)`,
     },
-    { record: r.operationRunBucketRate, expr: `sum ${by(...op, 'le')} (${rate(s('operationDuration').bucket)})` },
+    {
+      record: r.operationQueueBucketRate,
+      expr: up(`sum ${by(...op, 'le')} (${rateOf('operationQueueDuration', 'bucket')})`),
+    },
+    {
+      record: r.operationQueueCountRate,
+      expr: up(`sum ${by(...TARGET_LABELS)} (${rateOf('operationQueueDuration', 'count')})`),
+    },
+    {
+      record: r.operationRunBucketRate,
+      expr: up(`sum ${by(...op, 'le')} (${rateOf('operationDuration', 'bucket')})`),
+    },
     {
       record: r.operationRunCountRate,
-      expr: `sum ${by(...op, LABELS.outcome)} (${rate(s('operationDuration').count)})`,
+      expr: up(`sum ${by(...op, LABELS.outcome)} (${rateOf('operationDuration', 'count')})`),
     },
     {
       record: r.operationFailureRatio,
@@ -50,33 +80,90 @@ export function recordingRules(names: Naming): RuleGroup<RecordingRule> {
         `sum ${by('job', LABELS.operation, LABELS.executor)} (${r.operationRunCountRate}{${LABELS.outcome}=~"${failing}"})` +
         ` / sum ${by('job', LABELS.operation, LABELS.executor)} (${r.operationRunCountRate})`,
     },
-    { record: r.rolloutBucketRate, expr: `sum ${by(...TARGET_LABELS, 'le')} (${rate(s('rolloutDuration').bucket)})` },
-    { record: r.verifyBucketRate, expr: `sum ${by(...TARGET_LABELS, 'le')} (${rate(s('verifyDuration').bucket)})` },
-    { record: r.verifyCountRate, expr: `sum ${by(...TARGET_LABELS)} (${rate(s('verifyDuration').count)})` },
+    {
+      record: r.rolloutBucketRate,
+      expr: up(`sum ${by(...TARGET_LABELS, 'le')} (${rateOf('rolloutDuration', 'bucket')})`),
+    },
+    {
+      record: r.verifyBucketRate,
+      expr: up(`sum ${by(...TARGET_LABELS, 'le')} (${rateOf('verifyDuration', 'bucket')})`),
+    },
+    { record: r.verifyCountRate, expr: up(`sum ${by(...TARGET_LABELS)} (${rateOf('verifyDuration', 'count')})`) },
+    // The windowed verify success ratio from the cumulative gauge and the histogram count:
+    // completed = round(success_rate × calls) is a counter (it resets with the process), so its
+    // rate over the window divided by the calls' rate is the share of the window's calls that
+    // completed. Both counters are recorded at the same instants, so their rates match.
+    { record: r.verifyCalls, expr: up(`sum ${by(...TARGET_LABELS)} (${any('verifyDuration', 'count')})`) },
+    {
+      record: r.verifyCompleted,
+      expr: up(
+        `round(max ${by(...TARGET_LABELS)} (${any('verifySuccessRate')}) * on (job, instance) ${r.verifyCalls})`,
+      ),
+    },
+    {
+      record: r.verifySuccessRatio,
+      expr: up(`${rate(r.verifyCompleted)} / on (job, instance) ${rate(r.verifyCalls)}`),
+    },
     {
       record: r.concurrencySaturation,
-      expr:
-        `sum ${by(...LIMIT_LABELS)} (${s('concurrencyActive').series})` +
-        ` / sum ${by(...LIMIT_LABELS)} (${s('concurrencyLimit').series})`,
+      expr: up(
+        `sum ${by(...LIMIT_LABELS)} (${any('concurrencyActive')})` +
+          ` / sum ${by(...LIMIT_LABELS)} (${any('concurrencyLimit')})`,
+      ),
     },
-    { record: r.admissionTimeoutsRate, expr: `sum ${by(...LIMIT_LABELS)} (${rate(s('admissionTimeouts').series)})` },
-    { record: r.admissionCancelledRate, expr: `sum ${by(...LIMIT_LABELS)} (${rate(s('admissionCancelled').series)})` },
-    { record: r.admissionRejectedRate, expr: `sum ${by(...LIMIT_LABELS)} (${rate(s('admissionRejected').series)})` },
-    { record: r.eventLoopLagBucketRate, expr: `sum ${by(...TARGET_LABELS, 'le')} (${rate(s('eventLoopLag').bucket)})` },
+    {
+      // Over the window, from every scrape: one scrape caught between a release and the next
+      // hand-off does not make a saturated limit look free.
+      record: r.concurrencySaturationAvg,
+      expr: up(
+        `sum ${by(...LIMIT_LABELS)} (${eitherNaming(names, 'concurrencyActive', 'series', (name) => `avg_over_time(${name}[${RATE_WINDOW}])`)})` +
+          ` / sum ${by(...LIMIT_LABELS)} (${eitherNaming(names, 'concurrencyLimit', 'series', (name) => `avg_over_time(${name}[${RATE_WINDOW}])`)})`,
+      ),
+    },
+    {
+      record: r.concurrencyQueueMax,
+      expr: up(
+        `sum ${by(...LIMIT_LABELS)} (${eitherNaming(names, 'concurrencyQueueDepth', 'series', (name) => `max_over_time(${name}[${RATE_WINDOW}])`)})`,
+      ),
+    },
+    { record: r.admissionTimeoutsRate, expr: up(`sum ${by(...LIMIT_LABELS)} (${rateOf('admissionTimeouts')})`) },
+    { record: r.admissionCancelledRate, expr: up(`sum ${by(...LIMIT_LABELS)} (${rateOf('admissionCancelled')})`) },
+    { record: r.admissionRejectedRate, expr: up(`sum ${by(...LIMIT_LABELS)} (${rateOf('admissionRejected')})`) },
+    {
+      // Refused in admission: rejected at once (queue full) or timed out waiting. A limit
+      // without a deadline has no timeout series, hence the `or`.
+      record: r.admissionRefusedRate,
+      expr: `(${r.admissionRejectedRate} + on (${limits}) ${r.admissionTimeoutsRate}) or ${r.admissionRejectedRate} or ${r.admissionTimeoutsRate}`,
+    },
+    {
+      // Per limit, its refusals as a share of every call on that server that asked a limit:
+      // the admitted ones (one queue-duration point each) and the refused ones (none).
+      record: r.admissionRefusedRatio,
+      expr:
+        `${r.admissionRefusedRate} / on (job, instance) group_left ()` +
+        ` (sum ${by(...TARGET_LABELS)} (${r.admissionRefusedRate}) + on (job, instance) ${r.operationQueueCountRate})`,
+    },
+    {
+      record: r.eventLoopLagBucketRate,
+      expr: up(`sum ${by(...TARGET_LABELS, 'le')} (${rateOf('eventLoopLag', 'bucket')})`),
+    },
     { record: r.eventLoopLagP99, expr: `histogram_quantile(0.99, ${r.eventLoopLagBucketRate})` },
-    { record: r.cpuRate, expr: `sum ${by(...TARGET_LABELS, LABELS.cpuMode)} (${rate(s('processCpuTime').series)})` },
-    { record: r.gcTimeRate, expr: `sum ${by(...TARGET_LABELS, LABELS.gcType)} (${rate(s('gcDuration').sum)})` },
+    {
+      record: r.cpuRate,
+      expr: up(`sum ${by(...TARGET_LABELS, LABELS.cpuMode)} (${rateOf('processCpuTime')})`),
+    },
+    { record: r.gcTimeRate, expr: up(`sum ${by(...TARGET_LABELS, LABELS.gcType)} (${rateOf('gcDuration', 'sum')})`) },
     {
       record: r.sandboxStartupBucketRate,
-      expr: `sum ${by(...TARGET_LABELS, LABELS.provider, 'le')} (${rate(s('sandboxStartupDuration').bucket)})`,
+      expr: up(`sum ${by(...TARGET_LABELS, LABELS.provider, 'le')} (${rateOf('sandboxStartupDuration', 'bucket')})`),
     },
     {
       record: r.sandboxExecBucketRate,
-      expr: `sum ${by(...TARGET_LABELS, LABELS.provider, 'le')} (${rate(s('sandboxExecDuration').bucket)})`,
+      expr: up(`sum ${by(...TARGET_LABELS, LABELS.provider, 'le')} (${rateOf('sandboxExecDuration', 'bucket')})`),
     },
     {
       record: r.sandboxCreateRetryRate,
-      expr: `sum ${by(...TARGET_LABELS, LABELS.provider)} (${rate(s('sandboxCreateRetry').series)})`,
+      expr: up(`sum ${by(...TARGET_LABELS, LABELS.provider)} (${rateOf('sandboxCreateRetry')})`),
     },
   ];
   return { name: 'gym-telemetry.recording', rules };

@@ -52,6 +52,19 @@ describe('gym-dashboards', () => {
     }
   });
 
+  it('regenerates with the command the rule files name, run as written in the workspace', async () => {
+    const header = generate()['prometheus/gym-alerts.rules.yml'];
+    const command = /regenerate with `([^`]+)`/.exec(header)?.[1];
+    expect(command).toContain('--out <dir>');
+    const out = join(work, 'regenerated');
+    // The workspace root: where the package is installed (node_modules/@gym/dashboards).
+    const { stderr } = await execute('sh', ['-c', (command ?? '').replace('<dir>', out)], {
+      cwd: packageFile('../..'),
+    });
+    expect(stderr).toBe('');
+    for (const path of GENERATED_PATHS) expect(await readFile(join(out, path), 'utf8')).toBe(generate()[path]);
+  });
+
   it('applies --name-suffix collector and <unit>=<suffix>, repeatable', async () => {
     const out = join(work, 'suffixed');
     expect((await cli(['--out', out, '--name-suffix', 'collector', '--quiet'])).code).toBe(0);

@@ -309,7 +309,7 @@ tools.describe('the dashboard against a real Prometheus that scraped the demo', 
     const annotations = readDashboard().annotations.list;
     expect(annotations.map((annotation) => annotation.name)).toEqual(['Gym alerts firing']);
     for (const annotation of annotations) {
-      await expect(query(withVariables(annotation.expr ?? ''))).resolves.toEqual(expect.any(Array));
+      await expect(query(withVariables(annotation.target?.expr ?? ''))).resolves.toEqual(expect.any(Array));
     }
   });
 

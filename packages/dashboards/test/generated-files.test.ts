@@ -27,18 +27,19 @@ const TSC = packageFile('../../node_modules/typescript/bin/tsc');
 
 // The SDK types every string enum as a TypeScript enum, which a JSON literal cannot name; Loose
 // turns each enum into the union of its values and leaves everything else as the SDK states it.
-const TYPE_CHECK_HEADER = `import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
-import type * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
-import type * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
-
-type Loose<T> = T extends string
+const LOOSE = `type Loose<T> = T extends string
   ? \`\${T}\`
   : T extends readonly (infer U)[]
     ? Loose<U>[]
     : T extends object
       ? { [K in keyof T]: Loose<T[K]> }
       : T;
-type Target = Omit<Loose<prometheus.Dataquery>, '_implementsDataqueryVariant'>;
+`;
+const TYPE_CHECK_HEADER = `import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
+import type * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
+import type * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
+
+${LOOSE}type Target = Omit<Loose<prometheus.Dataquery>, '_implementsDataqueryVariant'>;
 type FieldConfig = Omit<Loose<dashboard.FieldConfigSource>, 'defaults'> & {
   defaults: Omit<Loose<dashboard.FieldConfig>, 'custom'> & { custom?: Loose<timeseries.FieldConfig> };
 };
@@ -49,14 +50,31 @@ type Panel = Omit<Loose<dashboard.Panel>, 'targets' | 'options' | 'fieldConfig' 
   fieldConfig: FieldConfig;
 };
 type Row = Omit<Loose<dashboard.RowPanel>, 'panels'> & { panels: Panel[] };
-type Checked = Omit<Loose<dashboard.Dashboard>, 'panels'> & { panels: (Panel | Row)[] };
+type Annotation = Omit<Loose<dashboard.AnnotationQuery>, 'target'> & { target: Target };
+type Checked = Omit<Loose<dashboard.Dashboard>, 'panels' | 'annotations'> & {
+  panels: (Panel | Row)[];
+  annotations: { list: Annotation[] };
+};
 export const checked: Checked = `;
 
-/** Type-checks a dashboard JSON text against the SDK's types; resolves with tsc's output ('' when it passes). */
-async function typeCheck(json: string): Promise<string> {
+// Grafana's own schema types (@grafana/schema): what Grafana itself reads. Its Prometheus data
+// source reads the legend formats of an annotation from the annotation itself, outside the schema.
+const SCHEMA_CHECK_HEADER = `import type { AnnotationQuery, Dashboard, DataQuery } from '@grafana/schema';
+
+${LOOSE}type PrometheusAnnotation = Omit<Loose<AnnotationQuery>, 'target'> & {
+  target: Loose<DataQuery> & { expr: string; interval?: string };
+  titleFormat?: string;
+  textFormat?: string;
+  tagKeys?: string;
+};
+type Checked = Omit<Loose<Dashboard>, 'annotations'> & { annotations: { list: PrometheusAnnotation[] } };
+export const checked: Checked = `;
+
+/** Type-checks a dashboard JSON text against the given types; resolves with tsc's output ('' when it passes). */
+async function typeCheck(json: string, header = TYPE_CHECK_HEADER): Promise<string> {
   const dir = await mkdtemp(packageFile('.type-check-'));
   try {
-    await writeFile(join(dir, 'check.ts'), `${TYPE_CHECK_HEADER}${json.trim()};\n`);
+    await writeFile(join(dir, 'check.ts'), `${header}${json.trim()};\n`);
     const flags = ['--ignoreConfig', '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext'];
     await run(process.execPath, [TSC, ...flags, '--moduleResolution', 'nodenext', '--types', 'node', 'check.ts'], {
       cwd: dir,
@@ -91,21 +109,59 @@ describe('the dashboard against the Grafana Foundation SDK types', () => {
     expect(await typeCheck(generate()['grafana/gym-telemetry.json'])).toBe('');
   }, 120_000);
 
+  it("type-checks against Grafana's schema (@grafana/schema)", async () => {
+    expect(await typeCheck(generate()['grafana/gym-telemetry.json'], SCHEMA_CHECK_HEADER)).toBe('');
+  }, 120_000);
+
+  it('gives every panel and row a unique id and every query of a panel a unique refId', () => {
+    const ids: number[] = [];
+    const visit = (panels: { id?: number; targets?: { refId?: string }[]; panels?: unknown[] }[]): void => {
+      for (const panel of panels) {
+        ids.push(panel.id ?? 0);
+        const refIds = (panel.targets ?? []).map((target) => target.refId);
+        expect(refIds.every((refId) => typeof refId === 'string' && refId !== '')).toBe(true);
+        expect(new Set(refIds).size).toBe(refIds.length);
+        visit((panel.panels ?? []) as typeof panels);
+      }
+    };
+    visit(readDashboard().panels as never);
+    expect(ids.length).toBeGreaterThanOrEqual(30);
+    expect(ids.every((id) => id > 0)).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  const SDK = TYPE_CHECK_HEADER;
+  const SCHEMA = SCHEMA_CHECK_HEADER;
   it.each([
-    ['a cursor-sync value outside the enum', (json: string) => json.replace('"graphTooltip": 1', '"graphTooltip": 7')],
-    ['an unknown variable field', (json: string) => json.replace('"refresh": 2,', '"refresh": 2, "refreshh": 2,')],
-    ['a misspelled query field', (json: string) => json.replace('"legendFormat"', '"legendFormatt"')],
+    [
+      'a cursor-sync value outside the enum',
+      SDK,
+      (json: string) => json.replace('"graphTooltip": 1', '"graphTooltip": 7'),
+    ],
+    ['an unknown variable field', SDK, (json: string) => json.replace('"refresh": 2,', '"refresh": 2, "refreshh": 2,')],
+    ['a misspelled query field', SDK, (json: string) => json.replace('"legendFormat"', '"legendFormatt"')],
     [
       'a legend mode outside the enum',
+      SDK,
       (json: string) => json.replace('"displayMode": "table"', '"displayMode": "tabl"'),
+    ],
+    [
+      "an interval field on a query variable (Grafana's schema)",
+      SCHEMA,
+      (json: string) => json.replace('"type": "query",', '"type": "query", "auto_min": "10s",'),
+    ],
+    [
+      "a legacy top-level annotation expr (Grafana's schema)",
+      SCHEMA,
+      (json: string) => json.replace('"iconColor": "red",', '"iconColor": "red", "expr": "up",'),
     ],
   ])(
     'fails on %s (the check can fail)',
-    async (_what, mutate) => {
+    async (_what, header, mutate) => {
       const json = generate()['grafana/gym-telemetry.json'];
       const mutated = mutate(json);
       expect(mutated).not.toBe(json);
-      expect(await typeCheck(mutated)).toMatch(/error TS\d+/);
+      expect(await typeCheck(mutated, header)).toMatch(/error TS\d+/);
     },
     120_000,
   );
@@ -154,11 +210,16 @@ describe('what the dashboard and rules read', () => {
 });
 
 describe('generate with unit suffixes', () => {
-  it('renames the raw series and keeps the recorded names', () => {
-    const files = generate({ nameSuffixes: [{ unit: 'ms', suffix: 'milliseconds' }] });
+  it('reads the JS and Collector namings by default, and adds the given one', () => {
+    const plain = generate()['prometheus/gym-recording.rules.yml'];
+    expect(plain).toContain(
+      'rate(gym_resources_operation_queue_duration_ms_bucket[5m]) or rate(gym_resources_operation_queue_duration_ms_milliseconds_bucket[5m])',
+    );
+    const files = generate({ nameSuffixes: [{ unit: 'ms', suffix: 'msec' }] });
     const rules = files['prometheus/gym-recording.rules.yml'];
-    expect(rules).toContain('rate(gym_resources_operation_queue_duration_ms_milliseconds_bucket[5m])');
-    expect(rules).not.toContain('rate(gym_resources_operation_queue_duration_ms_bucket[5m])');
+    expect(rules).toContain(
+      'rate(gym_resources_operation_queue_duration_ms_bucket[5m]) or rate(gym_resources_operation_queue_duration_ms_milliseconds_bucket[5m]) or rate(gym_resources_operation_queue_duration_ms_msec_bucket[5m])',
+    );
     expect(rules).toContain('record: instance:gym_resources_operation_queue_duration_ms_bucket:rate5m');
     // Every millisecond histogram reaches the dashboard through a recorded name, so its JSON does not change.
     expect(files['grafana/gym-telemetry.json']).toBe(generate()['grafana/gym-telemetry.json']);
@@ -187,10 +248,10 @@ describe('generate with unit suffixes', () => {
 
   it('ignores a polluted Object.prototype.nameSuffixes', () => {
     const proto = Object.prototype as Record<string, unknown>;
-    proto.nameSuffixes = [{ unit: 'ms', suffix: 'milliseconds' }];
+    proto.nameSuffixes = [{ unit: 'ms', suffix: 'msec' }];
     try {
       expect(generate({})).toEqual(generate());
-      expect(generate({})['prometheus/gym-recording.rules.yml']).not.toContain('milliseconds');
+      expect(generate({})['prometheus/gym-recording.rules.yml']).not.toContain('msec');
     } finally {
       delete proto.nameSuffixes;
     }

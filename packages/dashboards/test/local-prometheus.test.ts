@@ -37,7 +37,7 @@ describe('startLocalPrometheus', () => {
         expect(JSON.parse(await readFile(local.targetsFile, 'utf8'))).toEqual([]);
         const groups = await rules(local.url);
         expect(groups.map((group) => group.name).sort()).toEqual(['gym-telemetry.alerts', 'gym-telemetry.recording']);
-        expect(groups.flatMap((group) => group.rules)).toHaveLength(23);
+        expect(groups.flatMap((group) => group.rules)).toHaveLength(35);
         for (const file of local.ruleFiles) expect(existsSync(file)).toBe(true);
       } finally {
         await local.stop();
@@ -117,7 +117,7 @@ describe('startDemoPrometheus', () => {
       try {
         expect(started).toBeDefined();
         expect(lines[0]).toContain(`Prometheus    ${started?.url}`);
-        expect(lines[1]).toContain('--linger');
+        expect(lines.join('\n')).toContain('--linger');
       } finally {
         await started?.stop();
       }

@@ -22,7 +22,7 @@ interface JsonPanel {
 export function readDashboard(): {
   panels: JsonPanel[];
   templating: { list: { name: string; type: string; query: string | Record<string, unknown> }[] };
-  annotations: { list: { name: string; expr?: string }[] };
+  annotations: { list: { name: string; target?: { expr?: string } }[] };
 } {
   return JSON.parse(readFileSync(packageFile('generated/grafana/gym-telemetry.json'), 'utf8'));
 }

@@ -1,0 +1,246 @@
+// The alerts, live: the demo fleet under a real Prometheus evaluating the generated rules, with
+// their windows and `for:` shortened by rewriting the generated text (5-minute windows become
+// 20 s, the hour of memory 3 minutes, every `for:` 3 s; nothing else changes), and faults
+// provoked on the fleet. Each alert is read from /api/v1/alerts until it fires, and the ones
+// whose fault ends until they resolve. Nothing waits a fixed time: Prometheus is polled until
+// the state the test needs is there, under deadlines that only guard against a hang.
+//
+// Faults, in order, on two servers with one verify slot and no queue (`--max-queued 0`):
+// a saturated limit from the start of the load; server-2 stopped (SIGSTOP) and continued;
+// server-1 killed with no restart allowed; then the load ends. Not provoked here: refusals
+// above GymAdmissionRefusing's share (the demo's clients back off for Retry-After, so refused
+// verifies stay under 1% of a server's limited calls), failing verifies (the demo has no knob
+// to make them fail, then stop), and a healthy run of the same length.
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { generate } from '@gym/dashboards';
+import { requireTools } from '@gym/test-kit';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { findPrometheus, freePort } from '../../../apps/demo/src/local-prometheus.js';
+import { spawnGuarded } from '../../../apps/demo/src/prometheus-guardian.js';
+
+const tools = requireTools('prometheus');
+
+const ORCHESTRATOR = fileURLToPath(new URL('../../../apps/demo/dist/orchestrator.js', import.meta.url));
+const ENV = {
+  ...process.env,
+  OTEL_EXPORTER_OTLP_ENDPOINT: '',
+  NEMO_GYM_OTEL_ENABLED: '',
+  NEMO_GYM_OTEL_EXPORTER: '',
+  NEMO_GYM_OTEL_RUN_ID: '',
+};
+/** A failure guard for each state awaited (a loaded 2-core machine), not a pause. */
+const STATE_DEADLINE_MS = 120_000;
+
+/** The generated rules with short windows: a test of minutes, not hours. */
+function shortened(text: string): string {
+  return text
+    .replaceAll('[5m]', '[20s]')
+    .replaceAll('[1h]', '[3m]')
+    .replace(/^(\s+for: )\d+m$/gm, '$13s');
+}
+
+interface Alert {
+  labels: Record<string, string>;
+  state: 'pending' | 'firing';
+}
+
+let dir = '';
+let prometheus: ChildProcess | undefined;
+let url = '';
+let orchestrator: ChildProcess | undefined;
+let stdout = '';
+let stderr = '';
+let t0 = 0;
+
+async function alerts(): Promise<Alert[]> {
+  const response = await fetch(`${url}/api/v1/alerts`);
+  return ((await response.json()) as { data: { alerts: Alert[] } }).data.alerts;
+}
+
+async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  const deadline = performance.now() + STATE_DEADLINE_MS;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}\n${stderr.slice(-1500)}`);
+    await sleep(250);
+  }
+}
+
+const seconds = (): number => Math.round((performance.now() - t0) / 100) / 10;
+
+/** Resolves with the seconds since `from` at which `alertname` (with `match` labels) fires. */
+async function firing(alertname: string, match: Record<string, string> = {}): Promise<number> {
+  await until(`${alertname} ${JSON.stringify(match)} to fire`, async () =>
+    (await alerts()).some(
+      (alert) =>
+        alert.state === 'firing' &&
+        alert.labels.alertname === alertname &&
+        Object.entries(match).every(([key, value]) => alert.labels[key] === value),
+    )
+      ? true
+      : undefined,
+  );
+  return seconds();
+}
+
+async function resolved(alertname: string, match: Record<string, string> = {}): Promise<number> {
+  await until(`${alertname} ${JSON.stringify(match)} to resolve`, async () =>
+    (await alerts()).some(
+      (alert) =>
+        alert.labels.alertname === alertname &&
+        Object.entries(match).every(([key, value]) => alert.labels[key] === value),
+    )
+      ? undefined
+      : true,
+  );
+  return seconds();
+}
+
+function member(name: string): { pid: number; instance: string } {
+  const line = new RegExp(`${name}\\s+pid (\\d+)\\s+\\S+\\s+metrics http://([^/]+)/`).exec(stdout);
+  if (line === null) throw new Error(`${name} not found in: ${stdout}`);
+  return { pid: Number(line[1]), instance: line[2] as string };
+}
+
+beforeAll(async () => {
+  const binary = await findPrometheus();
+  if (binary === undefined) throw new Error('a Prometheus on PATH is required');
+  dir = await mkdtemp(join(tmpdir(), 'gym-e2e-alerts-'));
+  const files = generate();
+  const targets = join(dir, 'targets.json');
+  await writeFile(targets, '[]\n');
+  await writeFile(join(dir, 'recording.yml'), shortened(files['prometheus/gym-recording.rules.yml']));
+  await writeFile(join(dir, 'alerts.yml'), shortened(files['prometheus/gym-alerts.rules.yml']));
+  await writeFile(
+    join(dir, 'prometheus.yml'),
+    [
+      'global: { scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s }',
+      `rule_files: [${JSON.stringify(join(dir, 'recording.yml'))}, ${JSON.stringify(join(dir, 'alerts.yml'))}]`,
+      'scrape_configs:',
+      '  - job_name: gym-demo',
+      `    file_sd_configs: [{ files: [${JSON.stringify(targets)}], refresh_interval: 1s }]`,
+      '',
+    ].join('\n'),
+  );
+  const port = await freePort();
+  url = `http://127.0.0.1:${port}`;
+  // Under the demo's guardian: if jest dies, Prometheus goes too.
+  prometheus = spawnGuarded(
+    binary,
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
+    dir,
+  );
+  await until('Prometheus to be ready', async () => {
+    try {
+      return (await fetch(`${url}/-/ready`)).ok ? true : undefined;
+    } catch {
+      return undefined;
+    }
+  });
+  const args = ['--servers', '2', '--limit', '1', '--max-queued', '0', '--duration', '90', '--restarts', '0'];
+  // The orchestrator must not restart the stopped server itself: that is what the alert is for.
+  args.push('--hung-after-ms', '600000', '--linger', '600', '--targets-file', targets);
+  orchestrator = spawn(process.execPath, [ORCHESTRATOR, ...args], {
+    env: ENV,
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  orchestrator.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+  });
+  orchestrator.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  await until('the load', () => (stdout.includes('Load:') ? true : undefined));
+  t0 = performance.now();
+}, STATE_DEADLINE_MS + 30_000);
+
+afterAll(async () => {
+  for (const child of [orchestrator, prometheus]) {
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) continue;
+    const done = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    const force = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await done;
+    clearTimeout(force);
+  }
+  if (dir !== '') await rm(dir, { recursive: true, force: true });
+}, 60_000);
+
+tools.describe('the alerts on a faulted demo fleet', () => {
+  const figures: string[] = [];
+  afterAll(() => {
+    process.stdout.write(`alert figures (s since the load started):\n${figures.join('\n')}\n`);
+  });
+
+  it(
+    'a saturated limit (one slot, no queue, calls refused) fires under the load',
+    async () => {
+      figures.push(`GymConcurrencyLimitSaturated fired ${await firing('GymConcurrencyLimitSaturated')}`);
+    },
+    STATE_DEADLINE_MS * 2,
+  );
+
+  it(
+    'a stopped server fires GymTargetDown, which resolves when it is continued',
+    async () => {
+      const victim = member('server-2');
+      const stoppedAt = seconds();
+      process.kill(victim.pid, 'SIGSTOP');
+      try {
+        const fired = await firing('GymTargetDown', { instance: victim.instance });
+        figures.push(`GymTargetDown (SIGSTOP at ${stoppedAt}) fired ${fired}`);
+      } finally {
+        process.kill(victim.pid, 'SIGCONT');
+      }
+      const continuedAt = seconds();
+      figures.push(
+        `GymTargetDown (SIGCONT at ${continuedAt}) resolved ${await resolved('GymTargetDown', { instance: victim.instance })}`,
+      );
+    },
+    STATE_DEADLINE_MS * 2,
+  );
+
+  it(
+    'a killed server (no restart) fires GymTargetDown and GymFleetShrank',
+    async () => {
+      const victim = member('server-1');
+      const killedAt = seconds();
+      process.kill(victim.pid, 'SIGKILL');
+      figures.push(
+        `GymTargetDown (SIGKILL at ${killedAt}) fired ${await firing('GymTargetDown', { instance: victim.instance })}`,
+      );
+      figures.push(`GymFleetShrank (SIGKILL at ${killedAt}) fired ${await firing('GymFleetShrank')}`);
+    },
+    STATE_DEADLINE_MS * 2,
+  );
+
+  it(
+    'the surviving server saturates, and its alert resolves once the load ends',
+    async () => {
+      const survivor = member('server-2');
+      const match = { instance: survivor.instance, nemo_gym_concurrency_limit_name: 'verify_slots' };
+      figures.push(
+        `GymConcurrencyLimitSaturated (server-2) fired ${await firing('GymConcurrencyLimitSaturated', match)}`,
+      );
+      await until('the end of the load', () => (stdout.includes('The fleet stays up') ? true : undefined));
+      const endedAt = seconds();
+      figures.push(
+        `GymConcurrencyLimitSaturated (server-2, load ended at ${endedAt}) resolved ${await resolved('GymConcurrencyLimitSaturated', match)}`,
+      );
+      expect(figures).toHaveLength(7);
+    },
+    STATE_DEADLINE_MS * 3,
+  );
+});
