@@ -20,7 +20,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { generate } from '@gym/dashboards';
 import { requireTools } from '@gym/test-kit';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { findPrometheus, freePort } from '../../../apps/demo/src/local-prometheus.js';
 import { spawnGuarded } from '../../../apps/demo/src/prometheus-guardian.js';
 
