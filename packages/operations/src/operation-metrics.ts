@@ -7,17 +7,13 @@ import {
   ATTR_OPERATION,
   ATTR_OUTCOME,
   type Executor,
-  METRIC_OPERATION_ACTIVE,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUE_DURATION,
-  METRIC_OPERATION_QUEUED,
-  OPERATION_BOUNDARIES_MS,
+  INSTRUMENTS,
   type Operation,
   OUTCOMES,
   type Outcome,
 } from '@gym/constants';
-import { perMeter } from '@gym/core';
-import { type Attributes, type BatchObservableResult, type Histogram, type Meter, ValueType } from '@opentelemetry/api';
+import { createInstrument, perMeter } from '@gym/core';
+import type { Attributes, BatchObservableResult, Histogram, Meter } from '@opentelemetry/api';
 import { reporter } from './report.js';
 import type { Recorder } from './run.js';
 
@@ -36,21 +32,10 @@ class OperationMetrics {
   private readonly series = new Map<string, Series>();
 
   constructor(meter: Meter) {
-    const advice = { explicitBucketBoundaries: [...OPERATION_BOUNDARIES_MS] };
-    this.queueDuration = meter.createHistogram(METRIC_OPERATION_QUEUE_DURATION, {
-      description: 'Time from asking a limit to holding it.',
-      unit: 'ms',
-      advice,
-    });
-    this.runDuration = meter.createHistogram(METRIC_OPERATION_DURATION, {
-      description: 'Time running inside a limit, by outcome.',
-      unit: 'ms',
-      advice,
-    });
-    const counter = (name: string, description: string) =>
-      meter.createObservableUpDownCounter(name, { description, unit: '{operation}', valueType: ValueType.INT });
-    const queued = counter(METRIC_OPERATION_QUEUED, 'Operations waiting for their limit now.');
-    const active = counter(METRIC_OPERATION_ACTIVE, 'Operations running inside their limit now.');
+    this.queueDuration = createInstrument(meter, INSTRUMENTS.operationQueueDuration);
+    this.runDuration = createInstrument(meter, INSTRUMENTS.operationDuration);
+    const queued = createInstrument(meter, INSTRUMENTS.operationQueued);
+    const active = createInstrument(meter, INSTRUMENTS.operationActive);
     meter.addBatchObservableCallback(
       (result: BatchObservableResult) => {
         for (const series of this.series.values()) {
@@ -165,7 +150,7 @@ class Measurement implements Recorder {
     } catch (error) {
       reporter.warnOnce(
         'record',
-        `recording ${histogram === this.metrics.runDuration ? METRIC_OPERATION_DURATION : METRIC_OPERATION_QUEUE_DURATION} failed; recording goes on`,
+        `recording ${(histogram === this.metrics.runDuration ? INSTRUMENTS.operationDuration : INSTRUMENTS.operationQueueDuration).name} failed; recording goes on`,
         error,
       );
     }
