@@ -29,7 +29,9 @@ interface Series {
 class OperationMetrics {
   readonly queueDuration: Histogram;
   readonly runDuration: Histogram;
-  private readonly series = new Map<string, Series>();
+  private readonly series: Series[] = [];
+  /** By operation, then executor. */
+  private readonly byPair = new Map<Operation, Map<Executor, Series>>();
 
   constructor(meter: Meter) {
     this.queueDuration = createInstrument(meter, INSTRUMENTS.operationQueueDuration);
@@ -38,7 +40,7 @@ class OperationMetrics {
     const active = createInstrument(meter, INSTRUMENTS.operationActive);
     meter.addBatchObservableCallback(
       (result: BatchObservableResult) => {
-        for (const series of this.series.values()) {
+        for (const series of this.series) {
           result.observe(queued, series.queued, series.attributes);
           result.observe(active, series.active, series.attributes);
         }
@@ -48,14 +50,19 @@ class OperationMetrics {
   }
 
   seriesOf(operation: Operation, executor: Executor): Series {
-    const key = `${operation}\u0000${executor}`;
-    let series = this.series.get(key);
+    let byExecutor = this.byPair.get(operation);
+    if (byExecutor === undefined) {
+      byExecutor = new Map();
+      this.byPair.set(operation, byExecutor);
+    }
+    let series = byExecutor.get(executor);
     if (series === undefined) {
       const attributes = Object.freeze({ [ATTR_OPERATION]: operation, [ATTR_EXECUTOR]: executor });
       const byOutcome = {} as Record<Outcome, Attributes>;
       for (const outcome of OUTCOMES) byOutcome[outcome] = Object.freeze({ ...attributes, [ATTR_OUTCOME]: outcome });
       series = { attributes, byOutcome, queued: 0, active: 0 };
-      this.series.set(key, series);
+      byExecutor.set(executor, series);
+      this.series.push(series);
     }
     return series;
   }
