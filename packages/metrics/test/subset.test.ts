@@ -14,7 +14,7 @@ import {
 import { captureDiag, createMetricHarness, type MetricHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { diag, type Meter } from '@opentelemetry/api';
-import { freshMetrics, type MetricsModule } from './support/fresh-metrics.js';
+import { freshMetrics, type MetricsModule, providerOf } from './support/fresh-metrics.js';
 
 /** The five instruments of Gym's rollout/verify/fleet lens. */
 const LENS_INSTRUMENTS = [
@@ -78,11 +78,11 @@ describe('the deliberately unused instrument and the lens subset', () => {
     const meter = notingMeter(harness.meterProvider.getMeter('@gym/metrics'), asked);
     gym.declareOrchestrator();
     for (const ms of [0, 1, 125, 3_600_001]) {
-      gym.recordRolloutDuration(ms, { meter });
-      gym.recordVerify(ms, ms % 2 === 0, { meter });
+      new gym.GymMetrics({ meterProvider: providerOf(meter) }).recordRolloutDuration(ms);
+      new gym.GymMetrics({ meterProvider: providerOf(meter) }).recordVerify(ms, ms % 2 === 0);
     }
-    gym.recordActiveServers(3, { meter });
-    gym.recordActiveServers(0, { meter });
+    new gym.GymMetrics({ meterProvider: providerOf(meter) }).recordActiveServers(3);
+    new gym.GymMetrics({ meterProvider: providerOf(meter) }).recordActiveServers(0);
     const exported = new Set((await harness.collect()).keys());
 
     // Non-vacuous: all four written instruments came out.

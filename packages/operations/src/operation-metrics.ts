@@ -71,15 +71,10 @@ class OperationMetrics {
 const metricsOf = perMeter((meter) => new OperationMetrics(meter));
 
 /** The recorder of one operation on `meter`, or `undefined` when its instruments cannot be made (reported once). */
-export function measurement(
-  meter: Meter,
-  operation: Operation,
-  executor: Executor,
-  clock: (() => number) | undefined,
-): Recorder | undefined {
+export function measurement(meter: Meter, operation: Operation, executor: Executor): Recorder | undefined {
   try {
     const metrics = metricsOf(meter);
-    return new Measurement(metrics, metrics.seriesOf(operation, executor), clock ?? now);
+    return new Measurement(metrics, metrics.seriesOf(operation, executor));
   } catch (error) {
     reporter.warnOnce(
       'instruments',
@@ -88,10 +83,6 @@ export function measurement(
     );
     return undefined;
   }
-}
-
-function now(): number {
-  return performance.now();
 }
 
 /** One measured operation: its clock readings and its moves between the live counts. */
@@ -103,7 +94,6 @@ class Measurement implements Recorder {
   constructor(
     private readonly metrics: OperationMetrics,
     private readonly series: Series,
-    private readonly clock: () => number,
   ) {}
 
   asked(): void {
@@ -137,23 +127,14 @@ class Measurement implements Recorder {
     this.record(this.metrics.runDuration, this.read() - this.heldAt, this.series.byOutcome[outcome] as Attributes);
   }
 
-  /** The clock; NaN (a duration of 0, reported once) when it throws or returns no number. */
+  /** The monotonic clock. */
   private read(): number {
-    try {
-      const now = this.clock();
-      if (typeof now === 'number') return now;
-    } catch (error) {
-      reporter.warnOnce('clock', 'the clock threw; durations are recorded as 0', error);
-      return Number.NaN;
-    }
-    reporter.warnOnce('clock', 'the clock returned a non-number; durations are recorded as 0');
-    return Number.NaN;
+    return performance.now();
   }
 
   private record(histogram: Histogram, ms: number, attributes: Attributes): void {
     try {
-      // biome-ignore lint/complexity/useMathMinMax: NaN (a failed clock) must become 0
-      histogram.record(ms > 0 ? ms : 0, attributes);
+      histogram.record(ms, attributes);
     } catch (error) {
       reporter.warnOnce(
         'record',
