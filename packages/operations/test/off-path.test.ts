@@ -129,7 +129,6 @@ describe('an SDK set up by the user, without @gym/otel-bootstrap', () => {
   it('a globally registered MeterProvider is used when nobody published a state', async () => {
     const { meterProvider: provider, reader } = createMetricHarness();
     metrics.setGlobalMeterProvider(provider);
-    const clock = new FakeClock();
     const { returned } = await mix(new Semaphore(1));
     expect(returned).toBe('returned');
     const m = await collectMetrics(reader);
