@@ -12,7 +12,7 @@ import * as constants from '@gym/constants';
 import { createInstrument, FAILURE_POLICY, GYM_VARIABLES, setTelemetryState } from '@gym/core';
 import { SERIES } from '@gym/dashboards';
 import { startHttpPoolTelemetry } from '@gym/http-pool';
-import { recordRolloutDuration, recordVerify } from '@gym/metrics';
+import { GymMetrics } from '@gym/metrics';
 import { startObserver, startupTimeline } from '@gym/observer';
 import { meteredLimit, resourcesOperation } from '@gym/operations';
 import { SandboxLifecycle } from '@gym/sandbox-telemetry';
@@ -194,8 +194,9 @@ describe('instruments', () => {
     const { meterProvider } = harness;
     const serverName = 'doc_test';
     await resourcesOperation(null, { operation: 'verify', executor: 'inline', meterProvider }, async () => 1);
-    recordRolloutDuration(10, { meterProvider });
-    recordVerify(10, true, { meterProvider });
+    const gym = new GymMetrics({ meterProvider });
+    gym.recordRolloutDuration(10);
+    gym.recordVerify(10, true);
     const limit = meteredLimit(
       { acquire: async () => () => {} },
       {

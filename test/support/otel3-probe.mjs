@@ -17,7 +17,7 @@ import {
   METRIC_VERIFY_SUCCESS_RATE,
   SPAN_SANDBOX_REQUEST,
 } from '@gym/constants';
-import { recordRolloutDuration, recordVerify } from '@gym/metrics';
+import { GymMetrics } from '@gym/metrics';
 import { resourcesOperation } from '@gym/operations';
 import { recordRequest } from '@gym/sandbox-telemetry';
 import { AggregationTemporality, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
@@ -58,9 +58,10 @@ try {
 }
 
 // @gym/metrics.
-recordRolloutDuration(120, { meterProvider });
-recordVerify(30, true, { meterProvider });
-recordVerify(50, false, { meterProvider });
+const gym = new GymMetrics({ meterProvider });
+gym.recordRolloutDuration(120);
+gym.recordVerify(30, true);
+gym.recordVerify(50, false);
 
 // @gym/sandbox-telemetry.
 const carried = recordRequest(

@@ -47,10 +47,17 @@ export function wouldRecordTraces(options: TracerSourceOptions | null | undefine
 /** Per provider, per scope name: what `getMeter`/`getTracer` returned. */
 const made = new WeakMap<object, Map<string, Meter | Tracer>>();
 
+/** The last answer, so a process that records on one provider under one scope skips both maps. */
+let last: { provider: object; scope: InstrumentScope; value: Meter | Tracer } | undefined;
+
 function fromProvider<T extends Meter | Tracer>(provider: object, scope: InstrumentScope, get: () => T): T {
+  if (last !== undefined && last.provider === provider && last.scope === scope) return last.value as T;
   let byScope = made.get(provider);
   let value = byScope?.get(scope.name) as T | undefined;
-  if (value !== undefined) return value;
+  if (value !== undefined) {
+    last = { provider, scope, value };
+    return value;
+  }
   value = get();
   if (typeof value !== 'object' || value === null) throw new TypeError('the provider returned no meter or tracer');
   if (byScope === undefined) {
@@ -58,6 +65,7 @@ function fromProvider<T extends Meter | Tracer>(provider: object, scope: Instrum
     made.set(provider, byScope);
   }
   byScope.set(scope.name, value);
+  last = { provider, scope, value };
   return value;
 }
 

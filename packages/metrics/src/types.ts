@@ -1,11 +1,13 @@
-// The public types. Injection is the first way in: a caller that passes a meter (or a
-// provider) is exporting by definition, so tests and hand-built SDKs need no global state.
+// The public option type. Injection is the first way in: a caller that passes a provider is
+// exporting by definition, so tests and hand-built SDKs need no global state.
 
-import type { MeterSourceOptions } from '@gym/core';
+import type { MeterProvider } from '@opentelemetry/api';
 
-/**
- * Where a recorder gets its meter: `meter`, else `meterProvider`'s `@gym/metrics` meter, else
- * the global MeterProvider, and the global one only while metrics are exporting. `null` and
- * `undefined` both mean "not injected".
- */
-export type MetricsOptions = MeterSourceOptions;
+/** Where a {@link GymMetrics} records. */
+export interface MetricsOptions {
+  /**
+   * Record on this provider's `@gym/metrics` meter. Absent or `null`: the global MeterProvider,
+   * and only while metrics are exporting.
+   */
+  readonly meterProvider?: MeterProvider | null | undefined;
+}

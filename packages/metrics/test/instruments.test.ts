@@ -14,7 +14,8 @@ import { captureDiag, createMetricHarness, gaugeValue, histogramPoint, type Metr
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { diag, type Meter, metrics } from '@opentelemetry/api';
 import { DataPointType } from '@opentelemetry/sdk-metrics';
-import { freshMetrics, type MetricsModule } from './support/fresh-metrics.js';
+import type { MetricsOptions } from '../src/index.js';
+import { freshMetrics, type MetricsModule, providerOf } from './support/fresh-metrics.js';
 
 let gym: MetricsModule;
 const harnesses: MetricHarness[] = [];
@@ -38,11 +39,11 @@ afterEach(async () => {
 });
 
 /** Records one value into each of the four written instruments. */
-function recordAll(module: MetricsModule, options?: Parameters<MetricsModule['recordRolloutDuration']>[1]): void {
+function recordAll(module: MetricsModule, options?: MetricsOptions): void {
   module.declareOrchestrator();
-  module.recordRolloutDuration(125, options);
-  module.recordVerify(40, true, options);
-  module.recordActiveServers(3, options);
+  new module.GymMetrics(options).recordRolloutDuration(125);
+  new module.GymMetrics(options).recordVerify(40, true);
+  new module.GymMetrics(options).recordActiveServers(3);
 }
 
 describe('instrument shape', () => {
@@ -68,8 +69,8 @@ describe('instrument shape', () => {
 
   it('buckets both duration histograms at GYM_DURATION_BOUNDARIES_MS', async () => {
     const h = harness();
-    gym.recordRolloutDuration(125, { meterProvider: h.meterProvider });
-    gym.recordVerify(3_600_001, true, { meterProvider: h.meterProvider });
+    new gym.GymMetrics({ meterProvider: h.meterProvider }).recordRolloutDuration(125);
+    new gym.GymMetrics({ meterProvider: h.meterProvider }).recordVerify(3_600_001, true);
     const collected = await h.collect();
     const rollout = histogramPoint(collected, METRIC_ROLLOUT_DURATION);
     const verify = histogramPoint(collected, METRIC_VERIFY_DURATION);
@@ -83,8 +84,8 @@ describe('instrument shape', () => {
   it('records 0 as a valid duration and a valid count (the lower edge)', async () => {
     const h = harness();
     gym.declareOrchestrator();
-    gym.recordRolloutDuration(0, { meterProvider: h.meterProvider });
-    gym.recordActiveServers(0, { meterProvider: h.meterProvider });
+    new gym.GymMetrics({ meterProvider: h.meterProvider }).recordRolloutDuration(0);
+    new gym.GymMetrics({ meterProvider: h.meterProvider }).recordActiveServers(0);
     const collected = await h.collect();
     expect(histogramPoint(collected, METRIC_ROLLOUT_DURATION)).toMatchObject({ count: 1, sum: 0 });
     expect(gaugeValue(collected, METRIC_SERVERS_ACTIVE)).toBe(0);
@@ -92,16 +93,16 @@ describe('instrument shape', () => {
 
   it('uses the instrumentation scope @gym/metrics', async () => {
     const h = harness();
-    gym.recordRolloutDuration(1, { meterProvider: h.meterProvider });
+    new gym.GymMetrics({ meterProvider: h.meterProvider }).recordRolloutDuration(1);
     expect(await h.scopes()).toEqual(['@gym/metrics']);
   });
 });
 
 describe('where the meter comes from', () => {
-  it('an injected meter is used as given', async () => {
+  it("an injected provider's meter is used as given", async () => {
     const h = harness();
     const meter = h.meterProvider.getMeter('caller-scope');
-    gym.recordRolloutDuration(7, { meter });
+    new gym.GymMetrics({ meterProvider: providerOf(meter) }).recordRolloutDuration(7);
     expect(histogramPoint(await h.collect(), METRIC_ROLLOUT_DURATION).sum).toBe(7);
     expect(await h.scopes()).toEqual(['caller-scope']);
   });
@@ -126,7 +127,7 @@ describe('where the meter comes from', () => {
   it('an injected provider records even when the published state says metrics are off', async () => {
     const h = harness();
     setTelemetryState({ metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator: false });
-    gym.recordRolloutDuration(11, { meterProvider: h.meterProvider });
+    new gym.GymMetrics({ meterProvider: h.meterProvider }).recordRolloutDuration(11);
     expect(histogramPoint(await h.collect(), METRIC_ROLLOUT_DURATION).sum).toBe(11);
   });
 
@@ -165,9 +166,9 @@ describe('instrument cache', () => {
     const meter = notingMeter(h.meterProvider.getMeter('first'), created);
     gym.declareOrchestrator();
     for (let i = 0; i < 5; i += 1) {
-      gym.recordRolloutDuration(1, { meter });
-      gym.recordVerify(1, true, { meter });
-      gym.recordActiveServers(1, { meter });
+      new gym.GymMetrics({ meterProvider: providerOf(meter) }).recordRolloutDuration(1);
+      new gym.GymMetrics({ meterProvider: providerOf(meter) }).recordVerify(1, true);
+      new gym.GymMetrics({ meterProvider: providerOf(meter) }).recordActiveServers(1);
     }
     const four = [
       `createHistogram:${METRIC_ROLLOUT_DURATION}`,
@@ -179,14 +180,14 @@ describe('instrument cache', () => {
 
     const createdOnSecond: string[] = [];
     const second = notingMeter(h.meterProvider.getMeter('second'), createdOnSecond);
-    gym.recordRolloutDuration(2, { meter: second });
+    new gym.GymMetrics({ meterProvider: providerOf(second) }).recordRolloutDuration(2);
     expect(createdOnSecond).toEqual(four);
     expect(histogramPoint(await h.collect(), METRIC_ROLLOUT_DURATION).count).toBeGreaterThan(0);
   });
 
   it('an instrument that is declared but never written exports nothing', async () => {
     const h = harness();
-    gym.recordRolloutDuration(5, { meterProvider: h.meterProvider });
+    new gym.GymMetrics({ meterProvider: h.meterProvider }).recordRolloutDuration(5);
     expect([...(await h.collect()).keys()]).toEqual([METRIC_ROLLOUT_DURATION]);
   });
 
@@ -199,7 +200,7 @@ describe('instrument cache', () => {
         return h.meterProvider.getMeter(name);
       },
     };
-    for (let i = 0; i < 3; i += 1) gym.recordRolloutDuration(1, { meterProvider: provider });
+    for (let i = 0; i < 3; i += 1) new gym.GymMetrics({ meterProvider: provider }).recordRolloutDuration(1);
     expect(asked).toEqual(['@gym/metrics']);
   });
 });

@@ -48,7 +48,7 @@ const badDurations: ReadonlyArray<readonly [string, unknown]> = [
 describe('invalid durations', () => {
   it('recordRolloutDuration drops each kind and warns once per kind', async () => {
     const call = (value: unknown) =>
-      gym.recordRolloutDuration(value as number, { meterProvider: harness.meterProvider });
+      new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordRolloutDuration(value as number);
     for (const [, value] of badDurations) {
       expect(() => call(value)).not.toThrow();
       call(value); // the same mistake again: no second warning
@@ -59,8 +59,10 @@ describe('invalid durations', () => {
 
   it('recordVerify drops each bad duration point, warns once per kind, and still counts every outcome', async () => {
     for (const [, value] of badDurations) {
-      expect(() => gym.recordVerify(value as number, false, { meterProvider: harness.meterProvider })).not.toThrow();
-      gym.recordVerify(value as number, false, { meterProvider: harness.meterProvider });
+      expect(() =>
+        new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(value as number, false),
+      ).not.toThrow();
+      new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(value as number, false);
     }
     const collected = await harness.collect();
     expect(collected.has(METRIC_VERIFY_DURATION)).toBe(false);
@@ -89,9 +91,9 @@ describe('invalid durations', () => {
 
   it('an invalid duration does not hide a failure: the outcome counts, only the duration point is dropped', async () => {
     const options = { meterProvider: harness.meterProvider };
-    gym.recordVerify(Number.NaN, false, options);
-    gym.recordVerify(-5, false, options);
-    gym.recordVerify(10, true, options);
+    new gym.GymMetrics(options).recordVerify(Number.NaN, false);
+    new gym.GymMetrics(options).recordVerify(-5, false);
+    new gym.GymMetrics(options).recordVerify(10, true);
     const collected = await harness.collect();
     expect(gaugeValue(collected, METRIC_VERIFY_SUCCESS_RATE)).toBeCloseTo(1 / 3, 12);
     expect(histogramPoint(collected, METRIC_VERIFY_DURATION)).toMatchObject({ count: 1, sum: 10 });
@@ -99,8 +101,8 @@ describe('invalid durations', () => {
 
   it('a non-boolean succeeded drops the call with one warning', async () => {
     const options = { meterProvider: harness.meterProvider };
-    gym.recordVerify(10, 'yes' as unknown as boolean, options);
-    gym.recordVerify(10, 1 as unknown as boolean, options);
+    new gym.GymMetrics(options).recordVerify(10, 'yes' as unknown as boolean);
+    new gym.GymMetrics(options).recordVerify(10, 1 as unknown as boolean);
     expect((await harness.collect()).size).toBe(0);
     const warnings = logger.from('@gym/metrics:');
     expect(warnings).toHaveLength(1);
@@ -115,8 +117,8 @@ describe('invalid durations', () => {
   });
 
   it('valid values still record after invalid ones', async () => {
-    gym.recordRolloutDuration(-1, { meterProvider: harness.meterProvider });
-    gym.recordRolloutDuration(125, { meterProvider: harness.meterProvider });
+    new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordRolloutDuration(-1);
+    new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordRolloutDuration(125);
     expect(histogramPoint(await harness.collect(), METRIC_ROLLOUT_DURATION)).toMatchObject({ count: 1, sum: 125 });
   });
 });
@@ -124,9 +126,9 @@ describe('invalid durations', () => {
 describe('invalid server counts', () => {
   it('drops negative, non-integer, NaN and infinite counts, once per kind, and keeps the last good value', async () => {
     const options = { meterProvider: harness.meterProvider };
-    gym.recordActiveServers(4, options);
+    new gym.GymMetrics(options).recordActiveServers(4);
     for (const value of [-1, 2.5, Number.NaN, Number.POSITIVE_INFINITY, -2, 0.1]) {
-      expect(() => gym.recordActiveServers(value, options)).not.toThrow();
+      expect(() => new gym.GymMetrics(options).recordActiveServers(value)).not.toThrow();
     }
     expect(gaugeValue(await harness.collect(), METRIC_SERVERS_ACTIVE)).toBe(4);
     const warnings = logger.from('@gym/metrics:').map((w) => w.message);

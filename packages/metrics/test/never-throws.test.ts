@@ -16,7 +16,8 @@ import {
 } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { diag, type Meter, type MeterProvider, metrics } from '@opentelemetry/api';
-import { freshMetrics, type MetricsModule } from './support/fresh-metrics.js';
+import type { MetricsOptions } from '../src/index.js';
+import { freshMetrics, type MetricsModule, providerOf } from './support/fresh-metrics.js';
 
 let gym: MetricsModule;
 let harness: MetricHarness;
@@ -52,27 +53,20 @@ function brokenMeter(part: 'createHistogram' | 'createGauge' | 'record'): Meter 
   });
 }
 
-const throwingGetters = {
-  get meter(): Meter {
-    throw new Error('meter getter failed');
-  },
-};
-
-const cases: ReadonlyArray<readonly [string, () => Parameters<MetricsModule['recordVerify']>[2]]> = [
-  ['a meter getter that throws', () => throwingGetters],
+const cases: ReadonlyArray<readonly [string, () => MetricsOptions]> = [
   ['a provider whose getMeter throws', () => ({ meterProvider: { getMeter: boom('getMeter') } as MeterProvider })],
-  ['a meter whose createHistogram throws', () => ({ meter: brokenMeter('createHistogram') })],
-  ['a meter whose createGauge throws', () => ({ meter: brokenMeter('createGauge') })],
-  ['instruments whose record throws', () => ({ meter: brokenMeter('record') })],
+  ['a meter whose createHistogram throws', () => ({ meterProvider: providerOf(brokenMeter('createHistogram')) })],
+  ['a meter whose createGauge throws', () => ({ meterProvider: providerOf(brokenMeter('createGauge')) })],
+  ['instruments whose record throws', () => ({ meterProvider: providerOf(brokenMeter('record')) })],
 ];
 
 describe('a throwing meter never reaches the caller', () => {
   it.each(cases)('%s: every recorder returns, one diag warning, the next healthy meter records', async (_, make) => {
     const options = make();
     for (let i = 0; i < 3; i += 1) {
-      expect(gym.recordRolloutDuration(125, options)).toBeUndefined();
-      expect(gym.recordVerify(40, true, options)).toBeUndefined();
-      expect(gym.recordActiveServers(3, options)).toBeUndefined();
+      expect(new gym.GymMetrics(options).recordRolloutDuration(125)).toBeUndefined();
+      expect(new gym.GymMetrics(options).recordVerify(40, true)).toBeUndefined();
+      expect(new gym.GymMetrics(options).recordActiveServers(3)).toBeUndefined();
     }
     const reported = logger.from('@gym/metrics:');
     expect(reported).toHaveLength(1);
@@ -80,8 +74,8 @@ describe('a throwing meter never reaches the caller', () => {
     expect(reported[0]?.message).toMatch(/: Error: \w+( \w+)? failed$/);
 
     // Survived: the same process records into a healthy meter afterwards.
-    gym.recordRolloutDuration(125, { meterProvider: harness.meterProvider });
-    gym.recordVerify(40, false, { meterProvider: harness.meterProvider });
+    new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordRolloutDuration(125);
+    new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(40, false);
     const collected = await harness.collect();
     expect(histogramPoint(collected, METRIC_ROLLOUT_DURATION).sum).toBe(125);
     // The tally kept counting through the failures: 3 ok (failed to export) + 1 failed.
@@ -104,75 +98,56 @@ describe('a throwing meter never reaches the caller', () => {
 describe('a diag logger that throws never reaches the caller', () => {
   it('on every path that speaks: bad input, a failing meter, the refusal', async () => {
     const throwing = installThrowingDiagLogger();
-    const broken = { meter: brokenMeter('createHistogram') };
+    const broken = { meterProvider: providerOf(brokenMeter('createHistogram')) };
     const good = { meterProvider: harness.meterProvider };
     expect(() => {
-      gym.recordRolloutDuration(Number.NaN, good);
-      gym.recordVerify(-1, false, good);
-      gym.recordVerify(1, 'yes' as unknown as boolean, good);
-      gym.recordActiveServers(2.5, good);
-      gym.recordRolloutDuration(1, broken);
-      gym.recordVerify(1, true, broken);
-      gym.recordActiveServers(1, broken);
+      new gym.GymMetrics(good).recordRolloutDuration(Number.NaN);
+      new gym.GymMetrics(good).recordVerify(-1, false);
+      new gym.GymMetrics(good).recordVerify(1, 'yes' as unknown as boolean);
+      new gym.GymMetrics(good).recordActiveServers(2.5);
+      new gym.GymMetrics(broken).recordRolloutDuration(1);
+      new gym.GymMetrics(broken).recordVerify(1, true);
+      new gym.GymMetrics(broken).recordActiveServers(1);
       gym.declareOrchestrator(false);
-      gym.recordActiveServers(3, good); // refused, with a warning the logger throws on
+      new gym.GymMetrics(good).recordActiveServers(3); // refused, with a warning the logger throws on
     }).not.toThrow();
     throwing.stop();
     // Non-vacuous: the logger was reached (and threw) once per kind of trouble.
     expect(throwing.calls).toBe(6);
     // And the recorders still work afterwards.
     gym.declareOrchestrator();
-    gym.recordActiveServers(4, good);
-    gym.recordRolloutDuration(7, good);
+    new gym.GymMetrics(good).recordActiveServers(4);
+    new gym.GymMetrics(good).recordRolloutDuration(7);
     const collected = await harness.collect();
     expect(gaugeValue(collected, METRIC_SERVERS_ACTIVE)).toBe(4);
     expect(histogramPoint(collected, METRIC_ROLLOUT_DURATION).sum).toBe(7);
   });
-
-  it('when the meter getter throws too', () => {
-    const throwing = installThrowingDiagLogger();
-    expect(() => gym.recordVerify(1, true, throwingGetters)).not.toThrow();
-    throwing.stop();
-    expect(throwing.calls).toBe(1);
-  });
 });
 
 describe('null means "not injected"', () => {
-  it('{ meter: null } and { meterProvider: null } record nothing and say nothing while nothing exports', async () => {
-    for (const options of [{ meter: null }, { meterProvider: null }, { meter: null, meterProvider: null }, null]) {
+  it('{ meterProvider: null } and no options record nothing and say nothing while nothing exports', async () => {
+    for (const options of [{ meterProvider: null }, undefined]) {
       expect(() => {
-        gym.recordRolloutDuration(125, options);
-        gym.recordVerify(40, true, options);
-        gym.recordActiveServers(3, options);
+        new gym.GymMetrics(options).recordRolloutDuration(125);
+        new gym.GymMetrics(options).recordVerify(40, true);
+        new gym.GymMetrics(options).recordActiveServers(3);
       }).not.toThrow();
     }
     expect((await harness.collect()).size).toBe(0);
     expect(logger.from('@gym/metrics:')).toEqual([]);
   });
 
-  it('{ meter: null } records on the global provider while it exports, like no options at all', async () => {
-    metrics.setGlobalMeterProvider(harness.meterProvider);
-    gym.recordRolloutDuration(125, { meter: null });
-    gym.recordVerify(40, true, { meter: null, meterProvider: null });
-    gym.recordActiveServers(3, { meterProvider: null });
-    const collected = await harness.collect();
-    expect(histogramPoint(collected, METRIC_ROLLOUT_DURATION).sum).toBe(125);
-    expect(gaugeValue(collected, METRIC_VERIFY_SUCCESS_RATE)).toBe(1);
-    expect(gaugeValue(collected, METRIC_SERVERS_ACTIVE)).toBe(3);
-    expect(logger.from('@gym/metrics:')).toEqual([]);
-  });
-
-  it('{ meter: null, meterProvider } uses the provider', async () => {
-    gym.recordRolloutDuration(9, { meter: null, meterProvider: harness.meterProvider });
-    expect(histogramPoint(await harness.collect(), METRIC_ROLLOUT_DURATION).sum).toBe(9);
-  });
-
-  it('a GymMetrics recorder built with { meter: null } follows the global provider', async () => {
-    const recorder = new gym.GymMetrics({ meter: null });
+  it('a GymMetrics recorder built with { meterProvider: null } follows the global provider', async () => {
+    const recorder = new gym.GymMetrics({ meterProvider: null });
     recorder.recordRolloutDuration(1);
     expect((await harness.collect()).size).toBe(0);
     metrics.setGlobalMeterProvider(harness.meterProvider);
     recorder.recordRolloutDuration(2);
-    expect(histogramPoint(await harness.collect(), METRIC_ROLLOUT_DURATION).sum).toBe(2);
+    gym.declareOrchestrator();
+    new gym.GymMetrics({ meterProvider: null }).recordActiveServers(3);
+    const collected = await harness.collect();
+    expect(histogramPoint(collected, METRIC_ROLLOUT_DURATION).sum).toBe(2);
+    expect(gaugeValue(collected, METRIC_SERVERS_ACTIVE)).toBe(3);
+    expect(logger.from('@gym/metrics:')).toEqual([]);
   });
 });

@@ -35,7 +35,8 @@ afterEach(async () => {
 describe('refusal outside the orchestrator', () => {
   it('exports nothing and warns exactly once, clearly, however often it is called', async () => {
     expect(gym.isOrchestrator()).toBe(false);
-    for (const count of [3, 5, 0]) gym.recordActiveServers(count, { meterProvider: harness.meterProvider });
+    for (const count of [3, 5, 0])
+      new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordActiveServers(count);
     expect((await harness.collect()).has(METRIC_SERVERS_ACTIVE)).toBe(false);
     const warnings = logger.from('@gym/metrics:');
     expect(warnings).toHaveLength(1);
@@ -74,7 +75,7 @@ describe('the orchestrator writes', () => {
   it('after an explicit declareOrchestrator()', async () => {
     gym.declareOrchestrator();
     expect(gym.isOrchestrator()).toBe(true);
-    gym.recordActiveServers(4, { meterProvider: harness.meterProvider });
+    new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordActiveServers(4);
     expect(gaugeValue(await harness.collect(), METRIC_SERVERS_ACTIVE)).toBe(4);
     expect(logger.from('@gym/metrics:')).toEqual([]);
   });

@@ -78,16 +78,18 @@ describe('Gym reference cases (test_metrics.py)', () => {
     expect(logger.from('@gym/metrics:')).toEqual([]);
   });
 
-  it('3 recording_errors_never_reach_the_caller: a meter property that throws', () => {
+  it('3 recording_errors_never_reach_the_caller: a provider whose getMeter throws', () => {
     const options = {
-      get meter(): never {
-        throw new Error('meter property raises');
+      meterProvider: {
+        getMeter(): never {
+          throw new Error('meter property raises');
+        },
       },
     };
-    expect(() => gym.recordRolloutDuration(125, options)).not.toThrow();
-    expect(() => gym.recordVerify(40, true, options)).not.toThrow();
+    expect(() => new gym.GymMetrics(options).recordRolloutDuration(125)).not.toThrow();
+    expect(() => new gym.GymMetrics(options).recordVerify(40, true)).not.toThrow();
     gym.declareOrchestrator();
-    expect(() => gym.recordActiveServers(3, options)).not.toThrow();
+    expect(() => new gym.GymMetrics(options).recordActiveServers(3)).not.toThrow();
     // Reported once through diag, naming the error.
     const reported = logger.from('@gym/metrics:');
     expect(reported).toHaveLength(1);
@@ -96,14 +98,14 @@ describe('Gym reference cases (test_metrics.py)', () => {
   });
 
   it('4 rollout_duration_reaches_the_named_instrument: 125 ms → count 1, sum 125', async () => {
-    gym.recordRolloutDuration(125, { meterProvider: harness.meterProvider });
+    new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordRolloutDuration(125);
     const point = histogramPoint(await harness.collect(), METRIC_ROLLOUT_DURATION);
     expect(point.count).toBe(1);
     expect(point.sum).toBe(125);
   });
 
   it('5 verify_records_duration_and_success_rate: 40 ms ok → sum 40, rate 1.0', async () => {
-    gym.recordVerify(40, true, { meterProvider: harness.meterProvider });
+    new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(40, true);
     const collected = await harness.collect();
     expect(histogramPoint(collected, METRIC_VERIFY_DURATION).sum).toBe(40);
     expect(gaugeValue(collected, METRIC_VERIFY_SUCCESS_RATE)).toBe(1);
@@ -111,30 +113,30 @@ describe('Gym reference cases (test_metrics.py)', () => {
 
   it('6 verify_success_rate_is_the_cumulative_fraction: 3 ok + 1 failed → 0.75, count 4', async () => {
     const options = { meterProvider: harness.meterProvider };
-    gym.recordVerify(10, true, options);
-    gym.recordVerify(20, true, options);
-    gym.recordVerify(30, false, options);
-    gym.recordVerify(40, true, options);
+    new gym.GymMetrics(options).recordVerify(10, true);
+    new gym.GymMetrics(options).recordVerify(20, true);
+    new gym.GymMetrics(options).recordVerify(30, false);
+    new gym.GymMetrics(options).recordVerify(40, true);
     const collected = await harness.collect();
     expect(gaugeValue(collected, METRIC_VERIFY_SUCCESS_RATE)).toBeCloseTo(0.75, 12);
     expect(histogramPoint(collected, METRIC_VERIFY_DURATION).count).toBe(4);
   });
 
   it('7 verify_success_rate_starts_at_zero_after_a_failure: first call failed → 0.0', async () => {
-    gym.recordVerify(40, false, { meterProvider: harness.meterProvider });
+    new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(40, false);
     expect(gaugeValue(await harness.collect(), METRIC_VERIFY_SUCCESS_RATE)).toBe(0);
   });
 
   it('8 active_servers_gauge_is_set: 3 → 3', async () => {
     gym.declareOrchestrator();
-    gym.recordActiveServers(3, { meterProvider: harness.meterProvider });
+    new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordActiveServers(3);
     expect(gaugeValue(await harness.collect(), METRIC_SERVERS_ACTIVE)).toBe(3);
   });
 
   it('9 active_servers_reflects_the_latest_value: 3 then 5 → 5', async () => {
     gym.declareOrchestrator();
-    gym.recordActiveServers(3, { meterProvider: harness.meterProvider });
-    gym.recordActiveServers(5, { meterProvider: harness.meterProvider });
+    new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordActiveServers(3);
+    new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordActiveServers(5);
     expect(gaugeValue(await harness.collect(), METRIC_SERVERS_ACTIVE)).toBe(5);
   });
 });

@@ -41,8 +41,8 @@ describe('verify tally', () => {
 
   it('is process-wide: every meter sees the same fraction', async () => {
     const other = createMetricHarness();
-    gym.recordVerify(1, false, { meterProvider: harness.meterProvider });
-    gym.recordVerify(1, true, { meterProvider: other.meterProvider });
+    new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(1, false);
+    new gym.GymMetrics({ meterProvider: other.meterProvider }).recordVerify(1, true);
     expect(gaugeValue(await harness.collect(), METRIC_VERIFY_SUCCESS_RATE)).toBe(0);
     expect(gaugeValue(await other.collect(), METRIC_VERIFY_SUCCESS_RATE)).toBe(0.5);
     await other.shutdown();
@@ -50,9 +50,9 @@ describe('verify tally', () => {
 
   it('is one tally for two fresh copies of the package loaded in one process', async () => {
     const second = await freshCopy();
-    gym.recordVerify(1, true, { meterProvider: harness.meterProvider });
-    gym.recordVerify(1, true, { meterProvider: harness.meterProvider });
-    second.recordVerify(1, false, { meterProvider: harness.meterProvider });
+    new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(1, true);
+    new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(1, true);
+    new second.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(1, false);
     expect(gaugeValue(await harness.collect(), METRIC_VERIFY_SUCCESS_RATE)).toBeCloseTo(2 / 3, 12);
   });
 

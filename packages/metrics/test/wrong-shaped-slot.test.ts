@@ -10,9 +10,9 @@ it('recordVerify over a wrong-shaped verify tally never throws', async () => {
   const slots = new Map<string, unknown>([['@gym/metrics/verify-tally@1', 'not a tally']]);
   Object.defineProperty(globalThis, key, { value: slots, configurable: true });
   try {
-    const { recordVerify } = await import('@gym/metrics');
+    const { GymMetrics, recordVerify } = await import('@gym/metrics');
     const { meterProvider } = createMetricHarness();
-    expect(() => recordVerify(5, true, { meterProvider })).not.toThrow();
+    expect(() => new GymMetrics({ meterProvider }).recordVerify(5, true)).not.toThrow();
     expect(() => recordVerify(5, false)).not.toThrow();
   } finally {
     Reflect.deleteProperty(globalThis, key);

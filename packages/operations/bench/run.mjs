@@ -1,7 +1,8 @@
 // Ratio benchmarks for @gym/operations, measured in one process (never absolute targets):
 //   1. disabled resourcesOperation / the bare limit                        (target ≤ 1.05)
 //   2. disabled resourcesOperation on a metered limit / on the same limit  (target ≤ 1.05)
-//   3. enabled resourcesOperation / a hand-written floor                   (target ≤ 1.10)
+//   3. enabled resourcesOperation / a hand-written floor                   (target ≤ 1.05)
+//   4. noise: the bare limit against a second instance of itself (A/A)     (expected ≈ 1.00)
 // The floor is the same limit plus the clock reads and the two histogram.record calls (with
 // prebuilt attributes, on the same SDK) that measuring queue and run time needs at minimum.
 // Bodies are empty async functions: the worst case, where nothing hides the overhead.
@@ -331,7 +332,7 @@ for (const [shapeName, shape] of Object.entries(SHAPES)) {
       test: 'enabled / floor',
       kind,
       shape: shapeName,
-      target: 1.1,
+      target: 1.05,
       measure: async () => {
         const { reader, histograms } = enableMetrics();
         const r = await compare(
@@ -342,6 +343,24 @@ for (const [shapeName, shape] of Object.entries(SHAPES)) {
         await reader.collect(); // the SDK really aggregated what was recorded
         return r;
       },
+    });
+  }
+}
+// The noise row: the same bare limit on both sides (two instances). Its spread is how far apart
+// two identical sides land in this run; a ratio above is only meaningful beyond it.
+for (const [shapeName, shape] of Object.entries(SHAPES)) {
+  for (const kind of ['p-limit', 'Semaphore acquire']) {
+    const { make, inside } = LIMITS[kind];
+    const bare = () => {
+      const limit = make(shape.limit);
+      return () => inside(limit, body);
+    };
+    ROWS.push({
+      test: 'noise (A/A)',
+      kind,
+      shape: shapeName,
+      target: 1.05,
+      measure: () => compare(bare, bare, shape.inFlight),
     });
   }
 }

@@ -6,20 +6,9 @@
 // name and server name takes the older one's place (whose admission totals carry over, so a
 // counter never goes backwards), and a closed limit leaves the export at once.
 
-import {
-  METRIC_CONCURRENCY_ACTIVE,
-  METRIC_CONCURRENCY_ADMISSION_CANCELLED,
-  METRIC_CONCURRENCY_ADMISSION_REJECTED,
-  METRIC_CONCURRENCY_ADMISSION_TIMEOUTS,
-  METRIC_CONCURRENCY_AVAILABLE,
-  METRIC_CONCURRENCY_LIMIT,
-  METRIC_CONCURRENCY_QUEUE_DEPTH,
-  UNIT_SLOT,
-  UNIT_WAIT,
-  UNIT_WAITER,
-} from '@gym/constants';
-import { isMetricsExporting, perMeter, resolveMeter } from '@gym/core';
-import { type Attributes, type BatchObservableResult, type Meter, ValueType } from '@opentelemetry/api';
+import { INSTRUMENTS } from '@gym/constants';
+import { createInstrument, isMetricsExporting, perMeter, resolveMeter } from '@gym/core';
+import type { Attributes, BatchObservableResult, Meter } from '@opentelemetry/api';
 import { reporter, SCOPE } from './report.js';
 import type { Admission } from './run.js';
 
@@ -118,17 +107,13 @@ class ConcurrencyInstruments {
   readonly registries = new Set<Registry>();
 
   constructor(meter: Meter) {
-    const gauge = (name: string, description: string, unit: string) =>
-      meter.createObservableGauge(name, { description, unit, valueType: ValueType.INT });
-    const counter = (name: string, description: string) =>
-      meter.createObservableCounter(name, { description, unit: UNIT_WAIT, valueType: ValueType.INT });
-    const limit = gauge(METRIC_CONCURRENCY_LIMIT, 'Slots of the limit.', UNIT_SLOT);
-    const active = gauge(METRIC_CONCURRENCY_ACTIVE, 'Slots held now.', UNIT_SLOT);
-    const available = gauge(METRIC_CONCURRENCY_AVAILABLE, 'Slots free now.', UNIT_SLOT);
-    const queueDepth = gauge(METRIC_CONCURRENCY_QUEUE_DEPTH, 'Callers waiting for a slot now.', UNIT_WAITER);
-    const timeouts = counter(METRIC_CONCURRENCY_ADMISSION_TIMEOUTS, 'Waits that ran out of admission time.');
-    const cancelled = counter(METRIC_CONCURRENCY_ADMISSION_CANCELLED, 'Waits ended by the caller (aborted).');
-    const rejected = counter(METRIC_CONCURRENCY_ADMISSION_REJECTED, 'Calls refused at once: the queue was full.');
+    const limit = createInstrument(meter, INSTRUMENTS.concurrencyLimit);
+    const active = createInstrument(meter, INSTRUMENTS.concurrencyActive);
+    const available = createInstrument(meter, INSTRUMENTS.concurrencyAvailable);
+    const queueDepth = createInstrument(meter, INSTRUMENTS.concurrencyQueueDepth);
+    const timeouts = createInstrument(meter, INSTRUMENTS.admissionTimeouts);
+    const cancelled = createInstrument(meter, INSTRUMENTS.admissionCancelled);
+    const rejected = createInstrument(meter, INSTRUMENTS.admissionRejected);
     const observe = (result: BatchObservableResult): void => {
       try {
         for (const registry of this.registries) {

@@ -20,6 +20,12 @@ export interface Gate {
   release(token: unknown): Promise<unknown> | undefined;
   /** Throws when `token` cannot be released (checked before the body runs), where that can happen. */
   readonly check?: ((token: unknown) => void) | undefined;
+  /**
+   * Runs `fn(arg)` holding one slot, when there is nothing to race the wait against: the
+   * limit's own way in (p-limit: `limiter(fn, arg)`), else acquire, `fn`, release. `refused(arg)`,
+   * when given, is called if the limit fails the call before `fn` ran.
+   */
+  inside<A, R>(fn: (arg: A) => PromiseLike<R> | R, arg: A, refused?: (arg: A) => void): Promise<R>;
 }
 
 /** The kinds of limit, by shape. */
@@ -47,6 +53,9 @@ export function kindOf(limit: unknown): LimitKind | undefined {
   return 'acquire-release';
 }
 
+/** A gate without its own `inside`. */
+type Entry = Omit<Gate, 'inside'>;
+
 /** The gate of a limit of `kind`. */
 export function gateOf(limit: object, kind: LimitKind): Gate {
   switch (kind) {
@@ -55,17 +64,38 @@ export function gateOf(limit: object, kind: LimitKind): Gate {
     case 'semaphore':
     case 'mutex': {
       const lock = limit as SemaphoreLike | MutexLike;
-      return {
+      return withInside({
         acquire: () => lock.acquire(),
         release: () => {
           lock.release();
           return undefined;
         },
-      };
+      });
     }
     default:
-      return acquireReleaseGate(limit as AcquireReleaseLimit);
+      return withInside(acquireReleaseGate(limit as AcquireReleaseLimit));
   }
+}
+
+/** `entry` with `inside` made of its own acquire and release. */
+function withInside(entry: Entry): Gate {
+  const gate = entry as Gate;
+  gate.inside = async (fn, arg, refused) => {
+    let token: unknown;
+    try {
+      token = await entry.acquire();
+      if (entry.check !== undefined) entry.check(token);
+    } catch (error) {
+      refused?.(arg);
+      throw error;
+    }
+    try {
+      return await fn(arg);
+    } finally {
+      entry.release(token);
+    }
+  };
+  return gate;
 }
 
 /** One call held open inside p-limit: the slot is released by settling the held-open promise. */
@@ -85,6 +115,12 @@ function holdOpen(slot: PLimitSlot): Promise<void> {
 
 function pLimitGate(limiter: PLimitLike): Gate {
   return {
+    inside: (fn, arg, refused) => {
+      const running = limiter(fn, arg);
+      // p-limit fails a call before it runs only on `clearQueue()` with `rejectOnClear`.
+      if (refused !== undefined) running.then(undefined, () => refused(arg));
+      return running;
+    },
     acquire: () =>
       new Promise((held, refused) => {
         const slot = { held, release: nothing, done: undefined as unknown as Promise<unknown> };
@@ -104,7 +140,7 @@ function pLimitGate(limiter: PLimitLike): Gate {
 function nothing(): void {}
 
 /** The token is what `acquire()` resolved: a release function, `[value, release]`, or anything (then `release()`). */
-function acquireReleaseGate(limit: AcquireReleaseLimit): Gate {
+function acquireReleaseGate(limit: AcquireReleaseLimit): Entry {
   return {
     acquire: () => limit.acquire(),
     check: typeof limit.release === 'function' ? undefined : releasable,

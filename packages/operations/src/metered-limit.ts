@@ -135,7 +135,7 @@ class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
     admission.free = live.free;
     this.limitNow = live.limit;
     this.availableNow = live.available;
-    this.source = options.meter != null || options.meterProvider != null ? options : undefined;
+    this.source = options.meterProvider != null ? options : undefined;
     if (
       !admitted(admittedLimitNames, this.limitName, 'limit') ||
       !admitted(admittedServerNames, this.serverName, 'server')

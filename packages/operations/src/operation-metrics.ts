@@ -7,17 +7,13 @@ import {
   ATTR_OPERATION,
   ATTR_OUTCOME,
   type Executor,
-  METRIC_OPERATION_ACTIVE,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUE_DURATION,
-  METRIC_OPERATION_QUEUED,
-  OPERATION_BOUNDARIES_MS,
+  INSTRUMENTS,
   type Operation,
   OUTCOMES,
   type Outcome,
 } from '@gym/constants';
-import { perMeter } from '@gym/core';
-import { type Attributes, type BatchObservableResult, type Histogram, type Meter, ValueType } from '@opentelemetry/api';
+import { createInstrument, perMeter } from '@gym/core';
+import type { Attributes, BatchObservableResult, Histogram, Meter } from '@opentelemetry/api';
 import { reporter } from './report.js';
 import type { Recorder } from './run.js';
 
@@ -33,27 +29,18 @@ interface Series {
 class OperationMetrics {
   readonly queueDuration: Histogram;
   readonly runDuration: Histogram;
-  private readonly series = new Map<string, Series>();
+  private readonly series: Series[] = [];
+  /** By operation, then executor. */
+  private readonly byPair = new Map<Operation, Map<Executor, Series>>();
 
   constructor(meter: Meter) {
-    const advice = { explicitBucketBoundaries: [...OPERATION_BOUNDARIES_MS] };
-    this.queueDuration = meter.createHistogram(METRIC_OPERATION_QUEUE_DURATION, {
-      description: 'Time from asking a limit to holding it.',
-      unit: 'ms',
-      advice,
-    });
-    this.runDuration = meter.createHistogram(METRIC_OPERATION_DURATION, {
-      description: 'Time running inside a limit, by outcome.',
-      unit: 'ms',
-      advice,
-    });
-    const counter = (name: string, description: string) =>
-      meter.createObservableUpDownCounter(name, { description, unit: '{operation}', valueType: ValueType.INT });
-    const queued = counter(METRIC_OPERATION_QUEUED, 'Operations waiting for their limit now.');
-    const active = counter(METRIC_OPERATION_ACTIVE, 'Operations running inside their limit now.');
+    this.queueDuration = createInstrument(meter, INSTRUMENTS.operationQueueDuration);
+    this.runDuration = createInstrument(meter, INSTRUMENTS.operationDuration);
+    const queued = createInstrument(meter, INSTRUMENTS.operationQueued);
+    const active = createInstrument(meter, INSTRUMENTS.operationActive);
     meter.addBatchObservableCallback(
       (result: BatchObservableResult) => {
-        for (const series of this.series.values()) {
+        for (const series of this.series) {
           result.observe(queued, series.queued, series.attributes);
           result.observe(active, series.active, series.attributes);
         }
@@ -63,14 +50,19 @@ class OperationMetrics {
   }
 
   seriesOf(operation: Operation, executor: Executor): Series {
-    const key = `${operation}\u0000${executor}`;
-    let series = this.series.get(key);
+    let byExecutor = this.byPair.get(operation);
+    if (byExecutor === undefined) {
+      byExecutor = new Map();
+      this.byPair.set(operation, byExecutor);
+    }
+    let series = byExecutor.get(executor);
     if (series === undefined) {
       const attributes = Object.freeze({ [ATTR_OPERATION]: operation, [ATTR_EXECUTOR]: executor });
       const byOutcome = {} as Record<Outcome, Attributes>;
       for (const outcome of OUTCOMES) byOutcome[outcome] = Object.freeze({ ...attributes, [ATTR_OUTCOME]: outcome });
       series = { attributes, byOutcome, queued: 0, active: 0 };
-      this.series.set(key, series);
+      byExecutor.set(executor, series);
+      this.series.push(series);
     }
     return series;
   }
@@ -79,15 +71,10 @@ class OperationMetrics {
 const metricsOf = perMeter((meter) => new OperationMetrics(meter));
 
 /** The recorder of one operation on `meter`, or `undefined` when its instruments cannot be made (reported once). */
-export function measurement(
-  meter: Meter,
-  operation: Operation,
-  executor: Executor,
-  clock: (() => number) | undefined,
-): Recorder | undefined {
+export function measurement(meter: Meter, operation: Operation, executor: Executor): Recorder | undefined {
   try {
     const metrics = metricsOf(meter);
-    return new Measurement(metrics, metrics.seriesOf(operation, executor), clock ?? now);
+    return new Measurement(metrics, metrics.seriesOf(operation, executor));
   } catch (error) {
     reporter.warnOnce(
       'instruments',
@@ -96,10 +83,6 @@ export function measurement(
     );
     return undefined;
   }
-}
-
-function now(): number {
-  return performance.now();
 }
 
 /** One measured operation: its clock readings and its moves between the live counts. */
@@ -111,7 +94,6 @@ class Measurement implements Recorder {
   constructor(
     private readonly metrics: OperationMetrics,
     private readonly series: Series,
-    private readonly clock: () => number,
   ) {}
 
   asked(): void {
@@ -145,27 +127,18 @@ class Measurement implements Recorder {
     this.record(this.metrics.runDuration, this.read() - this.heldAt, this.series.byOutcome[outcome] as Attributes);
   }
 
-  /** The clock; NaN (a duration of 0, reported once) when it throws or returns no number. */
+  /** The monotonic clock. */
   private read(): number {
-    try {
-      const now = this.clock();
-      if (typeof now === 'number') return now;
-    } catch (error) {
-      reporter.warnOnce('clock', 'the clock threw; durations are recorded as 0', error);
-      return Number.NaN;
-    }
-    reporter.warnOnce('clock', 'the clock returned a non-number; durations are recorded as 0');
-    return Number.NaN;
+    return performance.now();
   }
 
   private record(histogram: Histogram, ms: number, attributes: Attributes): void {
     try {
-      // biome-ignore lint/complexity/useMathMinMax: NaN (a failed clock) must become 0
-      histogram.record(ms > 0 ? ms : 0, attributes);
+      histogram.record(ms, attributes);
     } catch (error) {
       reporter.warnOnce(
         'record',
-        `recording ${histogram === this.metrics.runDuration ? METRIC_OPERATION_DURATION : METRIC_OPERATION_QUEUE_DURATION} failed; recording goes on`,
+        `recording ${(histogram === this.metrics.runDuration ? INSTRUMENTS.operationDuration : INSTRUMENTS.operationQueueDuration).name} failed; recording goes on`,
         error,
       );
     }

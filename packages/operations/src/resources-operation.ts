@@ -14,7 +14,7 @@ import type { OperationContext, OperationLimit, ResourcesOperationOptions } from
  * Runs `body` inside `limit` and returns (or rethrows, unchanged) what the body returns (throws).
  * The limit's own queue decides who runs when; the body runs in the caller's async context.
  *
- * When metrics are exporting (a `meter` or `meterProvider` was given, or `isMetricsExporting()`),
+ * When metrics are exporting (a `meterProvider` was given, or `isMetricsExporting()`),
  * records `gym.resources.operation.queue_duration_ms` (asking the limit → holding it, or → leaving
  * the wait), `gym.resources.operation.duration_ms` with the outcome (holding → body settled), and
  * keeps the live `queued` / `active` counts. Otherwise it only enters and leaves the limit.
@@ -55,10 +55,7 @@ export function resourcesOperation<T>(
       if (gate === undefined) throw badLimit(limit);
     }
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const rec =
-      options.meter != null || options.meterProvider != null || isMetricsExporting()
-        ? recorderFor(options, operation, executor)
-        : OFF;
+    const rec = options.meterProvider != null || isMetricsExporting() ? recorderFor(options, operation, executor) : OFF;
     return run(gate, admission, signal, body, rec);
   } catch (error) {
     return Promise.reject(error);
@@ -68,7 +65,7 @@ export function resourcesOperation<T>(
 /** The recorder of a measured operation; OFF when no meter can be had (reported once). */
 function recorderFor(options: ResourcesOperationOptions, operation: Operation, executor: Executor): Recorder {
   const meter = resolveMeter(options, SCOPE, reporter);
-  return meter === undefined ? OFF : (measurement(meter, operation, executor, options.clock) ?? OFF);
+  return meter === undefined ? OFF : (measurement(meter, operation, executor) ?? OFF);
 }
 
 function badLimit(limit: unknown): TypeError {

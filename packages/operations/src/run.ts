@@ -70,61 +70,124 @@ class Op implements OperationContext {
 }
 
 /**
- * Runs `body` inside `gate` (`undefined`: unlimited) and returns or rethrows what it does.
- * `signal`, when given, is a real AbortSignal that has not aborted.
+ * The `op` of every operation that nothing records and no signal cancels: one object, so the
+ * off path allocates none. Its outcome is checked at the assignment, as always, and not kept:
+ * nothing reads it (the body reads back `undefined`).
  */
-export async function run<T>(
+class UnrecordedOp implements OperationContext {
+  readonly signal = undefined;
+  get outcome(): Outcome | undefined {
+    return undefined;
+  }
+  set outcome(value: Outcome | undefined) {
+    if (value !== undefined && !isOutcome(value)) throw invalidChoice('op.outcome', value, ALLOWED);
+  }
+}
+
+const UNRECORDED_OP: OperationContext = Object.freeze(new UnrecordedOp());
+
+/**
+ * Runs `body` inside `gate` (`undefined`: unlimited) and returns or rethrows what it does.
+ * `signal`, when given, is a real AbortSignal that has not aborted. Throws (synchronously) an
+ * `AdmissionRejectedError` when the admission refuses the call.
+ *
+ * With no signal and no admission there is nothing to race: the limit runs the body itself
+ * (`gate.inside`), and when nothing records either, the body is all it runs.
+ */
+export function run<T>(
   gate: Gate | undefined,
   admission: Admission | undefined,
   signal: AbortSignal | undefined,
   body: Body<T>,
   rec: Recorder,
 ): Promise<T> {
-  let token: unknown;
-  if (gate !== undefined) {
-    let waits = false;
-    if (admission !== undefined) {
-      waits = !admission.free();
-      const max = admission.maxQueued;
-      if (waits && max !== undefined && admission.queued >= max) {
-        admission.rejected++;
-        throw new AdmissionRejectedError(admission.limitName, max);
-      }
-      if (waits) admission.queued++;
-      else admission.active++;
-    }
+  if (signal === undefined && admission === undefined) {
+    if (rec === OFF) return gate === undefined ? call(body, UNRECORDED_OP) : gate.inside(body, UNRECORDED_OP);
+    const held = new Held(body, undefined, rec, undefined, false);
+    if (gate === undefined) return hold(held);
     rec.asked();
-    try {
-      token =
-        signal === undefined && admission?.timeoutMs === undefined
-          ? await gate.acquire()
-          : await race(gate, signal, admission);
-      if (gate.check !== undefined) gate.check(token);
-      // Aborted after the grant, before this continuation ran: the body must not start.
-      if (signal?.aborted) {
-        releaseLate(gate, token);
-        throw signal.reason;
-      }
-    } catch (reason) {
-      if (admission !== undefined) {
-        if (waits) admission.queued--;
-        else admission.active--;
-        if (reason instanceof AdmissionTimeoutError) admission.timeouts++;
-        else if (signal?.aborted === true && reason === signal.reason) admission.cancelled++;
-      }
-      rec.left();
-      throw reason;
+    return gate.inside(hold, held, leftUnheld);
+  }
+  if (gate === undefined) return hold(new Held(body, signal, rec, undefined, false));
+  let waits = false;
+  if (admission !== undefined) {
+    waits = !admission.free();
+    const max = admission.maxQueued;
+    if (waits && max !== undefined && admission.queued >= max) {
+      admission.rejected++;
+      throw new AdmissionRejectedError(admission.limitName, max);
     }
-    if (admission !== undefined && waits) {
-      admission.queued--;
-      admission.active++;
+    if (waits) admission.queued++;
+    else admission.active++;
+  }
+  rec.asked();
+  return acquired(gate, new Held(body, signal, rec, admission, waits));
+}
+
+async function call<T>(body: Body<T>, op: OperationContext): Promise<T> {
+  return body(op);
+}
+
+/** One operation from its grant to its end. */
+class Held<T> {
+  constructor(
+    readonly body: Body<T>,
+    readonly signal: AbortSignal | undefined,
+    readonly rec: Recorder,
+    /** Set when the call counts in a metered limit; `waits`: it counted as queued. */
+    readonly admission: Admission | undefined,
+    readonly waits: boolean,
+  ) {}
+  /** Whether the body was reached (the slot was held). */
+  started = false;
+}
+
+/** The limit failed the call before its slot was held. */
+function leftUnheld(held: Held<unknown>): void {
+  if (!held.started) held.rec.left();
+}
+
+/** Acquires `gate` (raced against the signal and the deadline), then holds it. */
+async function acquired<T>(gate: Gate, held: Held<T>): Promise<T> {
+  const { signal, admission, rec } = held;
+  let token: unknown;
+  try {
+    token =
+      signal === undefined && admission?.timeoutMs === undefined
+        ? await gate.acquire()
+        : await race(gate, signal, admission);
+    if (gate.check !== undefined) gate.check(token);
+    // Aborted after the grant, before this continuation ran: the body must not start.
+    if (signal?.aborted) {
+      releaseLate(gate, token);
+      throw signal.reason;
     }
+  } catch (reason) {
+    if (admission !== undefined) {
+      if (held.waits) admission.queued--;
+      else admission.active--;
+      if (reason instanceof AdmissionTimeoutError) admission.timeouts++;
+      else if (signal?.aborted === true && reason === signal.reason) admission.cancelled++;
+    }
+    rec.left();
+    throw reason;
+  }
+  return await hold(held, gate, token);
+}
+
+/** Runs the body of `held` with its slot held; gives the slot of `token` back to `gate`, when given. */
+async function hold<T>(held: Held<T>, gate?: Gate, token?: unknown): Promise<T> {
+  const { signal, admission, rec } = held;
+  held.started = true;
+  if (admission !== undefined && held.waits) {
+    admission.queued--;
+    admission.active++;
   }
   rec.held();
   const op = new Op(signal);
   let outcome: Outcome = 'ok';
   try {
-    const result = await body(op);
+    const result = await held.body(op);
     outcome = Op.outcomeOf(op) ?? 'ok';
     return result;
   } catch (error) {
@@ -137,7 +200,7 @@ export async function run<T>(
         if (freed !== undefined) await freed;
       }
     } finally {
-      if (admission !== undefined && gate !== undefined) admission.active--;
+      if (admission !== undefined) admission.active--;
       rec.ended(outcome);
     }
   }

@@ -3,7 +3,7 @@
 // whichever version they have and the types below only say what this package calls on it.
 
 import type { Component, Executor, Operation, Outcome } from '@gym/constants';
-import type { Meter, MeterProvider } from '@opentelemetry/api';
+import type { MeterProvider } from '@opentelemetry/api';
 
 export type { Component, Executor, Operation, Outcome };
 
@@ -89,12 +89,8 @@ export interface ResourcesOperationOptions {
    * the outcome is `cancelled`.
    */
   signal?: AbortSignal | undefined;
-  /** Record on this meter. Wins over `meterProvider` and over the global provider. `null`: not injected. */
-  meter?: Meter | null | undefined;
   /** Record on a meter of this provider. Else the global provider is used, and only while metrics are exporting. */
   meterProvider?: MeterProvider | null | undefined;
-  /** Monotonic clock in milliseconds, read only when metrics are recorded. Default `performance.now()`. */
-  clock?: (() => number) | undefined;
 }
 
 /** What the body of {@link resourcesOperation} receives. */
@@ -132,8 +128,6 @@ export interface MeteredLimitOptions {
    * refused. Omitted: unbounded.
    */
   maxQueued?: number | undefined;
-  /** Report on this meter. Wins over `meterProvider` and over the global provider. `null`: not injected. */
-  meter?: Meter | null | undefined;
   /** Report on a meter of this provider. Else the global provider is used, and only while metrics are exporting. */
   meterProvider?: MeterProvider | null | undefined;
 }

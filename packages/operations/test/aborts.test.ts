@@ -11,16 +11,20 @@ import {
   counterValue,
   createMetricHarness,
   deferred,
-  ManualClock,
   type PullMetricReader,
   settle,
   waitFor,
 } from '@gym/test-kit';
-import { describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { Mutex, Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
-import { countingLimit } from './helpers.js';
+import { countingLimit, FakeClock } from './helpers.js';
+
+afterEach(() => {
+  jest.restoreAllMocks();
+  jest.useRealTimers();
+});
 
 const SERIES = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'inline' };
 
@@ -213,8 +217,8 @@ describe('p-limit: 1,000 queued operations abort', () => {
       async (_name, holderHasSignal) => {
         const { provider, reader } = sdk();
         const limit = pLimit(1);
-        const clock = new ManualClock();
-        const options = { operation: 'tool', executor: 'inline', meterProvider: provider, clock: clock.now } as const;
+        const clock = new FakeClock();
+        const options = { operation: 'tool', executor: 'inline', meterProvider: provider } as const;
         const hold = deferred();
         const holder = resourcesOperation(
           limit,

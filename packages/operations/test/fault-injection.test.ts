@@ -24,6 +24,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
+import { providerOf } from './helpers.js';
 
 const SERIES = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'thread' };
 const OPTIONS = { operation: 'tool', executor: 'thread' } as const;
@@ -58,7 +59,7 @@ describe('a meter or exporter that throws', () => {
     const { meterProvider: provider, reader } = createMetricHarness();
     const meter = meterWithThrowingHistograms(provider.getMeter('faulty'));
     const semaphore = new Semaphore(1);
-    const options = { ...OPTIONS, meter };
+    const options = { ...OPTIONS, meterProvider: providerOf(meter) };
 
     const hold = deferred();
     const first = resourcesOperation(semaphore, options, () => hold.promise.then(() => 'value'));
@@ -99,10 +100,10 @@ describe('a meter or exporter that throws', () => {
     const semaphore = new Semaphore(2);
     const error = new Error('body failed');
     for (let i = 0; i < 3; i++) {
-      expect(await resourcesOperation(semaphore, { ...OPTIONS, meter: broken }, () => i)).toBe(i);
+      expect(await resourcesOperation(semaphore, { ...OPTIONS, meterProvider: providerOf(broken) }, () => i)).toBe(i);
       expect(
         await capture(
-          resourcesOperation(semaphore, { ...OPTIONS, meter: broken }, () => {
+          resourcesOperation(semaphore, { ...OPTIONS, meterProvider: providerOf(broken) }, () => {
             throw error;
           }),
         ),

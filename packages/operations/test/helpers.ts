@@ -1,5 +1,8 @@
-// Operations-only test helpers. Everything generic (metric harness, readers, clock, deferred,
+// Operations-only test helpers. Everything generic (metric harness, readers, deferred,
 // diag capture) comes from @gym/test-kit.
+
+import { jest } from '@jest/globals';
+import type { Meter, MeterProvider } from '@opentelemetry/api';
 
 /** A minimal counting semaphore of the acquire()/release-function kind. */
 export function countingLimit(size: number) {
@@ -39,4 +42,57 @@ export function prng(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/**
+ * Jest's fake clock behind `performance.now()`, the package's clock (timers, microtasks and
+ * `Date` stay real), starting at 0. `time` moves it; `reads` counts the package's reads of it.
+ * Call `restore()` (or `jest.useRealTimers()` and `jest.restoreAllMocks()`) after the test.
+ */
+export class FakeClock {
+  #time = 0;
+  readonly #reads;
+
+  constructor() {
+    jest.useFakeTimers({
+      now: 0,
+      doNotFake: [
+        'Date',
+        'hrtime',
+        'nextTick',
+        'queueMicrotask',
+        'setImmediate',
+        'clearImmediate',
+        'setInterval',
+        'clearInterval',
+        'setTimeout',
+        'clearTimeout',
+      ],
+    });
+    this.#reads = jest.spyOn(performance, 'now');
+  }
+
+  get time(): number {
+    return this.#time;
+  }
+
+  set time(ms: number) {
+    jest.advanceTimersByTime(ms - this.#time);
+    this.#time = ms;
+  }
+
+  /** How many times `performance.now()` was read since the clock was made. */
+  get reads(): number {
+    return this.#reads.mock.calls.length;
+  }
+
+  restore(): void {
+    this.#reads.mockRestore();
+    jest.useRealTimers();
+  }
+}
+
+/** A provider whose every meter is `meter` (to record on one given meter). */
+export function providerOf(meter: Meter): MeterProvider {
+  return { getMeter: () => meter };
 }

@@ -22,14 +22,13 @@ import {
   deferred,
   histogramCount,
   histogramPoint,
-  ManualClock,
   settle,
 } from '@gym/test-kit';
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { metrics } from '@opentelemetry/api';
 import { Mutex, Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
-import { countingLimit } from './helpers.js';
+import { countingLimit, FakeClock } from './helpers.js';
 
 const SERIES = { [ATTR_OPERATION]: 'judge', [ATTR_EXECUTOR]: 'process' };
 
@@ -38,13 +37,15 @@ function publish(metricsExporting: boolean) {
 }
 
 afterEach(() => {
+  jest.restoreAllMocks();
+  jest.useRealTimers();
   setTelemetryState(undefined);
   metrics.disable();
 });
 
 /** Runs a mix of operations (return, throw, abort while waiting, abort while running) through `limit`. */
-async function mix(limit: OperationLimit | null, clock: ManualClock) {
-  const options = { operation: 'judge', executor: 'process', clock: clock.now } as const;
+async function mix(limit: OperationLimit | null) {
+  const options = { operation: 'judge', executor: 'process' } as const;
   const hold = deferred();
   const holder = resourcesOperation(limit, options, () => hold.promise.then(() => 'held'));
   const waiting = new AbortController();
@@ -89,8 +90,8 @@ describe('metrics not exporting', () => {
       expect(isMetricsExporting()).toBe(false);
 
       const limit = make();
-      const clock = new ManualClock();
-      const { results, returned } = await mix(limit, clock);
+      const clock = new FakeClock();
+      const { results, returned } = await mix(limit);
 
       expect(returned).toBe('returned');
       expect(results[0]).toBe('held');
@@ -106,7 +107,7 @@ describe('metrics not exporting', () => {
 
       // Now turn metrics on: one operation, and the counts read as if the off ones never happened.
       publish(true);
-      await resourcesOperation(limit, { operation: 'judge', executor: 'process', clock: clock.now }, () => {});
+      await resourcesOperation(limit, { operation: 'judge', executor: 'process' }, () => {});
       const m = await collectMetrics(reader);
       expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(1);
       expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
@@ -117,8 +118,8 @@ describe('metrics not exporting', () => {
 
   it('with no SDK registered and no state published, nothing is measured', async () => {
     expect(isMetricsExporting()).toBe(false);
-    const clock = new ManualClock();
-    const { returned } = await mix(new Semaphore(1), clock);
+    const clock = new FakeClock();
+    const { returned } = await mix(new Semaphore(1));
     expect(returned).toBe('returned');
     expect(clock.reads).toBe(0);
   });
@@ -128,8 +129,7 @@ describe('an SDK set up by the user, without @gym/otel-bootstrap', () => {
   it('a globally registered MeterProvider is used when nobody published a state', async () => {
     const { meterProvider: provider, reader } = createMetricHarness();
     metrics.setGlobalMeterProvider(provider);
-    const clock = new ManualClock();
-    const { returned } = await mix(new Semaphore(1), clock);
+    const { returned } = await mix(new Semaphore(1));
     expect(returned).toBe('returned');
     const m = await collectMetrics(reader);
     expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(5);
@@ -143,13 +143,9 @@ describe('exporting state changes mid-operation: the decision taken at entry hol
     const { meterProvider: provider, reader } = createMetricHarness();
     metrics.setGlobalMeterProvider(provider);
     publish(true);
-    const clock = new ManualClock();
+    const clock = new FakeClock();
     const hold = deferred();
-    const running = resourcesOperation(
-      null,
-      { operation: 'judge', executor: 'process', clock: clock.now },
-      () => hold.promise,
-    );
+    const running = resourcesOperation(null, { operation: 'judge', executor: 'process' }, () => hold.promise);
     await settle();
     publish(false);
     clock.time = 60;
@@ -166,28 +162,31 @@ describe('exporting state changes mid-operation: the decision taken at entry hol
     const { meterProvider: provider, reader } = createMetricHarness();
     metrics.setGlobalMeterProvider(provider);
     publish(false);
-    const clock = new ManualClock();
+    const clock = new FakeClock();
     const semaphore = new Semaphore(1);
-    const options = { operation: 'judge', executor: 'process', clock: clock.now } as const;
+    const options = { operation: 'judge', executor: 'process' } as const;
     const hold = deferred();
     const offRun = resourcesOperation(semaphore, options, () => hold.promise);
     await settle();
     publish(true);
     const onRun = resourcesOperation(semaphore, options, () => 'on'); // waits behind the off one
     await settle();
+    const readsBeforeCollect = clock.reads; // the SDK reads the same clock when it collects
     let m = await collectMetrics(reader);
+    const readsAfterCollect = clock.reads;
     expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(1);
     expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0); // the off one is not counted
     clock.time = 15;
     hold.resolve();
     await offRun;
     expect(await onRun).toBe('on');
+    const ours = readsBeforeCollect + clock.reads - readsAfterCollect;
     m = await collectMetrics(reader);
     expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(1);
     expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
     expect(histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES).sum).toBe(15);
     expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
     expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
-    expect(clock.reads).toBe(3); // the on one only: asked, held, ended
+    expect(ours).toBe(3); // the on one only: asked, held, ended
   });
 });

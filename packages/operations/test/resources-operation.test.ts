@@ -1,5 +1,5 @@
 // One test per row of the README's outcome table, each asserting on what a real SDK MeterProvider exports.
-// Time comes from a manual clock injected through `options.clock`, so every duration is exact.
+// Time is Jest's fake clock behind `performance.now()` (test/helpers.ts), so every duration is exact.
 
 import {
   ATTR_EXECUTOR,
@@ -21,20 +21,25 @@ import {
   deferred,
   histogramCount,
   histogramPoint,
-  ManualClock,
   settle,
 } from '@gym/test-kit';
-import { describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
+import { FakeClock } from './helpers.js';
+
+afterEach(() => {
+  jest.restoreAllMocks();
+  jest.useRealTimers();
+});
 
 const SERIES = { [ATTR_OPERATION]: 'verify', [ATTR_EXECUTOR]: 'subprocess' };
 const withOutcome = (outcome: Outcome) => ({ ...SERIES, [ATTR_OUTCOME]: outcome });
 
 function setup() {
   const { meterProvider: provider, reader } = createMetricHarness();
-  const clock = new ManualClock();
-  const options = { operation: 'verify', executor: 'subprocess', meterProvider: provider, clock: clock.now } as const;
+  const clock = new FakeClock();
+  const options = { operation: 'verify', executor: 'subprocess', meterProvider: provider } as const;
   return { provider, reader, clock, options };
 }
 
@@ -265,7 +270,7 @@ describe('outcome and edge cases', () => {
           return () => {};
         },
       };
-      const options = { ...bad, meterProvider: provider, clock: clock.now } as never;
+      const options = { ...bad, meterProvider: provider } as never;
       for (const limit of [semaphore, counting, null]) {
         let ran = false;
         const settled = await capture(

@@ -7,6 +7,7 @@
 
 import { sharedSlot } from '@gym/core';
 import { jest } from '@jest/globals';
+import type { Meter, MeterProvider } from '@opentelemetry/api';
 import { ORCHESTRATOR_SLOT, type OrchestratorDeclaration } from '../../src/orchestrator.js';
 import { VERIFY_TALLY_SLOT, type VerifyTally } from '../../src/verify-tally.js';
 
@@ -40,4 +41,9 @@ export async function freshCopy(): Promise<MetricsModule> {
   });
   if (loaded === undefined) throw new Error('fresh @gym/metrics did not load');
   return loaded;
+}
+
+/** A provider whose every meter is `meter` (to record on one given meter). */
+export function providerOf(meter: Meter): MeterProvider {
+  return { getMeter: () => meter };
 }
