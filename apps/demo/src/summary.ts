@@ -247,6 +247,9 @@ function percent(fraction: number): string {
  * or when it refused a sizeable share of the calls that asked it (full queue, deadline): a
  * refused call has no queue time at all, so queue time alone says nothing about it.
  */
+/** The flag that raises each route's limit. */
+const LIMIT_FLAG: Record<string, string> = { verify: '--limit', tool: '--tool-limit', judge: '--judge-limit' };
+
 export function queueingVerdict(input: Pick<SummaryInput, 'operations' | 'limitReadings' | 'limits'>): string[] {
   const lines: string[] = [];
   const worst = input.operations
@@ -256,7 +259,7 @@ export function queueingVerdict(input: Pick<SummaryInput, 'operations' | 'limitR
     lines.push(
       `Queueing: ${worst.operation} calls waited ${formatMs(worst.queueP50)} (p50) for a slot of ` +
         `${input.limits[worst.operation] ?? 'their limit'} and then ran ${formatMs(worst.runP50)}: ` +
-        `the limit, not the work, is where the time goes. Raise it (--limit for verify) or add servers.`,
+        `the limit, not the work, is where the time goes. Raise it (${LIMIT_FLAG[worst.operation] ?? 'its limit flag'}) or add servers.`,
     );
   }
   for (const route of ['verify', 'tool', 'judge'] as const) {
@@ -269,7 +272,7 @@ export function queueingVerdict(input: Pick<SummaryInput, 'operations' | 'limitR
     lines.push(
       `Refusals: ${route} refused ${percent(refused / asked)} of calls (${refused} of ${asked}: ` +
         `${sum('rejected')} with a full queue, ${sum('timedOut')} past the queue deadline): the limit is the bottleneck. ` +
-        `Raise it (--limit for verify) or add servers; a longer queue only trades refusals for waiting.`,
+        `Raise it (${LIMIT_FLAG[route]}) or add servers; a longer queue only trades refusals for waiting.`,
     );
   }
   if (lines.length === 0 && input.operations.length > 0) {

@@ -58,7 +58,19 @@ describe('the queueing verdict', () => {
     });
     expect(lines).toEqual([
       'Refusals: verify refused 19 % of calls (19 of 100: 12 with a full queue, 7 past the queue deadline): the limit is the bottleneck. ' +
-        'Raise it (--limit for verify) or add servers; a longer queue only trades refusals for waiting.',
+        'Raise it (--limit) or add servers; a longer queue only trades refusals for waiting.',
+    ]);
+  });
+
+  it('names the flag that raises the limit that refused: --judge-limit for judge', () => {
+    const lines = queueingVerdict({
+      operations: [verifyRow],
+      limits,
+      limitReadings: [{ ...reading({ admitted: 100 }), judge: gate('judge_slots', { admitted: 80, timedOut: 20 }) }],
+    });
+    expect(lines).toEqual([
+      'Refusals: judge refused 20 % of calls (20 of 100: 0 with a full queue, 20 past the queue deadline): the limit is the bottleneck. ' +
+        'Raise it (--judge-limit) or add servers; a longer queue only trades refusals for waiting.',
     ]);
   });
 
