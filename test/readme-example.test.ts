@@ -5,7 +5,7 @@
 // its types), on the built packages, and stopped with SIGTERM as the example expects.
 // The bootstrap needs Node >= 22.15; on an older Node this file is skipped, saying so.
 
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { METRIC_OPERATION_DURATION, METRIC_VERIFY_DURATION } from '@gym/constants';
@@ -25,14 +25,28 @@ const describeExample = supported ? describe : describe.skip;
 // made only when the examples run (a skipped file runs no hooks, and would leave it behind).
 let dir = '';
 
-/** The bootstrap's own OpenTelemetry packages: a user's SDK must share the bootstrap's API copy. */
-const otel = (pkg: string) => join(repo, 'packages', 'otel-bootstrap', 'node_modules', '@opentelemetry', pkg);
+/**
+ * The file URL of the bootstrap's own copy of `@opentelemetry/<pkg>`: a user's SDK must share
+ * the bootstrap's API copy. Node itself resolves it, as an `import` from the bootstrap's folder,
+ * so it holds wherever npm placed the package (hoisted to the root or nested in the bootstrap).
+ */
+function otel(pkg: string): string {
+  const found = spawnSync(
+    process.execPath,
+    ['--input-type=module', '--eval', `process.stdout.write(import.meta.resolve('@opentelemetry/${pkg}'))`],
+    { cwd: join(repo, 'packages', 'otel-bootstrap'), encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } },
+  );
+  if (found.status !== 0 || !found.stdout.startsWith('file:')) {
+    throw new Error(`cannot resolve @opentelemetry/${pkg} from the bootstrap: ${found.stderr}`);
+  }
+  return found.stdout;
+}
 
 /** The user's side of the example: their task type and verifier; optionally their own SDK first. */
 function prelude(ownSdk: boolean): string {
   const sdk = ownSdk
-    ? `import { metrics as userMetrics } from ${JSON.stringify(`${otel('api')}/dist/index.mjs`)};
-import { MeterProvider, MetricReader } from ${JSON.stringify(`${otel('sdk-metrics')}/dist/index.mjs`)};
+    ? `import { metrics as userMetrics } from ${JSON.stringify(otel('api'))};
+import { MeterProvider, MetricReader } from ${JSON.stringify(otel('sdk-metrics'))};
 class UserReader extends MetricReader { async onForceFlush() {} async onShutdown() {} }
 const userReader = new UserReader();
 userMetrics.setGlobalMeterProvider(new MeterProvider({ readers: [userReader] }));

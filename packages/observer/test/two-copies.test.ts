@@ -12,24 +12,30 @@ import { expect, it } from '@jest/globals';
 const SCRIPT = `
 import { once } from 'node:events';
 import { createServer, request } from 'node:http';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 const a = await import('./a/dist/index.js');
 const b = await import('./b/dist/index.js');
 class Reader extends MetricReader { async onShutdown() {} async onForceFlush() {} }
 const reader = new Reader();
 const meterProvider = new MeterProvider({ readers: [reader] });
+// One sampler between the two copies: each GC pause is recorded once, not once per copy. This
+// count and the samplers start (and below stop) in one synchronous step, so they get the same
+// gc entries: Node hands entries to observers only between turns of the event loop.
+let seen = 0;
+const own = new PerformanceObserver((list) => { seen += list.getEntries().length; });
 const first = a.startObserver({ meterProvider });
 const second = b.startObserver({ meterProvider });
-// One sampler between the two copies: each GC pause is recorded once, not once per copy.
-const { PerformanceObserver } = await import('node:perf_hooks');
-let seen = 0;
-const sawGc = new Promise((resolve) => {
-  const own = new PerformanceObserver((list) => { seen += list.getEntries().length; own.disconnect(); resolve(); });
-  own.observe({ entryTypes: ['gc'] });
-});
-globalThis.gc();
-await sawGc;
-await new Promise((resolve) => setImmediate(resolve));
+own.observe({ entryTypes: ['gc'] });
+// Node delivers gc entries from an unref'd task, so a loop with nothing else to do may end before
+// one arrives. Collect, then yield one turn (a ref'd immediate keeps the loop alive), until an
+// entry is seen; the count guards against a Node that never reports one.
+for (let collections = 0; seen === 0; collections += 1) {
+  if (collections === 1000) throw new Error('no gc entry seen after 1000 collections');
+  globalThis.gc();
+  await new Promise((resolve) => setImmediate(resolve));
+}
+first.stop(); second.stop(); own.disconnect();
 const gcRecords = (await reader.collect()).resourceMetrics.scopeMetrics.flatMap((s) => s.metrics)
   .filter((m) => m.descriptor.name === 'v8js.gc.duration')
   .flatMap((m) => m.dataPoints).reduce((n, p) => n + p.value.count, 0);
@@ -57,7 +63,7 @@ held.end('ok');
 await done;
 await closed;
 const after = await inFlight();
-first.stop(); second.stop(); untrackA(); untrackB();
+untrackA(); untrackB();
 server.close();
 process.stdout.write(JSON.stringify({ distinctModules: a.startObserver !== b.startObserver, ownHandles: first !== second, gcRecordedOnce: gcRecords === seen && seen > 0, sameUntrack: untrackA === untrackB, peak, after }));
 `;

@@ -13,7 +13,7 @@ import { waitFor } from '@gym/test-kit';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { type InitTelemetryOptions, initTelemetry, shutdownTelemetry, type TelemetryHandle } from '../src/index.js';
 import { resetTelemetryForTesting } from '../src/telemetry.js';
-import { openRaw, type RawClient, readResponse, requestText } from './helpers/raw-http.js';
+import { openRaw, parseResponses, type RawClient, readResponse, requestText } from './helpers/raw-http.js';
 
 const ENV = { NEMO_GYM_OTEL_ENABLED: '1', NEMO_GYM_OTEL_EXPORTER: 'prometheus', OTEL_EXPORTER_PROMETHEUS_PORT: '0' };
 /** The content type of the Prometheus text format, version 0.0.4. */
@@ -197,8 +197,15 @@ describe('the Prometheus endpoint bounds its clients', () => {
     const { prometheusEndpoint } = await start(undefined);
     const raw = await client(prometheusEndpoint);
     raw.socket.write(`${requestText('/metrics')}${requestText('/nowhere')}${requestText('/metrics')}`);
-    const text = await raw.until((received) => (received.match(/gym_servers_active/g) ?? []).length >= 2);
-    expect(text.match(/^HTTP\/1\.1 \d+/gm)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 404', 'HTTP/1.1 200']);
+    // Wait for three whole responses (head and full body each), then check their order.
+    const text = await raw.until((received) => parseResponses(received).length >= 3);
+    const responses = parseResponses(text);
+    expect(responses.map((response) => response.status)).toEqual([200, 404, 200]);
+    expect(responses[0]?.body).toMatch(/^gym_servers_active(\{[^}]*\})? 7$/m);
+    expect(responses[1]?.body).toBe('not found: the metrics are at /metrics\n');
+    expect(responses[2]?.body).toMatch(/^gym_servers_active(\{[^}]*\})? 7$/m);
+    // Nothing beyond the three: the text holds exactly three status lines.
+    expect(text.match(/^HTTP\/1\.1 \d+/gm)).toHaveLength(3);
   });
 
   it('scrapes that arrive during a rendering share the next one: one collection at a time, never an old one', async () => {

@@ -1,4 +1,4 @@
-import { SPAN_GROUPS, type SpanGroup } from '@gym/constants';
+import { SPAN_GROUP_PRESETS, SPAN_GROUPS, type SpanGroup } from '@gym/constants';
 import { getTelemetryState } from '@gym/core';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { initTelemetry, isSpanGroupEnabled } from '../src/index.js';
@@ -30,6 +30,15 @@ function enabledGroups(): SpanGroup[] {
   return SPAN_GROUPS.filter((group) => isSpanGroupEnabled(group));
 }
 
+/** The `default` preset, in spec order (the order {@link enabledGroups} reports). */
+const DEFAULT_GROUPS: SpanGroup[] = SPAN_GROUPS.filter((group) =>
+  (SPAN_GROUP_PRESETS.default as readonly SpanGroup[]).includes(group),
+);
+/** `default,sandbox`, in spec order. */
+const DEFAULT_AND_SANDBOX: SpanGroup[] = SPAN_GROUPS.filter(
+  (group) => group === 'sandbox' || DEFAULT_GROUPS.includes(group),
+);
+
 describe('isSpanGroupEnabled', () => {
   it('is false for every group before telemetry is set up, and when it is disabled', async () => {
     expect(enabledGroups()).toEqual([]);
@@ -38,13 +47,13 @@ describe('isSpanGroupEnabled', () => {
   });
 
   it.each([
-    [undefined, ['job', 'server', 'http_client', 'rollout']],
-    ['default', ['job', 'server', 'http_client', 'rollout']],
+    [undefined, DEFAULT_GROUPS],
+    ['default', DEFAULT_GROUPS],
     ['per_rollout', ['server', 'http_client', 'rollout', 'verify', 'agent', 'model_call']],
     ['all', [...SPAN_GROUPS]],
     ['sandbox', ['sandbox']],
     ['verify,agent', ['verify', 'agent']],
-    ['default,sandbox', ['job', 'server', 'http_client', 'rollout', 'sandbox']],
+    ['default,sandbox', DEFAULT_AND_SANDBOX],
     [' Verify , AGENT ', ['verify', 'agent']],
     ['PER_ROLLOUT', ['server', 'http_client', 'rollout', 'verify', 'agent', 'model_call']],
     [' , ', []],
@@ -61,9 +70,9 @@ describe('isSpanGroupEnabled', () => {
   it('reports unknown names once, in one message, and ignores them', async () => {
     const warnings: string[] = [];
     await initWith({ NEMO_GYM_OTEL_SPAN_GROUPS: 'default,rollouts,Rollouts,sandboxes' }, warnings);
-    expect(enabledGroups()).toEqual(['job', 'server', 'http_client', 'rollout']);
+    expect(enabledGroups()).toEqual(DEFAULT_GROUPS);
     expect(warnings).toEqual([
-      '@gym/otel-bootstrap: unknown span groups ignored: rollouts, sandboxes (allowed: presets default, per_rollout, all; groups job, server, http_client, rollout, verify, agent, model_call, sandbox)',
+      '@gym/otel-bootstrap: unknown span groups ignored: rollouts, sandboxes (allowed: presets default, per_rollout, all; groups job, server, http_client, rollout, verify, agent, model_call, sandbox, startup)',
     ]);
   });
 
@@ -75,13 +84,7 @@ describe('isSpanGroupEnabled', () => {
 
   it('a metrics-only process still publishes its configured groups, for group-scoped metrics (sandbox lifecycle)', async () => {
     await initWith({ NEMO_GYM_OTEL_SPAN_GROUPS: 'default,sandbox', NEMO_GYM_OTEL_TRACES_ENABLED: '0' });
-    expect([...(getTelemetryState()?.spanGroups ?? [])].sort()).toEqual([
-      'http_client',
-      'job',
-      'rollout',
-      'sandbox',
-      'server',
-    ]);
+    expect([...(getTelemetryState()?.spanGroups ?? [])].sort()).toEqual([...DEFAULT_AND_SANDBOX].sort());
     expect(getTelemetryState()?.tracesExporting).toBe(false);
     expect(enabledGroups()).toEqual([]);
   });

@@ -99,6 +99,26 @@ export function parseResponse(text: string, head = false): RawResponse {
   };
 }
 
+/**
+ * Every complete response at the start of `text`, in order: each one's head and its whole
+ * `content-length` body. A response still arriving, and anything after it, is left out.
+ */
+export function parseResponses(text: string): RawResponse[] {
+  const responses: RawResponse[] = [];
+  let rest = text;
+  for (;;) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end === -1) break;
+    const length = /\r\ncontent-length: *(\d+)/i.exec(rest.slice(0, end));
+    if (length === null) break;
+    const size = end + 4 + Number(length[1]);
+    if (rest.length < size) break;
+    responses.push(parseResponse(rest.slice(0, size)));
+    rest = rest.slice(size);
+  }
+  return responses;
+}
+
 /** Waits for one complete response on `client` (the first one it received). */
 export async function readResponse(client: RawClient, head = false): Promise<RawResponse> {
   return parseResponse(await client.until((text) => complete(text, head)), head);
