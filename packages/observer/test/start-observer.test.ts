@@ -46,7 +46,7 @@ describe('one sampler per meter, one handle per caller', () => {
     await harness.shutdown();
   });
 
-  it('after the last stop the observable instruments stop reporting; a new start starts afresh', async () => {
+  it('after the last stop the observable instruments stop reporting', async () => {
     const harness = createMetricHarness();
     const a = startObserver({ meterProvider: harness.meterProvider });
     const b = startObserver({ meterProvider: harness.meterProvider });
@@ -66,9 +66,6 @@ describe('one sampler per meter, one handle per caller', () => {
     const frozen = await user();
     burn();
     expect(await user()).toBe(frozen);
-    const again = startObserver({ meterProvider: harness.meterProvider });
-    expect(jest.getTimerCount()).toBe(0);
-    again.stop();
     await harness.shutdown();
   });
 
