@@ -31,19 +31,6 @@ export interface InstrumentScope {
   readonly version?: string;
 }
 
-/**
- * Whether a record with these options would reach a meter, without touching one: a meter or
- * provider was injected, else `isMetricsExporting()`.
- */
-export function wouldRecordMetrics(options: MeterSourceOptions | null | undefined): boolean {
-  return options?.meter != null || options?.meterProvider != null || isMetricsExporting();
-}
-
-/** Like {@link wouldRecordMetrics}, for spans. */
-export function wouldRecordTraces(options: TracerSourceOptions | null | undefined): boolean {
-  return options?.tracer != null || options?.tracerProvider != null || isTracesExporting();
-}
-
 /** Per provider, per scope name: what `getMeter`/`getTracer` returned. */
 const made = new WeakMap<object, Map<string, Meter | Tracer>>();
 

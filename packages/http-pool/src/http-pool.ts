@@ -26,7 +26,13 @@ import {
   INSTRUMENTS,
   SERVER_NAME_PATTERN,
 } from '@gym/constants';
-import { createInstrument, createReporter, invalidChoice, type MeterSourceOptions, resolveMeter } from '@gym/core';
+import {
+  createInstrument,
+  createReporter,
+  invalidChoice,
+  type MeterSourceOptions,
+  resolveMeter,
+} from '@gym/core/internal';
 import type { Attributes, Histogram, ObservableResult } from '@opentelemetry/api';
 import { waiterFor } from './waiter.js';
 

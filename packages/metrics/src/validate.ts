@@ -3,7 +3,7 @@
 // never thrown: the recorders sit in a server's hot path. Each kind of mistake is reported
 // once per recorder and field, naming the value and what is allowed.
 
-import { describeValue } from '@gym/core';
+import { describeValue } from '@gym/core/internal';
 import { reporter } from './report.js';
 
 /** What was wrong with a value, one warning each. */

@@ -17,14 +17,8 @@
 // when the application's handler re-emits it as a 'request'.
 
 import { ATTR_SERVER_NAME, INSTRUMENTS } from '@gym/constants';
-import {
-  createInstrument,
-  isMetricsExporting,
-  type MeterSourceOptions,
-  perMeter,
-  resolveMeter,
-  sharedSlot,
-} from '@gym/core';
+import { isMetricsExporting } from '@gym/core';
+import { createInstrument, type MeterSourceOptions, perMeter, resolveMeter, sharedSlot } from '@gym/core/internal';
 import type { Attributes, Meter, UpDownCounter } from '@opentelemetry/api';
 import { reporter, SCOPE } from './scope.js';
 import type { RequestEmitter, TrackInFlightOptions, Untrack } from './types.js';

@@ -9,7 +9,7 @@
 // Each part (lag, process metrics, gc, the in-flight series) starts on its own: a meter that
 // refuses one instrument costs that part only, reported once.
 
-import { resolveMeter, sharedSlot } from '@gym/core';
+import { resolveMeter, sharedSlot } from '@gym/core/internal';
 import type { Meter } from '@opentelemetry/api';
 import { createLagHistogram, EventLoopLagSampler } from './event-loop-lag.js';
 import { createGcHistogram, startGcMetrics } from './gc-metrics.js';

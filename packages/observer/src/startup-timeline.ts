@@ -24,17 +24,16 @@ import {
   STARTUP_STAGE_NODE_BOOTSTRAP,
   STARTUP_STAGE_PATTERN,
 } from '@gym/constants';
+import { currentSpanGroups, isTracesExporting } from '@gym/core';
 import {
   createInstrument,
-  currentSpanGroups,
   invalidChoice,
-  isTracesExporting,
   type MeterSourceOptions,
   perMeter,
   resolveMeter,
   resolveTracer,
   type TracerSourceOptions,
-} from '@gym/core';
+} from '@gym/core/internal';
 import {
   type Attributes,
   type Context,

@@ -2,7 +2,8 @@
 // exports), and take the one run path.
 
 import { EXECUTORS, type Executor, isExecutor, isOperation, OPERATIONS, type Operation } from '@gym/constants';
-import { describeValue, invalidChoice, isMetricsExporting, resolveMeter } from '@gym/core';
+import { isMetricsExporting } from '@gym/core';
+import { describeValue, invalidChoice, resolveMeter } from '@gym/core/internal';
 import { cachedGate, type Gate } from './limits.js';
 import { meteredParts } from './metered-limit.js';
 import { measurement } from './operation-metrics.js';

@@ -23,7 +23,7 @@ import {
   malformedMessage,
   readGymVariable,
   readVariable,
-} from '@gym/core';
+} from '@gym/core/internal';
 import { OTEL_SWITCHES, OTEL_VARIABLES, OTLP_VARIABLES, type OtelVariable } from './otel-variables.js';
 import type { TelemetryConfig, TelemetryConfigResult } from './types.js';
 

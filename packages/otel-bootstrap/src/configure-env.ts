@@ -4,7 +4,7 @@
 // wins over the config block and is never overwritten. A disabled run writes nothing at
 // all, so turning telemetry off leaves the environment exactly as it was.
 
-import { describeError, describeValue, GYM_VARIABLES, readVariable } from '@gym/core';
+import { describeError, describeValue, GYM_VARIABLES, readVariable } from '@gym/core/internal';
 import { envString, isValidFieldString, loadTelemetryConfig, ownEnvironment, readEnabledSwitch } from './config.js';
 import { OTEL_VARIABLES } from './otel-variables.js';
 import { resolveRunId } from './run-id.js';

@@ -3,7 +3,7 @@
 // and a handle says plainly what this process exports.
 
 import type { ServerType } from '@gym/constants';
-import type { TelemetryExporter } from '@gym/core';
+import type { TelemetryExporter } from '@gym/core/internal';
 import type { Attributes, Meter, Tracer } from '@opentelemetry/api';
 
 /**

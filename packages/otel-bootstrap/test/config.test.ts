@@ -1,5 +1,5 @@
 import { ENV_SPAN_GROUPS, ENV_SPAN_GROUPS_FALLBACK } from '@gym/constants';
-import { GYM_VARIABLES } from '@gym/core';
+import { GYM_VARIABLES } from '@gym/core/internal';
 import { describe, expect, it } from '@jest/globals';
 import { CONFIG_DEFAULTS, loadTelemetryConfig, type TelemetryConfig } from '../src/index.js';
 
