@@ -158,14 +158,14 @@ describe('resolveMeter', () => {
   const scope = { name: '@gym/test' };
 
   it('treats null as not injected, like undefined', () => {
-    expect(resolveMeter({ meter: null }, scope, createReporter('@gym/test-null'))).toBeUndefined();
+    expect(resolveMeter({ meterProvider: null }, scope, createReporter('@gym/test-null'))).toBeUndefined();
   });
 
-  it('uses an injected meter, then an injected provider', () => {
+  it("uses an injected provider's meter for the scope, one per provider and scope", () => {
     const provider = new SdkMeterProvider();
-    const meter = provider.getMeter('x');
-    expect(resolveMeter({ meter }, scope, createReporter('@gym/t1'))).toBe(meter);
-    expect(resolveMeter({ meterProvider: provider }, scope, createReporter('@gym/t1'))).toBeDefined();
+    const meter = resolveMeter({ meterProvider: provider }, scope, createReporter('@gym/t1'));
+    expect(meter).toBe(provider.getMeter(scope.name));
+    expect(resolveMeter({ meterProvider: provider }, scope, createReporter('@gym/t1'))).toBe(meter);
   });
 
   it('reports a failing provider once and retries it on the next call (never cached as dead)', () => {

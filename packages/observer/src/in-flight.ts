@@ -108,8 +108,8 @@ export function trackInFlight(server: RequestEmitter, options?: TrackInFlightOpt
   const existing = tracked.get(server);
   if (existing !== undefined) return existing;
 
-  const source: MeterSourceOptions = { meter: options?.meter, meterProvider: options?.meterProvider };
-  const injected = source.meter != null || source.meterProvider != null;
+  const source: MeterSourceOptions = { meterProvider: options?.meterProvider };
+  const injected = source.meterProvider != null;
   const onRequest = (_request: unknown, response: unknown): void => {
     if (!injected && !isMetricsExporting()) return;
     count(response as ResponseLike, source, attributes);

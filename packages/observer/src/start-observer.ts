@@ -1,5 +1,5 @@
 // One sampler per meter source, one handle per caller. `startObserver` resolves the meter the
-// way every gym-telemetry library does (injected meter → injected provider → the global
+// way every gym-telemetry library does (injected provider, else the global
 // provider, only while exporting); with none, it returns a handle that does nothing and starts
 // no timer. A second start on the same meter joins the running sampler (shared by every copy of
 // this package in the process) and gets a handle of its own: each `stop()` releases only its

@@ -175,11 +175,11 @@ function recordStages(serverName: string, stages: readonly Stage[], source: Mete
 }
 
 /**
- * The tracer for the stage spans: an injected tracer or provider whatever the span groups (the
+ * The tracer for the stage spans: an injected provider's, whatever the span groups (the
  * caller said where); else the global one while traces export and the `startup` group is on.
  */
 function startupTracer(source: TracerSourceOptions): Tracer | undefined {
-  const injected = source.tracer != null || source.tracerProvider != null;
+  const injected = source.tracerProvider != null;
   if (!injected && (!isTracesExporting() || !currentSpanGroups().has('startup'))) return undefined;
   return resolveTracer(source, SCOPE, reporter);
 }
