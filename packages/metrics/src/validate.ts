@@ -4,7 +4,7 @@
 // once per recorder and field, naming the value and what is allowed.
 
 import { describeValue } from '@gym/core/internal';
-import { reporter } from './report.js';
+import { reporter } from './scope.js';
 
 /** What was wrong with a value, one warning each. */
 type Mistake = 'not a number' | 'NaN' | 'infinite' | 'negative' | 'not an integer';

@@ -10,8 +10,8 @@ import { INSTRUMENTS } from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
 import { createInstrument, perMeter, resolveMeter } from '@gym/core/internal';
 import type { Attributes, BatchObservableResult, Meter } from '@opentelemetry/api';
-import { reporter, SCOPE } from './report.js';
 import type { Admission } from './run.js';
+import { reporter, SCOPE } from './scope.js';
 
 /** What the instruments read of one metered limit. */
 export interface ExportedLimit {

@@ -19,8 +19,8 @@ import { describeValue, invalidChoice, MAX_TIMER_SECONDS, resolveMeter } from '@
 import type { Attributes } from '@opentelemetry/api';
 import { attach, attachGlobal, type ExportedLimit, GLOBAL, type Registry, registryOf } from './concurrency-metrics.js';
 import { type Gate, gateOf, kindOf, type LimitKind } from './limits.js';
-import { reporter, SCOPE } from './report.js';
 import { type Admission, checkSignal, OFF, run } from './run.js';
+import { reporter, SCOPE } from './scope.js';
 import type {
   MeterableLimit,
   MeteredLimit,

@@ -14,8 +14,8 @@ import {
 } from '@gym/constants';
 import { createInstrument, perMeter } from '@gym/core/internal';
 import type { Attributes, BatchObservableResult, Histogram, Meter } from '@opentelemetry/api';
-import { reporter } from './report.js';
 import type { Recorder } from './run.js';
+import { reporter } from './scope.js';
 
 /** The live state of one (operation, executor) pair on one meter. */
 interface Series {

@@ -7,8 +7,8 @@ import { describeValue, invalidChoice, resolveMeter } from '@gym/core/internal';
 import { cachedGate, type Gate } from './limits.js';
 import { meteredParts } from './metered-limit.js';
 import { measurement } from './operation-metrics.js';
-import { reporter, SCOPE } from './report.js';
 import { type Admission, checkSignal, OFF, type Recorder, run } from './run.js';
+import { reporter, SCOPE } from './scope.js';
 import type { OperationContext, OperationLimit, ResourcesOperationOptions } from './types.js';
 
 /**
