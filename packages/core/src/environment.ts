@@ -94,7 +94,6 @@ export const GYM_VARIABLES = {
   ),
   tracesEnabled: flag('TRACES_ENABLED', true),
   metricsEnabled: flag('METRICS_ENABLED', true),
-  logsEnabled: flag('LOGS_ENABLED', false),
   exporter: gym<TelemetryExporter>(
     'EXPORTER',
     'otlp',

@@ -42,7 +42,6 @@ export const CONFIG_DEFAULTS: Fields = Object.freeze({
   spanGroups: GYM_VARIABLES.spanGroups.defaultValue,
   tracesEnabled: GYM_VARIABLES.tracesEnabled.defaultValue,
   metricsEnabled: GYM_VARIABLES.metricsEnabled.defaultValue,
-  logsEnabled: GYM_VARIABLES.logsEnabled.defaultValue,
   exporter: GYM_VARIABLES.exporter.defaultValue,
   runId: GYM_VARIABLES.runId.defaultValue,
   serviceNamePerServer: GYM_VARIABLES.serviceNamePerServer.defaultValue,

@@ -20,7 +20,6 @@ const EXPECTED_TYPE: { readonly [K in WrittenKey]: 'boolean' | 'string' | 'numbe
   spanGroups: 'string',
   tracesEnabled: 'boolean',
   metricsEnabled: 'boolean',
-  logsEnabled: 'boolean',
   exporter: 'string',
   runId: 'string',
   serviceNamePerServer: 'boolean',
