@@ -23,6 +23,7 @@ interface Manifest {
   sideEffects?: boolean;
   files?: string[];
   exports?: Record<string, unknown>;
+  typesVersions?: Record<string, Record<string, string[]>>;
   engines?: { node?: string };
   dependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
@@ -68,6 +69,20 @@ describe.each(publishable.map((pkg) => [pkg.name, pkg] as const))('packages/%s (
     );
     expect(manifest.scripts?.build).toMatch(/^tsc -b && node \.\.\/\.\.\/scripts\/cjs-entry\.mjs( && |$)/);
     expect(manifest.exports?.['./package.json']).toBe('./package.json');
+    // A code subpath entry (`@gym/core/internal`) has the same shape under its own name (a
+    // string target, such as dashboards' generated files, is data and no module).
+    for (const [subpath, target] of Object.entries(manifest.exports ?? {})) {
+      if (subpath === '.' || typeof target === 'string') continue;
+      const entry = /^\.\/([\w-]+)$/.exec(subpath)?.[1];
+      expect(JSON.stringify(target)).toBe(
+        JSON.stringify({
+          import: { types: `./dist/${entry}.d.ts`, default: `./dist/${entry}.js` },
+          require: { types: `./dist/${entry}.d.cts`, default: `./dist/${entry}.cjs` },
+        }),
+      );
+      // TypeScript's node10 resolution reads no `exports`: `typesVersions` points it at the types.
+      expect(manifest.typesVersions?.['*']?.[entry as string]).toEqual([`./dist/${entry}.d.ts`]);
+    }
     // Node 20.19 (require() of ESM), or 22.15 for a package that carries the 3.x SDK (its floor).
     const sdk3 = carriesSdk3(manifest);
     expect(manifest.engines?.node).toBe(sdk3 ? '>=22.15' : '>=20.19');

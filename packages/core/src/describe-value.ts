@@ -2,7 +2,7 @@
 // programming error is being reported, and must not replace that error with its own).
 
 /** Longest rendering of a value, in characters, before it is cut with `…`. */
-export const DESCRIBE_MAX_CHARS = 80;
+const DESCRIBE_MAX_CHARS = 80;
 
 /**
  * `value` for a message: its type and a short rendering, e.g. `string "verfy"`,

@@ -9,7 +9,7 @@
 import { ENV_FALLBACK_PREFIX, ENV_PREFIX, FALSY_WORDS, TRUTHY_WORDS } from '@gym/constants';
 
 /** The values of `NEMO_GYM_OTEL_EXPORTER`. */
-export const TELEMETRY_EXPORTERS = ['otlp', 'console', 'prometheus', 'none'] as const;
+const TELEMETRY_EXPORTERS = ['otlp', 'console', 'prometheus', 'none'] as const;
 /** One of {@link TELEMETRY_EXPORTERS}. */
 export type TelemetryExporter = (typeof TELEMETRY_EXPORTERS)[number];
 
@@ -35,16 +35,8 @@ export interface GymVariable<T> {
 const truthy: ReadonlySet<string> = new Set(TRUTHY_WORDS);
 const falsy: ReadonlySet<string> = new Set(FALSY_WORDS);
 
-/**
- * True exactly for `1`, `true`, `yes`, `on` (trimmed, any case); everything else, `undefined`
- * included, is false. The loose reading, for flags that are only ever switched on.
- */
-export function isTruthy(value: unknown): boolean {
-  return typeof value === 'string' && truthy.has(value.trim().toLowerCase());
-}
-
 /** The strict reading: `true` for a truthy word, `false` for `0 false no off`, else `undefined`. */
-export function parseBooleanWord(value: string): boolean | undefined {
+function parseBooleanWord(value: string): boolean | undefined {
   const word = value.trim().toLowerCase();
   if (truthy.has(word)) return true;
   if (falsy.has(word)) return false;
@@ -59,7 +51,7 @@ const WHOLE = /^\d+$/;
 const RUN_ID = /^[\x21-\x7e]{1,256}$/;
 
 /** A plain non-negative decimal (see the grammar above), or `undefined`. */
-export function parseDecimal(raw: string): number | undefined {
+function parseDecimal(raw: string): number | undefined {
   const text = raw.trim();
   if (!DECIMAL.test(text)) return undefined;
   const value = Number(text);
@@ -67,7 +59,7 @@ export function parseDecimal(raw: string): number | undefined {
 }
 
 /** A whole number of digits only, within `[min, max]`, or `undefined`. */
-export function parseWhole(raw: string, min: number, max: number): number | undefined {
+function parseWhole(raw: string, min: number, max: number): number | undefined {
   const text = raw.trim();
   if (!WHOLE.test(text)) return undefined;
   const value = Number(text);
@@ -102,7 +94,6 @@ export const GYM_VARIABLES = {
   ),
   tracesEnabled: flag('TRACES_ENABLED', true),
   metricsEnabled: flag('METRICS_ENABLED', true),
-  logsEnabled: flag('LOGS_ENABLED', false),
   exporter: gym<TelemetryExporter>(
     'EXPORTER',
     'otlp',
@@ -145,9 +136,6 @@ export const GYM_VARIABLES = {
     (raw) => parseWhole(raw, 1, 600_000),
   ),
 } as const;
-
-/** The name of a row of {@link GYM_VARIABLES}. */
-export type GymVariableName = keyof typeof GYM_VARIABLES;
 
 /** A raw value and the variable it came from. */
 export interface RawValue {

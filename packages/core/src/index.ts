@@ -1,26 +1,6 @@
-export { createInstrument, type InstrumentOfKind } from './create-instrument.js';
-export { DESCRIBE_MAX_CHARS, describeError, describeValue, invalidChoice } from './describe-value.js';
-export type { GymVariable, GymVariableName, RawValue, ReadResult, TelemetryExporter } from './environment.js';
-export {
-  GYM_VARIABLES,
-  isTruthy,
-  MAX_TIMER_SECONDS,
-  MIN_SAMPLE_INTERVAL_SECONDS,
-  malformedMessage,
-  parseBooleanWord,
-  parseDecimal,
-  parseWhole,
-  readGymVariable,
-  readVariable,
-  TELEMETRY_EXPORTERS,
-} from './environment.js';
-export { FAILURE_POLICY } from './failure-policy.js';
-export type { InstrumentScope, MeterSourceOptions, TracerSourceOptions } from './instrument-source.js';
-export { resolveMeter, resolveTracer, wouldRecordMetrics, wouldRecordTraces } from './instrument-source.js';
-export { perMeter } from './per-meter.js';
-export type { Reporter } from './report.js';
-export { createReporter } from './report.js';
-export { SHARED_SLOT_VERSION, sharedSlot } from './shared-slot.js';
+// The public calls of @gym/core: publish and read the telemetry state that every gym-telemetry
+// package judges by. Everything else the sibling packages share lives behind
+// `@gym/core/internal`, which is no public promise.
 export type { TelemetryState, TelemetryStateInit } from './telemetry-state.js';
 export {
   currentSpanGroups,
@@ -28,5 +8,4 @@ export {
   isMetricsExporting,
   isTracesExporting,
   setTelemetryState,
-  TELEMETRY_STATE_VERSION,
 } from './telemetry-state.js';

@@ -1,6 +1,6 @@
 // Where a recorder's meter or tracer comes from, one rule for every package: an injected
-// meter/tracer wins, then an injected provider, then the global provider, and the global one
-// only while exporting. `null` and `undefined` both mean "not injected". The exporting check
+// provider, else the global provider, and the global one only while exporting. `null` and
+// `undefined` both mean "not injected". The exporting check
 // is one global read, so a process with telemetry off never asks the OpenTelemetry API for
 // anything. Resolution never throws: a provider whose `getMeter` throws is reported once and
 // the call gets `undefined`; the next call tries again (nothing is cached as dead).
@@ -9,19 +9,15 @@ import { type Meter, type MeterProvider, metrics, type Tracer, type TracerProvid
 import type { Reporter } from './report.js';
 import { isMetricsExporting, isTracesExporting } from './telemetry-state.js';
 
-/** Where to record metrics. Both absent (or `null`): the global provider, while exporting. */
+/** Where to record metrics. Absent (or `null`): the global provider, while exporting. */
 export interface MeterSourceOptions {
-  /** Record on this meter. */
-  readonly meter?: Meter | null | undefined;
-  /** Record on a meter of this provider (ignored when `meter` is given). */
+  /** Record on a meter of this provider. */
   readonly meterProvider?: MeterProvider | null | undefined;
 }
 
-/** Where to record spans. Both absent (or `null`): the global provider, while exporting. */
+/** Where to record spans. Absent (or `null`): the global provider, while exporting. */
 export interface TracerSourceOptions {
-  /** Record on this tracer. */
-  readonly tracer?: Tracer | null | undefined;
-  /** Record on a tracer of this provider (ignored when `tracer` is given). */
+  /** Record on a tracer of this provider. */
   readonly tracerProvider?: TracerProvider | null | undefined;
 }
 
@@ -29,19 +25,6 @@ export interface TracerSourceOptions {
 export interface InstrumentScope {
   readonly name: string;
   readonly version?: string;
-}
-
-/**
- * Whether a record with these options would reach a meter, without touching one: a meter or
- * provider was injected, else `isMetricsExporting()`.
- */
-export function wouldRecordMetrics(options: MeterSourceOptions | null | undefined): boolean {
-  return options?.meter != null || options?.meterProvider != null || isMetricsExporting();
-}
-
-/** Like {@link wouldRecordMetrics}, for spans. */
-export function wouldRecordTraces(options: TracerSourceOptions | null | undefined): boolean {
-  return options?.tracer != null || options?.tracerProvider != null || isTracesExporting();
 }
 
 /** Per provider, per scope name: what `getMeter`/`getTracer` returned. */
@@ -79,7 +62,6 @@ export function resolveMeter(
   reporter: Reporter,
 ): Meter | undefined {
   try {
-    if (options?.meter != null) return options.meter;
     const provider = options?.meterProvider ?? (isMetricsExporting() ? metrics.getMeterProvider() : undefined);
     return provider && fromProvider(provider, scope, () => provider.getMeter(scope.name, scope.version));
   } catch (error) {
@@ -102,7 +84,6 @@ export function resolveTracer(
   reporter: Reporter,
 ): Tracer | undefined {
   try {
-    if (options?.tracer != null) return options.tracer;
     const provider = options?.tracerProvider ?? (isTracesExporting() ? trace.getTracerProvider() : undefined);
     return provider && fromProvider(provider, scope, () => provider.getTracer(scope.name, scope.version));
   } catch (error) {

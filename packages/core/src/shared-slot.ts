@@ -3,9 +3,7 @@
 // technique @opentelemetry/api uses for its own globals. The version is part of the key: an
 // incompatible shape gets a new key. Within a version, a slot's shape is only ever extended.
 
-/** Major version of the shared-slot contract; part of the global key. */
-export const SHARED_SLOT_VERSION = 1 as const;
-
+/** The global key; `.v1` is the major version of the shared-slot contract. */
 const GLOBAL_KEY: unique symbol = Symbol.for('@gym/core.shared.v1') as never;
 
 type Holder = { [GLOBAL_KEY]?: Map<string, unknown> };

@@ -18,7 +18,7 @@ import { readVariable } from './environment.js';
 import { createReporter } from './report.js';
 
 /** Major version of the state contract; part of the global key. */
-export const TELEMETRY_STATE_VERSION = 1 as const;
+const TELEMETRY_STATE_VERSION = 1 as const;
 
 /** The key of the global slot. `Symbol.for`, so two copies of this package share it. */
 const GLOBAL_KEY: unique symbol = Symbol.for('@gym/telemetry-state.v1') as never;

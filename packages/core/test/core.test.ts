@@ -3,12 +3,10 @@ import {
   describeValue,
   GYM_VARIABLES,
   invalidChoice,
-  isTruthy,
   readGymVariable,
   resolveMeter,
   sharedSlot,
-  wouldRecordMetrics,
-} from '@gym/core';
+} from '@gym/core/internal';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { type DiagLogger, DiagLogLevel, diag, type Meter, type MeterProvider } from '@opentelemetry/api';
 import { MeterProvider as SdkMeterProvider } from '@opentelemetry/sdk-metrics';
@@ -154,26 +152,20 @@ describe('the environment grammar', () => {
     ).toMatchObject({ ok: true, value: true, from: { name: 'NEMO_LENS_ENABLED' } });
     expect(readGymVariable({}, GYM_VARIABLES.enabled)).toMatchObject({ ok: true, value: false, from: undefined });
   });
-
-  it('truthiness is exactly 1 true yes on', () => {
-    for (const word of ['1', 'TRUE', ' yes', 'On']) expect(isTruthy(word)).toBe(true);
-    for (const word of ['0', 'y', 'enabled', '', undefined, 1, ['1']]) expect(isTruthy(word)).toBe(false);
-  });
 });
 
 describe('resolveMeter', () => {
   const scope = { name: '@gym/test' };
 
   it('treats null as not injected, like undefined', () => {
-    expect(wouldRecordMetrics({ meter: null, meterProvider: null })).toBe(false);
-    expect(resolveMeter({ meter: null }, scope, createReporter('@gym/test-null'))).toBeUndefined();
+    expect(resolveMeter({ meterProvider: null }, scope, createReporter('@gym/test-null'))).toBeUndefined();
   });
 
-  it('uses an injected meter, then an injected provider', () => {
+  it("uses an injected provider's meter for the scope, one per provider and scope", () => {
     const provider = new SdkMeterProvider();
-    const meter = provider.getMeter('x');
-    expect(resolveMeter({ meter }, scope, createReporter('@gym/t1'))).toBe(meter);
-    expect(resolveMeter({ meterProvider: provider }, scope, createReporter('@gym/t1'))).toBeDefined();
+    const meter = resolveMeter({ meterProvider: provider }, scope, createReporter('@gym/t1'));
+    expect(meter).toBe(provider.getMeter(scope.name));
+    expect(resolveMeter({ meterProvider: provider }, scope, createReporter('@gym/t1'))).toBe(meter);
   });
 
   it('reports a failing provider once and retries it on the next call (never cached as dead)', () => {
@@ -210,7 +202,7 @@ describe('the hot-path slots', () => {
 
 describe('perMeter', () => {
   it('makes once per meter, keeps nothing when making throws, and tries again next call', async () => {
-    const { perMeter } = await import('@gym/core');
+    const { perMeter } = await import('@gym/core/internal');
     const provider = new SdkMeterProvider();
     const a = provider.getMeter('a');
     const b = provider.getMeter('b');

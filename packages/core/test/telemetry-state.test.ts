@@ -1,11 +1,5 @@
 import { SPAN_GROUP_PRESETS } from '@gym/constants';
-import {
-  currentSpanGroups,
-  getTelemetryState,
-  isMetricsExporting,
-  setTelemetryState,
-  TELEMETRY_STATE_VERSION,
-} from '@gym/core';
+import { currentSpanGroups, getTelemetryState, isMetricsExporting, setTelemetryState } from '@gym/core';
 import { afterEach, describe, expect, it } from '@jest/globals';
 
 const savedEnv = { ...process.env };
@@ -31,7 +25,7 @@ describe('telemetry state contract', () => {
     const read = getTelemetryState();
     expect(read).toBe(written);
     expect(read).toMatchObject({
-      version: TELEMETRY_STATE_VERSION,
+      version: 1,
       metricsExporting: true,
       tracesExporting: false,
       orchestrator: true,

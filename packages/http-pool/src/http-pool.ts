@@ -26,8 +26,8 @@ import {
   INSTRUMENTS,
   SERVER_NAME_PATTERN,
 } from '@gym/constants';
-import { createInstrument, createReporter, invalidChoice, type MeterSourceOptions, resolveMeter } from '@gym/core';
-import type { Attributes, Histogram, ObservableResult } from '@opentelemetry/api';
+import { createInstrument, createReporter, invalidChoice, resolveMeter } from '@gym/core/internal';
+import type { Attributes, Histogram, MeterProvider, ObservableResult } from '@opentelemetry/api';
 import { waiterFor } from './waiter.js';
 
 const SCOPE = { name: '@gym/http-pool' } as const;
@@ -37,7 +37,9 @@ const reporter = createReporter('@gym/http-pool');
 const REQUEST_CREATE_CHANNEL = 'undici:request:create';
 
 /** Options of {@link startHttpPoolTelemetry}. */
-export interface HttpPoolTelemetryOptions extends MeterSourceOptions {
+export interface HttpPoolTelemetryOptions {
+  /** Record on a meter of this provider. Absent: the global provider, while exporting. */
+  readonly meterProvider?: MeterProvider | null | undefined;
   /**
    * Origin (`http://judge.internal:8000`) → the destination's bounded name (`judge`), matching
    * `^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`. Every origin not listed is `external`.

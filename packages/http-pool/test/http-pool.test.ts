@@ -347,7 +347,7 @@ describe.each(UNDICI)('%s', (name, undici) => {
           createObservableCounter: () => ({ addCallback: () => {}, removeCallback: () => {} }),
         };
         const telemetry = startHttpPoolTelemetry({
-          meter: throwing as never,
+          meterProvider: { getMeter: () => throwing as never },
           destinations: { [judge.origin]: 'judge' },
         });
         stops.push(() => telemetry.stop());
@@ -377,7 +377,7 @@ describe.each(UNDICI)('%s', (name, undici) => {
             throw new Error('no histograms today');
           },
         };
-        const telemetry = startHttpPoolTelemetry({ meter: broken as never });
+        const telemetry = startHttpPoolTelemetry({ meterProvider: { getMeter: () => broken as never } });
         const raw = pool(judge.origin);
         expect(telemetry.observe(raw, judge.origin)).toBe(raw);
         expect(hasSubscribers(CREATE)).toBe(false);

@@ -7,7 +7,7 @@
 // route.
 
 import { INSTRUMENTS } from '@gym/constants';
-import { createInstrument, perMeter } from '@gym/core';
+import { createInstrument, perMeter } from '@gym/core/internal';
 import type { Gauge, Histogram, Meter } from '@opentelemetry/api';
 
 /** The instruments of one meter. */

@@ -8,10 +8,10 @@
 // @gym/core) and retried on the next call. One try/catch per recording method, at its edge.
 
 import { METRIC_SERVERS_ACTIVE } from '@gym/constants';
-import { resolveMeter } from '@gym/core';
+import { resolveMeter } from '@gym/core/internal';
 import { instrumentsOf } from './gym-instruments.js';
 import { isOrchestrator } from './orchestrator.js';
-import { reporter, SCOPE } from './report.js';
+import { reporter, SCOPE } from './scope.js';
 import type { MetricsOptions } from './types.js';
 import {
   isValidCount,

@@ -4,7 +4,8 @@
 // (which @gym/otel-bootstrap writes for serverType 'orchestrator'). The declaration lives in a
 // @gym/core shared slot, so it holds for every copy of this package in the process.
 
-import { getTelemetryState, sharedSlot } from '@gym/core';
+import { getTelemetryState } from '@gym/core';
+import { sharedSlot } from '@gym/core/internal';
 
 /** Name of the shared slot holding the explicit declaration. */
 export const ORCHESTRATOR_SLOT = '@gym/metrics/orchestrator@1';

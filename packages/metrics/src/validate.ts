@@ -3,8 +3,8 @@
 // never thrown: the recorders sit in a server's hot path. Each kind of mistake is reported
 // once per recorder and field, naming the value and what is allowed.
 
-import { describeValue } from '@gym/core';
-import { reporter } from './report.js';
+import { describeValue } from '@gym/core/internal';
+import { reporter } from './scope.js';
 
 /** What was wrong with a value, one warning each. */
 type Mistake = 'not a number' | 'NaN' | 'infinite' | 'negative' | 'not an integer';

@@ -5,7 +5,7 @@
 // shared slot, not in module state: two copies of this package in one process (an install
 // that did not deduplicate it) count into one tally and export one fraction.
 
-import { sharedSlot } from '@gym/core';
+import { sharedSlot } from '@gym/core/internal';
 
 /** Name of the shared slot; the shape below is only ever extended under this name. */
 export const VERIFY_TALLY_SLOT = '@gym/metrics/verify-tally@1';

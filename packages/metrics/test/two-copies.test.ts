@@ -30,7 +30,7 @@ beforeAll(() => {
   }
   writeFileSync(
     join(work, 'copy-b', 'index.mjs'),
-    "export * from '@gym/metrics';\nexport { sharedSlot } from '@gym/core';\n",
+    "export * from '@gym/metrics';\nexport { sharedSlot } from '@gym/core/internal';\n",
   );
   writeFileSync(
     join(work, 'main.mjs'),

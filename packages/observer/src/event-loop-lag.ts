@@ -11,7 +11,7 @@
 // iterations), which is not Gym's definition and cannot feed Gym's buckets sample by sample.
 
 import { INSTRUMENTS } from '@gym/constants';
-import { createInstrument } from '@gym/core';
+import { createInstrument } from '@gym/core/internal';
 import type { Attributes, Histogram, Meter } from '@opentelemetry/api';
 import { reporter } from './scope.js';
 

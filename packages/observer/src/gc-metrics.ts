@@ -10,7 +10,7 @@
 
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { ATTR_V8JS_GC_TYPE, INSTRUMENTS, type V8jsGcType } from '@gym/constants';
-import { createInstrument } from '@gym/core';
+import { createInstrument } from '@gym/core/internal';
 import type { Attributes, Histogram, Meter } from '@opentelemetry/api';
 import { reporter } from './scope.js';
 

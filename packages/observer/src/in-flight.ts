@@ -17,14 +17,8 @@
 // when the application's handler re-emits it as a 'request'.
 
 import { ATTR_SERVER_NAME, INSTRUMENTS } from '@gym/constants';
-import {
-  createInstrument,
-  isMetricsExporting,
-  type MeterSourceOptions,
-  perMeter,
-  resolveMeter,
-  sharedSlot,
-} from '@gym/core';
+import { isMetricsExporting } from '@gym/core';
+import { createInstrument, type MeterSourceOptions, perMeter, resolveMeter, sharedSlot } from '@gym/core/internal';
 import type { Attributes, Meter, UpDownCounter } from '@opentelemetry/api';
 import { reporter, SCOPE } from './scope.js';
 import type { RequestEmitter, TrackInFlightOptions, Untrack } from './types.js';
@@ -114,8 +108,8 @@ export function trackInFlight(server: RequestEmitter, options?: TrackInFlightOpt
   const existing = tracked.get(server);
   if (existing !== undefined) return existing;
 
-  const source: MeterSourceOptions = { meter: options?.meter, meterProvider: options?.meterProvider };
-  const injected = source.meter != null || source.meterProvider != null;
+  const source: MeterSourceOptions = { meterProvider: options?.meterProvider };
+  const injected = source.meterProvider != null;
   const onRequest = (_request: unknown, response: unknown): void => {
     if (!injected && !isMetricsExporting()) return;
     count(response as ResponseLike, source, attributes);

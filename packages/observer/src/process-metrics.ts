@@ -22,7 +22,7 @@
 import { readFileSync } from 'node:fs';
 import { opendir, stat } from 'node:fs/promises';
 import { ATTR_CPU_MODE, INSTRUMENTS } from '@gym/constants';
-import { createInstrument } from '@gym/core';
+import { createInstrument } from '@gym/core/internal';
 import type { Attributes, BatchObservableCallback, BatchObservableResult, Meter, Observable } from '@opentelemetry/api';
 import { reporter } from './scope.js';
 

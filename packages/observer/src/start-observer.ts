@@ -1,5 +1,5 @@
 // One sampler per meter source, one handle per caller. `startObserver` resolves the meter the
-// way every gym-telemetry library does (injected meter → injected provider → the global
+// way every gym-telemetry library does (injected provider, else the global
 // provider, only while exporting); with none, it returns a handle that does nothing and starts
 // no timer. A second start on the same meter joins the running sampler (shared by every copy of
 // this package in the process) and gets a handle of its own: each `stop()` releases only its
@@ -9,7 +9,7 @@
 // Each part (lag, process metrics, gc, the in-flight series) starts on its own: a meter that
 // refuses one instrument costs that part only, reported once.
 
-import { resolveMeter, sharedSlot } from '@gym/core';
+import { resolveMeter, sharedSlot } from '@gym/core/internal';
 import type { Meter } from '@opentelemetry/api';
 import { createLagHistogram, EventLoopLagSampler } from './event-loop-lag.js';
 import { createGcHistogram, startGcMetrics } from './gc-metrics.js';

@@ -24,17 +24,16 @@ import {
   STARTUP_STAGE_NODE_BOOTSTRAP,
   STARTUP_STAGE_PATTERN,
 } from '@gym/constants';
+import { currentSpanGroups, isTracesExporting } from '@gym/core';
 import {
   createInstrument,
-  currentSpanGroups,
   invalidChoice,
-  isTracesExporting,
   type MeterSourceOptions,
   perMeter,
   resolveMeter,
   resolveTracer,
   type TracerSourceOptions,
-} from '@gym/core';
+} from '@gym/core/internal';
 import {
   type Attributes,
   type Context,
@@ -176,11 +175,11 @@ function recordStages(serverName: string, stages: readonly Stage[], source: Mete
 }
 
 /**
- * The tracer for the stage spans: an injected tracer or provider whatever the span groups (the
+ * The tracer for the stage spans: an injected provider's, whatever the span groups (the
  * caller said where); else the global one while traces export and the `startup` group is on.
  */
 function startupTracer(source: TracerSourceOptions): Tracer | undefined {
-  const injected = source.tracer != null || source.tracerProvider != null;
+  const injected = source.tracerProvider != null;
   if (!injected && (!isTracesExporting() || !currentSpanGroups().has('startup'))) return undefined;
   return resolveTracer(source, SCOPE, reporter);
 }

@@ -1,13 +1,11 @@
 // The public surface of @gym/observer. Internal shapes live next to their code and are never
 // re-exported.
 
-import type { Meter, MeterProvider, Tracer, TracerProvider } from '@opentelemetry/api';
+import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 
 /** Options of `startObserver`. Every field is optional. */
 export interface ObserverOptions {
-  /** Record on this meter. */
-  readonly meter?: Meter | null | undefined;
-  /** Record on a meter of this provider (ignored when `meter` is given). Both absent: the global provider, while exporting. */
+  /** Record on a meter of this provider. Absent: the global provider, while exporting. */
   readonly meterProvider?: MeterProvider | null | undefined;
   /**
    * How often the event-loop lag timer asks to wake, in milliseconds: one `gym.event_loop.lag_ms`
@@ -36,9 +34,7 @@ export interface Observer {
 export interface TrackInFlightOptions {
   /** The `nemo.gym.server.name` attribute of every count; must match `SERVER_NAME_PATTERN`. */
   readonly serverName?: string | undefined;
-  /** Record on this meter. */
-  readonly meter?: Meter | null | undefined;
-  /** Record on a meter of this provider (ignored when `meter` is given). Both absent: the global provider, while exporting. */
+  /** Record on a meter of this provider. Absent: the global provider, while exporting. */
   readonly meterProvider?: MeterProvider | null | undefined;
 }
 
@@ -55,15 +51,11 @@ export interface RequestEmitter {
 export interface StartupTimelineOptions {
   /** This server's name, the `nemo.gym.server.name` of every point and span; must match `SERVER_NAME_PATTERN`. */
   readonly serverName: string;
-  /** Record the stage durations on this meter. */
-  readonly meter?: Meter | null | undefined;
-  /** Record on a meter of this provider (ignored when `meter` is given). Both absent: the global provider, while exporting. */
+  /** Record the stage durations on a meter of this provider. Absent: the global provider, while exporting. */
   readonly meterProvider?: MeterProvider | null | undefined;
-  /** Write the stage spans with this tracer, whatever the span groups. */
-  readonly tracer?: Tracer | null | undefined;
   /**
-   * Write the stage spans with a tracer of this provider (ignored when `tracer` is given). Both
-   * absent: the global provider, while traces export and the `startup` span group is on.
+   * Write the stage spans with a tracer of this provider, whatever the span groups. Absent: the
+   * global provider, while traces export and the `startup` span group is on.
    */
   readonly tracerProvider?: TracerProvider | null | undefined;
 }

@@ -3,7 +3,7 @@
 // programming error and throws at once, naming the value and what is allowed.
 
 import { SERVER_NAME_PATTERN } from '@gym/constants';
-import { invalidChoice, MAX_TIMER_SECONDS } from '@gym/core';
+import { invalidChoice, MAX_TIMER_SECONDS } from '@gym/core/internal';
 
 /** Default of `lagIntervalMs`. */
 export const DEFAULT_LAG_INTERVAL_MS = 100;

@@ -214,7 +214,7 @@ describe('trackInFlight', () => {
       },
     } as unknown as Meter;
     try {
-      trackInFlight(slow.server, { serverName: 'resources', meter });
+      trackInFlight(slow.server, { serverName: 'resources', meterProvider: { getMeter: () => meter } });
       const calls = [get(slow.url), get(slow.url)];
       await slow.arrived(2);
       slow.release();
@@ -237,7 +237,7 @@ describe('trackInFlight', () => {
       }),
     } as unknown as Meter;
     try {
-      trackInFlight(slow.server, { meter });
+      trackInFlight(slow.server, { meterProvider: { getMeter: () => meter } });
       const call = get(slow.url);
       await slow.arrived(1);
       slow.release();

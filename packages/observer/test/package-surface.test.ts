@@ -18,7 +18,7 @@ import {
   STARTUP_STAGE_NODE_BOOTSTRAP,
   V8JS_GC_DURATION_BOUNDARIES_S,
 } from '@gym/constants';
-import { FAILURE_POLICY } from '@gym/core';
+import { FAILURE_POLICY } from '@gym/core/internal';
 import * as observer from '@gym/observer';
 import { expect, it } from '@jest/globals';
 

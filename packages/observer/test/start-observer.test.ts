@@ -28,8 +28,8 @@ describe('one sampler per meter, one handle per caller', () => {
     const bootstrap = startObserver({ meterProvider: harness.meterProvider });
     const user = startObserver({ meterProvider: harness.meterProvider, lagIntervalMs: 5 });
     expect(user).not.toBe(bootstrap);
-    // The same meter injected directly is the same source: still one sampler, one lag timer.
-    const third = startObserver({ meter: harness.meterProvider.getMeter('@gym/observer') });
+    // Another provider that hands back the same meter is the same source: one sampler, one lag timer.
+    const third = startObserver({ meterProvider: { getMeter: () => harness.meterProvider.getMeter('@gym/observer') } });
     expect(jest.getTimerCount()).toBe(1);
     // The bootstrap stops its own handle at shutdown, twice: the user's series keep going.
     bootstrap.stop();
@@ -154,9 +154,9 @@ describe('never throws into the caller', () => {
     };
     const meter = new Proxy({}, { get: () => boom }) as unknown as Meter;
     try {
-      const observer = startObserver({ meter, serverName: 'resources' });
+      const observer = startObserver({ meterProvider: { getMeter: () => meter }, serverName: 'resources' });
       expect(() => observer.stop()).not.toThrow();
-      const again = startObserver({ meter });
+      const again = startObserver({ meterProvider: { getMeter: () => meter } });
       again.stop();
       const parts = ['lag', 'process', 'gc', 'in-flight'];
       for (const part of parts) {
@@ -192,7 +192,7 @@ describe('never throws into the caller', () => {
         return Reflect.get(target, key, receiver);
       },
     });
-    observer = startObserver({ meter, lagIntervalMs: 10 });
+    observer = startObserver({ meterProvider: { getMeter: () => meter }, lagIntervalMs: 10 });
     jest.advanceTimersByTime(10);
     expect(records).toBe(1);
     expect(jest.getTimerCount()).toBe(0);

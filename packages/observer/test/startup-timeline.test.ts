@@ -322,7 +322,11 @@ describe('a telemetry failure never reaches the server', () => {
     };
     const broken = new Proxy({}, { get: () => boom });
     try {
-      const timeline = startupTimeline({ serverName: 'srv', meter: broken as never, tracer: broken as never });
+      const timeline = startupTimeline({
+        serverName: 'srv',
+        meterProvider: { getMeter: () => broken as never },
+        tracerProvider: { getTracer: () => broken as never },
+      });
       timeline.mark('load_config');
       expect(() => timeline.report()).not.toThrow();
       expect(warnings.lines('warn').filter((l) => l.includes('startup stages failed'))).toHaveLength(1);
@@ -347,7 +351,7 @@ describe('a telemetry failure never reaches the server', () => {
     try {
       const timeline = startupTimeline({
         serverName: 'srv',
-        tracer: flaky as never,
+        tracerProvider: { getTracer: () => flaky as never },
         meterProvider: meters.meterProvider,
       });
       timeline.mark('load_config');

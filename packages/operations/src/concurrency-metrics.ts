@@ -7,10 +7,11 @@
 // counter never goes backwards), and a closed limit leaves the export at once.
 
 import { INSTRUMENTS } from '@gym/constants';
-import { createInstrument, isMetricsExporting, perMeter, resolveMeter } from '@gym/core';
+import { isMetricsExporting } from '@gym/core';
+import { createInstrument, perMeter, resolveMeter } from '@gym/core/internal';
 import type { Attributes, BatchObservableResult, Meter } from '@opentelemetry/api';
-import { reporter, SCOPE } from './report.js';
 import type { Admission } from './run.js';
+import { reporter, SCOPE } from './scope.js';
 
 /** What the instruments read of one metered limit. */
 export interface ExportedLimit {

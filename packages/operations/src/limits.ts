@@ -9,7 +9,7 @@
 // - any `acquire()` object: the token is what `acquire()` resolved (a release function, or
 //   `[value, release]`), else the object's own `release()`.
 
-import { describeValue } from '@gym/core';
+import { describeValue } from '@gym/core/internal';
 import type { AcquireReleaseLimit, MutexLike, PLimitLike, SemaphoreLike } from './types.js';
 
 /** One limit as the run path sees it. */

@@ -14,12 +14,13 @@ import {
   MAX_LIMIT_NAMES,
   SERVER_NAME_PATTERN,
 } from '@gym/constants';
-import { describeValue, invalidChoice, isMetricsExporting, MAX_TIMER_SECONDS, resolveMeter } from '@gym/core';
+import { isMetricsExporting } from '@gym/core';
+import { describeValue, invalidChoice, MAX_TIMER_SECONDS, resolveMeter } from '@gym/core/internal';
 import type { Attributes } from '@opentelemetry/api';
 import { attach, attachGlobal, type ExportedLimit, GLOBAL, type Registry, registryOf } from './concurrency-metrics.js';
 import { type Gate, gateOf, kindOf, type LimitKind } from './limits.js';
-import { reporter, SCOPE } from './report.js';
 import { type Admission, checkSignal, OFF, run } from './run.js';
+import { reporter, SCOPE } from './scope.js';
 import type {
   MeterableLimit,
   MeteredLimit,

@@ -12,10 +12,10 @@ import {
   OUTCOMES,
   type Outcome,
 } from '@gym/constants';
-import { createInstrument, perMeter } from '@gym/core';
+import { createInstrument, perMeter } from '@gym/core/internal';
 import type { Attributes, BatchObservableResult, Histogram, Meter } from '@opentelemetry/api';
-import { reporter } from './report.js';
 import type { Recorder } from './run.js';
+import { reporter } from './scope.js';
 
 /** The live state of one (operation, executor) pair on one meter. */
 interface Series {

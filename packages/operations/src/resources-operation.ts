@@ -2,12 +2,13 @@
 // exports), and take the one run path.
 
 import { EXECUTORS, type Executor, isExecutor, isOperation, OPERATIONS, type Operation } from '@gym/constants';
-import { describeValue, invalidChoice, isMetricsExporting, resolveMeter } from '@gym/core';
+import { isMetricsExporting } from '@gym/core';
+import { describeValue, invalidChoice, resolveMeter } from '@gym/core/internal';
 import { cachedGate, type Gate } from './limits.js';
 import { meteredParts } from './metered-limit.js';
 import { measurement } from './operation-metrics.js';
-import { reporter, SCOPE } from './report.js';
 import { type Admission, checkSignal, OFF, type Recorder, run } from './run.js';
+import { reporter, SCOPE } from './scope.js';
 import type { OperationContext, OperationLimit, ResourcesOperationOptions } from './types.js';
 
 /**

@@ -10,10 +10,10 @@
 // limit grants it later, is released at once (as async-mutex's own `withTimeout` does).
 
 import { isOutcome, OUTCOMES, type Outcome } from '@gym/constants';
-import { describeValue, invalidChoice } from '@gym/core';
+import { describeValue, invalidChoice } from '@gym/core/internal';
 import { AdmissionRejectedError, AdmissionTimeoutError } from './admission-errors.js';
 import type { Gate } from './limits.js';
-import { reporter } from './report.js';
+import { reporter } from './scope.js';
 import type { OperationContext } from './types.js';
 
 /** The body of an operation. */

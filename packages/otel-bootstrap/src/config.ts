@@ -23,7 +23,7 @@ import {
   malformedMessage,
   readGymVariable,
   readVariable,
-} from '@gym/core';
+} from '@gym/core/internal';
 import { OTEL_SWITCHES, OTEL_VARIABLES, OTLP_VARIABLES, type OtelVariable } from './otel-variables.js';
 import type { TelemetryConfig, TelemetryConfigResult } from './types.js';
 
@@ -42,7 +42,6 @@ export const CONFIG_DEFAULTS: Fields = Object.freeze({
   spanGroups: GYM_VARIABLES.spanGroups.defaultValue,
   tracesEnabled: GYM_VARIABLES.tracesEnabled.defaultValue,
   metricsEnabled: GYM_VARIABLES.metricsEnabled.defaultValue,
-  logsEnabled: GYM_VARIABLES.logsEnabled.defaultValue,
   exporter: GYM_VARIABLES.exporter.defaultValue,
   runId: GYM_VARIABLES.runId.defaultValue,
   serviceNamePerServer: GYM_VARIABLES.serviceNamePerServer.defaultValue,

@@ -4,7 +4,7 @@
 // wins over the config block and is never overwritten. A disabled run writes nothing at
 // all, so turning telemetry off leaves the environment exactly as it was.
 
-import { describeError, describeValue, GYM_VARIABLES, readVariable } from '@gym/core';
+import { describeError, describeValue, GYM_VARIABLES, readVariable } from '@gym/core/internal';
 import { envString, isValidFieldString, loadTelemetryConfig, ownEnvironment, readEnabledSwitch } from './config.js';
 import { OTEL_VARIABLES } from './otel-variables.js';
 import { resolveRunId } from './run-id.js';
@@ -20,7 +20,6 @@ const EXPECTED_TYPE: { readonly [K in WrittenKey]: 'boolean' | 'string' | 'numbe
   spanGroups: 'string',
   tracesEnabled: 'boolean',
   metricsEnabled: 'boolean',
-  logsEnabled: 'boolean',
   exporter: 'string',
   runId: 'string',
   serviceNamePerServer: 'boolean',

@@ -3,7 +3,7 @@
 // NEMO_GYM_OTEL_* variables is @gym/core's; `TelemetryExporter` is re-exported because
 // `TelemetryConfig` uses it.
 
-export type { TelemetryExporter } from '@gym/core';
+export type { TelemetryExporter } from '@gym/core/internal';
 
 export { CONFIG_DEFAULTS, loadTelemetryConfig } from './config.js';
 export { configureTelemetryEnv } from './configure-env.js';

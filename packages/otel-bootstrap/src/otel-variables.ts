@@ -5,7 +5,7 @@
 // Each row is read only while the piece that uses it is in use (see config.ts): a variable of
 // an exporter that is not in use is never a reason to turn telemetry off.
 
-import { MAX_TIMER_SECONDS } from '@gym/core';
+import { MAX_TIMER_SECONDS } from '@gym/core/internal';
 
 /** One standard variable: a single name, no fallback. */
 export interface OtelVariable<T> {

@@ -5,7 +5,7 @@
 // only then: a process with telemetry (or metrics, or the observer) off never loads it.
 
 import { SERVER_NAME_PATTERN } from '@gym/constants';
-import { describeError } from '@gym/core';
+import { describeError } from '@gym/core/internal';
 import type { MeterProvider } from '@opentelemetry/api';
 
 /** What the bootstrap keeps of a started observer. */

@@ -9,7 +9,7 @@
 // OTEL_* variable exists for them. The check is plain code, not zod: it runs on every
 // `initTelemetry` call, also when telemetry is off, and an off process must not load zod.
 
-import { describeError, describeValue, invalidChoice } from '@gym/core';
+import { describeError, describeValue, invalidChoice } from '@gym/core/internal';
 import type { PrometheusEndpointLimits } from './types.js';
 
 /** The bounds used for an option that is not given. */

@@ -2,7 +2,7 @@
 // or a dashboard cannot put a run's servers together. The orchestrator fixes it once
 // (configureTelemetryEnv) and hands it down through the environment.
 
-import { GYM_VARIABLES } from '@gym/core';
+import { GYM_VARIABLES } from '@gym/core/internal';
 import type { Environment } from './config.js';
 
 /** Slurm's job id: the natural run id of a batch job. */

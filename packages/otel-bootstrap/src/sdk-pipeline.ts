@@ -12,7 +12,7 @@
 // slot) or a provider registered where this API cannot read it is "not exporting", said once.
 
 import type { Server } from 'node:http';
-import { describeError } from '@gym/core';
+import { describeError } from '@gym/core/internal';
 import {
   type Attributes,
   type ContextManager,

@@ -12,7 +12,8 @@ import {
   SPAN_GROUP_PRESETS,
   SPAN_GROUPS,
 } from '@gym/constants';
-import { describeError, describeValue, invalidChoice, setTelemetryState } from '@gym/core';
+import { setTelemetryState } from '@gym/core';
+import { describeError, describeValue, invalidChoice } from '@gym/core/internal';
 import type { Attributes } from '@opentelemetry/api';
 import { loadTelemetryConfig, ownEnvironment, readEnabledSwitch } from './config.js';
 import { gymResourceAttributes, serviceNameOf } from './gym-resource.js';

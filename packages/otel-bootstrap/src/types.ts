@@ -3,7 +3,7 @@
 // and a handle says plainly what this process exports.
 
 import type { ServerType } from '@gym/constants';
-import type { TelemetryExporter } from '@gym/core';
+import type { TelemetryExporter } from '@gym/core/internal';
 import type { Attributes, Meter, Tracer } from '@opentelemetry/api';
 
 /**
@@ -19,8 +19,6 @@ export interface TelemetryConfig {
   readonly tracesEnabled: boolean;
   /** `NEMO_GYM_OTEL_METRICS_ENABLED` (default `true`). */
   readonly metricsEnabled: boolean;
-  /** `NEMO_GYM_OTEL_LOGS_ENABLED` (default `false`). Parsed and carried; this package sets up no log pipeline. */
-  readonly logsEnabled: boolean;
   /** `NEMO_GYM_OTEL_EXPORTER` (default `otlp`). */
   readonly exporter: TelemetryExporter;
   /** `NEMO_GYM_OTEL_RUN_ID`: one id for the whole fleet; `undefined` when unset (see `initTelemetry` for the fallback). */

@@ -1,5 +1,5 @@
 import { ENV_SPAN_GROUPS, ENV_SPAN_GROUPS_FALLBACK } from '@gym/constants';
-import { GYM_VARIABLES } from '@gym/core';
+import { GYM_VARIABLES } from '@gym/core/internal';
 import { describe, expect, it } from '@jest/globals';
 import { CONFIG_DEFAULTS, loadTelemetryConfig, type TelemetryConfig } from '../src/index.js';
 
@@ -22,7 +22,6 @@ describe('loadTelemetryConfig: defaults', () => {
       spanGroups: 'default',
       tracesEnabled: true,
       metricsEnabled: true,
-      logsEnabled: false,
       exporter: 'otlp',
       runId: undefined,
       serviceNamePerServer: true,
@@ -61,7 +60,6 @@ describe('loadTelemetryConfig: defaults', () => {
         NEMO_GYM_OTEL_SPAN_GROUPS: 'per_rollout,sandbox',
         NEMO_GYM_OTEL_TRACES_ENABLED: 'off',
         NEMO_GYM_OTEL_METRICS_ENABLED: 'ON',
-        NEMO_GYM_OTEL_LOGS_ENABLED: 'true',
         NEMO_GYM_OTEL_EXPORTER: ' Prometheus ',
         NEMO_GYM_OTEL_RUN_ID: 'run-7',
         NEMO_GYM_OTEL_SERVICE_NAME_PER_SERVER: '0',
@@ -77,7 +75,6 @@ describe('loadTelemetryConfig: defaults', () => {
       spanGroups: 'per_rollout,sandbox',
       tracesEnabled: false,
       metricsEnabled: true,
-      logsEnabled: true,
       exporter: 'prometheus',
       runId: 'run-7',
       serviceNamePerServer: false,
@@ -143,7 +140,6 @@ describe('loadTelemetryConfig: NEMO_LENS_* fallback', () => {
     spanGroups: ['all', 'all', 'verify', 'verify'],
     tracesEnabled: ['0', false, '1', true],
     metricsEnabled: ['0', false, 'yes', true],
-    logsEnabled: ['1', true, 'off', false],
     exporter: ['console', 'console', 'none', 'none'],
     runId: ['lens-run', 'lens-run', 'gym-run', 'gym-run'],
     serviceNamePerServer: ['0', false, '1', true],

@@ -14,7 +14,7 @@ describe('configureTelemetryEnv: what it writes', () => {
   it('writes the effective settings of an enabled config, booleans as 1/0', () => {
     const env: NodeJS.ProcessEnv = { PATH: '/bin' };
     const { runId, warnings } = configure(
-      { enabled: true, spanGroups: 'all', exporter: 'console', serviceName: 'my-gym', logsEnabled: false },
+      { enabled: true, spanGroups: 'all', exporter: 'console', serviceName: 'my-gym' },
       env,
     );
     expect(warnings).toEqual([]);
@@ -24,7 +24,6 @@ describe('configureTelemetryEnv: what it writes', () => {
       NEMO_GYM_OTEL_SPAN_GROUPS: 'all',
       NEMO_GYM_OTEL_TRACES_ENABLED: '1',
       NEMO_GYM_OTEL_METRICS_ENABLED: '1',
-      NEMO_GYM_OTEL_LOGS_ENABLED: '0',
       NEMO_GYM_OTEL_EXPORTER: 'console',
       NEMO_GYM_OTEL_RUN_ID: runId,
       NEMO_GYM_OTEL_SERVICE_NAME_PER_SERVER: '1',

@@ -3,7 +3,7 @@
 // for the standard variables, when they are read.
 
 import { readFileSync } from 'node:fs';
-import { FAILURE_POLICY, GYM_VARIABLES } from '@gym/core';
+import { FAILURE_POLICY, GYM_VARIABLES } from '@gym/core/internal';
 import { describe, expect, it } from '@jest/globals';
 import { OTEL_SWITCHES, OTEL_VARIABLES, OTLP_VARIABLES } from '../src/otel-variables.js';
 

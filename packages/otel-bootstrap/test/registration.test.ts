@@ -11,7 +11,7 @@ import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { TracerProvider as SdkTracerProvider } from '@opentelemetry/sdk-trace';
-import { type InitTelemetryOptions, initTelemetry } from '../src/index.js';
+import { type InitTelemetryOptions, initTelemetry, shutdownTelemetry } from '../src/index.js';
 import { resetTelemetryForTesting } from '../src/telemetry.js';
 import { type ConsoleCapture, captureConsole } from './helpers/console-capture.js';
 import { resetDiag } from './helpers/diag.js';
@@ -196,9 +196,16 @@ describe('a provider this API can see is reused: the handle says what is really 
     const handle = await initTelemetry(options({ NEMO_GYM_OTEL_EXPORTER: 'console' }, warnings));
     expect(handle).toMatchObject({ metricsExporting: true, tracesExporting: true });
     expect(warnings).toEqual([]);
-    await resetTelemetryForTesting();
+    // Registered: the slot holds both, and a span from the global API records.
+    expect(holder[SLOT]?.metrics).toBeDefined();
+    expect(holder[SLOT]?.trace).toBeDefined();
+    const before = trace.getTracer('registration-test').startSpan('before');
+    expect(before.isRecording()).toBe(true);
+    before.end();
+    await shutdownTelemetry();
     expect(holder[SLOT]?.metrics).toBeUndefined();
     expect(holder[SLOT]?.trace).toBeUndefined();
-    expect(trace.getTracerProvider()).toBeDefined();
+    // Unregistered: the global API is back to its no-op tracer.
+    expect(trace.getTracer('registration-test').startSpan('after').isRecording()).toBe(false);
   });
 });

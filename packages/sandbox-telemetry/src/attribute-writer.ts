@@ -14,7 +14,7 @@ import {
   SANDBOX_REQUESTED_PREFIX,
   SANDBOX_RESOURCE_PREFIX,
 } from '@gym/constants';
-import { describeValue } from '@gym/core';
+import { describeValue } from '@gym/core/internal';
 import type { Attributes } from '@opentelemetry/api';
 import { reporter } from './scope.js';
 import type {

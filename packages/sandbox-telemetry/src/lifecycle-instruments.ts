@@ -4,14 +4,8 @@
 // group says whether).
 
 import { INSTRUMENTS } from '@gym/constants';
-import {
-  createInstrument,
-  currentSpanGroups,
-  isMetricsExporting,
-  type MeterSourceOptions,
-  perMeter,
-  resolveMeter,
-} from '@gym/core';
+import { currentSpanGroups, isMetricsExporting } from '@gym/core';
+import { createInstrument, type MeterSourceOptions, perMeter, resolveMeter } from '@gym/core/internal';
 import type { Counter, Histogram, Meter, UpDownCounter } from '@opentelemetry/api';
 import { reporter, SCOPE } from './scope.js';
 

@@ -14,7 +14,7 @@ import {
   ATTR_SANDBOX_RESOURCE_MEMORY_MIB,
   ATTR_SANDBOX_RESOURCE_MEMORY_PEAK_MIB,
 } from '@gym/constants';
-import { invalidChoice } from '@gym/core';
+import { invalidChoice } from '@gym/core/internal';
 import type {
   ProcessResourceProvider,
   ProcessResourceProviderOptions,

@@ -18,7 +18,7 @@ import {
   SANDBOX_RESOURCE_PREFIX,
   SPAN_SANDBOX_RESOURCE_SAMPLE,
 } from '@gym/constants';
-import { describeValue, invalidChoice, MAX_TIMER_SECONDS } from '@gym/core';
+import { describeValue, invalidChoice, MAX_TIMER_SECONDS } from '@gym/core/internal';
 import { type Attributes, type Context, SpanKind, type Tracer } from '@opentelemetry/api';
 import { isAttributeValue, isReservedKey, recordAttributes } from './attribute-writer.js';
 import { checkedInterval } from './sampling-interval.js';

@@ -6,15 +6,8 @@
 // every condition holds; a malformed or too short setting turns it off with one warning,
 // never an exception.
 
-import {
-  currentSpanGroups,
-  GYM_VARIABLES,
-  getTelemetryState,
-  isTracesExporting,
-  MAX_TIMER_SECONDS,
-  MIN_SAMPLE_INTERVAL_SECONDS,
-  readGymVariable,
-} from '@gym/core';
+import { currentSpanGroups, getTelemetryState, isTracesExporting } from '@gym/core';
+import { GYM_VARIABLES, MAX_TIMER_SECONDS, MIN_SAMPLE_INTERVAL_SECONDS, readGymVariable } from '@gym/core/internal';
 import { reporter } from './scope.js';
 
 /**

@@ -12,7 +12,7 @@
 
 import { isPromise } from 'node:util/types';
 import { ATTR_SANDBOX_PROVIDER, SANDBOX_PROVIDER_PATTERN } from '@gym/constants';
-import { invalidChoice, type MeterSourceOptions } from '@gym/core';
+import { invalidChoice, type MeterSourceOptions } from '@gym/core/internal';
 import type { Attributes } from '@opentelemetry/api';
 import {
   lifecycleInstruments,

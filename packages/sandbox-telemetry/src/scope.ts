@@ -2,7 +2,7 @@
 // @gym/core's once-only reporting: one `diag.warn` per kind of trouble per process (a sampler
 // that fails every few seconds for hours is one problem, not ten thousand lines).
 
-import { createReporter, type InstrumentScope } from '@gym/core';
+import { createReporter, type InstrumentScope } from '@gym/core/internal';
 
 /** Instrumentation scope name of every record and every lifecycle instrument. */
 export const SCOPE_NAME = '@gym/sandbox-telemetry';

@@ -4,7 +4,8 @@
 // inputs. Resolution itself is @gym/core's (injected provider, else the global provider while
 // traces export; never throws: a failure is reported once and retried next call).
 
-import { currentSpanGroups, isTracesExporting, resolveTracer } from '@gym/core';
+import { currentSpanGroups, isTracesExporting } from '@gym/core';
+import { resolveTracer } from '@gym/core/internal';
 import { type Context, context, type Tracer } from '@opentelemetry/api';
 import { reporter, SCOPE } from './scope.js';
 import type { SandboxTelemetryOptions } from './types.js';

@@ -1,6 +1,6 @@
 // Sandbox-only test support. The generic harnesses (spans, diag capture) come from @gym/test-kit.
 
-import { sharedSlot } from '@gym/core';
+import { sharedSlot } from '@gym/core/internal';
 import { captureDiag, type DiagCapture } from '@gym/test-kit';
 import { expect } from '@jest/globals';
 import type { Tracer, TracerProvider } from '@opentelemetry/api';

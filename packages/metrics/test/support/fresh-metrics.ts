@@ -5,7 +5,7 @@
 // not reset it; the tests reset it through the shared global, as a second process would
 // start it. There is no test-only reset in the package's public API.
 
-import { sharedSlot } from '@gym/core';
+import { sharedSlot } from '@gym/core/internal';
 import { jest } from '@jest/globals';
 import type { Meter, MeterProvider } from '@opentelemetry/api';
 import { ORCHESTRATOR_SLOT, type OrchestratorDeclaration } from '../../src/orchestrator.js';

@@ -2,7 +2,7 @@
 // the one check for a second copy of the package in the process: each copy keeps its own
 // live counts, so a second copy says so once, through `diag`, when it loads.
 
-import { createReporter } from '@gym/core';
+import { createReporter } from '@gym/core/internal';
 import { diag } from '@opentelemetry/api';
 import { SCOPE_NAME, VERSION } from './version.js';
 

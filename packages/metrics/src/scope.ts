@@ -2,7 +2,7 @@
 // @gym/core's once-only reporting (one `diag.warn` per kind per process, shared by every copy
 // of the package, and it survives a logger that throws).
 
-import { createReporter, type InstrumentScope } from '@gym/core';
+import { createReporter, type InstrumentScope } from '@gym/core/internal';
 
 /** Instrumentation scope of every instrument this package creates on a meter it resolves. */
 export const SCOPE: InstrumentScope = Object.freeze({ name: '@gym/metrics' });
