@@ -7,12 +7,14 @@ import {
   ATTR_CONCURRENCY_LIMIT_NAME,
   ATTR_CPU_MODE,
   ATTR_EXECUTOR,
+  ATTR_HTTP_DESTINATION_SERVER_NAME,
   ATTR_OPERATION,
   ATTR_OUTCOME,
   ATTR_RUN_ID,
   ATTR_SANDBOX_PROVIDER,
   ATTR_SERVER_NAME,
   ATTR_SERVER_TYPE,
+  ATTR_STARTUP_STAGE,
   ATTR_V8JS_GC_TYPE,
   INSTRUMENTS,
   type InstrumentId,
@@ -56,10 +58,13 @@ const READ = [
   'processThreadCount',
   'processOpenFds',
   'gcDuration',
+  'serverStartupStageDuration',
   'sandboxActive',
   'sandboxStartupDuration',
   'sandboxExecDuration',
   'sandboxCreateRetry',
+  'httpPoolQueueDuration',
+  'httpPoolConnectTotal',
 ] as const satisfies readonly InstrumentId[];
 
 /** The series of the dashboard and rules, keyed by their id in `INSTRUMENTS` (name, kind and unit from there). */
@@ -91,6 +96,8 @@ export const LABELS = {
   cpuMode: labelName(ATTR_CPU_MODE),
   gcType: labelName(ATTR_V8JS_GC_TYPE),
   provider: labelName(ATTR_SANDBOX_PROVIDER),
+  startupStage: labelName(ATTR_STARTUP_STAGE),
+  destination: labelName(ATTR_HTTP_DESTINATION_SERVER_NAME),
 } as const;
 
 /** The series OpenTelemetry SDKs write with the process's resource attributes as labels. */
