@@ -189,9 +189,11 @@ export function recordingRules(names: Naming): RuleGroup<RecordingRule> {
     {
       // The share of the calls to a destination that queued for a connection: a queued call
       // records one wait point, every call counts in connect_total. A destination with calls
-      // and no wait point yet (its histogram is not created until a call queues) reads 0.
+      // and no wait point yet (its histogram is not created until a call queues) reads 0. At
+      // most 1: a wait point is recorded when the wait ends, after its call was counted, and the
+      // histogram starts later than the counter, so the two rates' extrapolations can cross.
       record: r.poolQueuedRatio,
-      expr: `(${r.poolQueueCountRate} / on (${pool.join(', ')}) (${r.poolConnectRate} > 0)) or (${r.poolConnectRate} * 0)`,
+      expr: `clamp_max(${r.poolQueueCountRate} / on (${pool.join(', ')}) (${r.poolConnectRate} > 0), 1) or (${r.poolConnectRate} * 0)`,
     },
   ];
   return { name: 'gym-telemetry.recording', rules };

@@ -193,8 +193,8 @@ tools.describe('the promtool tests can fail', () => {
     ],
     [
       'GymOutgoingCallsWaitForConnections',
-      '(instance:gym_http_connection_pool_connect:rate5m > 0)',
-      '(instance:gym_http_connection_pool_queue_duration_ms_count:rate5m > 0)',
+      '(instance:gym_http_connection_pool_connect:rate5m > 0), 1)',
+      '(instance:gym_http_connection_pool_queue_duration_ms_count:rate5m > 0), 1)',
       'recording',
     ],
   ];
