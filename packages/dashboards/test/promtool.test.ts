@@ -10,10 +10,12 @@ import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ALERT_NAMES, COLLECTOR_UNIT_SUFFIXES, generate } from '@gym/dashboards';
+import { generate } from '@gym/dashboards';
 import { requireTools } from '@gym/test-kit';
 import { afterAll, beforeAll, expect, it, jest } from '@jest/globals';
 import { parse } from 'yaml';
+import { ALERT_NAMES } from '../src/alert-rules.js';
+import { COLLECTOR_UNIT_SUFFIXES } from '../src/prometheus-names.js';
 import { packageFile } from './support/paths.js';
 
 // Child processes (node, tsc, promtool) on a loaded machine: a generous bound, not a speed claim.
