@@ -11,7 +11,6 @@ import type { InstrumentEntry } from '@gym/constants';
 import * as constants from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
 import { createInstrument, FAILURE_POLICY, GYM_VARIABLES } from '@gym/core/internal';
-import { SERIES } from '@gym/dashboards';
 import { startHttpPoolTelemetry } from '@gym/http-pool';
 import { GymMetrics } from '@gym/metrics';
 import { startObserver, startupTimeline } from '@gym/observer';
@@ -154,26 +153,6 @@ describe('instruments', () => {
     // Every histogram's list is an exported constant, so the doc can name it.
     expect(expected.filter((row) => (row.kind === 'histogram') !== (row.buckets !== undefined))).toEqual([]);
     expect(entries.map((entry) => instrumentRows.get(entry.name))).toEqual(expected);
-  });
-
-  it('units and kinds match the dashboards series table (one unit per instrument in the repository)', () => {
-    const coarse: Record<string, string[]> = {
-      histogram: ['histogram'],
-      gauge: ['gauge', 'observable gauge', 'up-down counter', 'observable up-down counter'],
-      counter: ['counter', 'observable counter'],
-    };
-    const series = Object.values(SERIES) as { otelName: string; kind: string; unit: string }[];
-    expect(series.length).toBeGreaterThan(20);
-    const mismatches = series.flatMap((s) => {
-      const entry = entryByName.get(s.otelName);
-      if (entry === undefined) return [`${s.otelName}: not in INSTRUMENTS`];
-      const problems: string[] = [];
-      if (entry.unit !== s.unit) problems.push(`${s.otelName}: table unit '${entry.unit}', dashboards '${s.unit}'`);
-      if (!(coarse[s.kind] ?? []).includes(entry.kind))
-        problems.push(`${s.otelName}: table kind ${entry.kind}, dashboards ${s.kind}`);
-      return problems;
-    });
-    expect(mismatches).toEqual([]);
   });
 
   it('createInstrument makes every entry exactly as the table states it (read back from a real SDK)', async () => {

@@ -19,21 +19,17 @@ import {
   type Operation,
   OUTCOMES,
 } from '@gym/constants';
+import { sanitizeName } from '@gym/dashboards';
 import type { GateState } from './admission.js';
 import { LOAD_ROUTES, type LoadStats } from './load-generator.js';
 import { histogramQuantile, type PromSample, sumBuckets } from './prometheus-text.js';
 
-/** The Prometheus form of an OpenTelemetry name: every character outside [a-zA-Z0-9_:] becomes `_`. */
-export function prometheusName(name: string): string {
-  return name.replace(/[^a-zA-Z0-9_:]/g, '_').replace(/_+/g, '_');
-}
-
-const QUEUE = prometheusName(METRIC_OPERATION_QUEUE_DURATION);
-const RUN = prometheusName(METRIC_OPERATION_DURATION);
-const SUCCESS_RATE = prometheusName(METRIC_VERIFY_SUCCESS_RATE);
-const OPERATION_LABEL = prometheusName(ATTR_OPERATION);
-const EXECUTOR_LABEL = prometheusName(ATTR_EXECUTOR);
-const OUTCOME_LABEL = prometheusName(ATTR_OUTCOME);
+const QUEUE = sanitizeName(METRIC_OPERATION_QUEUE_DURATION);
+const RUN = sanitizeName(METRIC_OPERATION_DURATION);
+const SUCCESS_RATE = sanitizeName(METRIC_VERIFY_SUCCESS_RATE);
+const OPERATION_LABEL = sanitizeName(ATTR_OPERATION);
+const EXECUTOR_LABEL = sanitizeName(ATTR_EXECUTOR);
+const OUTCOME_LABEL = sanitizeName(ATTR_OUTCOME);
 
 /** One operation's figures, across the fleet. */
 export interface OperationSummary {

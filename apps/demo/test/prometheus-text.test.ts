@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from '@jest/globals';
 import { histogramQuantile, parsePrometheusText, sumBuckets } from '../src/prometheus-text.js';
-import { prometheusName, summariseOperations } from '../src/summary.js';
+import { summariseOperations } from '../src/summary.js';
 
 const EXPOSITION = `# HELP gym_resources_operation_queue_duration_ms time waiting
 # TYPE gym_resources_operation_queue_duration_ms histogram
@@ -72,12 +72,5 @@ describe('summariseOperations', () => {
     expect(verify?.queueP50).toBeCloseTo(77.5, 10);
     // run p50: rank 5 of 10, 9 in (0,10] → 10 × 5/9.
     expect(verify?.runP50).toBeCloseTo(50 / 9, 10);
-  });
-
-  it('maps OpenTelemetry names to Prometheus names', () => {
-    expect(prometheusName('gym.resources.operation.queue_duration_ms')).toBe(
-      'gym_resources_operation_queue_duration_ms',
-    );
-    expect(prometheusName('nemo.gym.resources.operation.outcome')).toBe('nemo_gym_resources_operation_outcome');
   });
 });

@@ -6,7 +6,7 @@
 // condition is joined to the targets that answer now, so a dead process drops out at once.
 
 import { eitherNaming, type Naming, RATE_WINDOW, recordedNames } from './naming.js';
-import { by, FAILING_OUTCOMES, LIMIT_LABELS, TARGET_LABELS } from './recording-rules.js';
+import { by, FAILING_OUTCOMES, LIMIT_LABELS, POOL_LABELS, TARGET_LABELS } from './recording-rules.js';
 import { LABELS, TARGET_INFO } from './series.js';
 import type { AlertRule, RuleGroup } from './types.js';
 
@@ -24,6 +24,16 @@ export const SATURATION_THRESHOLD = 0.9;
 export const REFUSED_RATIO_THRESHOLD = 0.01;
 /** Event-loop lag p99 (ms) above which `GymEventLoopLagHigh` fires; a bucket boundary of the lag histogram. */
 export const EVENT_LOOP_LAG_P99_MS = 100;
+/**
+ * Share of one process's calls to one destination that queued for a pooled connection over 5
+ * minutes above which `GymOutgoingCallsWaitForConnections` may fire.
+ */
+export const POOL_QUEUED_RATIO_THRESHOLD = 0.1;
+/**
+ * Median wait (ms) of the calls that queued, over 5 minutes, above which those waits count: a
+ * bucket boundary of the queue histogram. Shorter waits are a connection handed straight on.
+ */
+export const POOL_WAIT_P50_MS = 10;
 /** How far back the fleet and target alerts remember what was there. */
 const MEMORY = '1h';
 
@@ -37,6 +47,7 @@ export const ALERT_NAMES = [
   'GymTargetsAbsent',
   'GymFleetShrank',
   'GymEventLoopLagHigh',
+  'GymOutgoingCallsWaitForConnections',
 ] as const;
 
 const runbook = (alert: string): string => `See "Runbook: ${alert}" in the @gym/dashboards README.`;
@@ -160,6 +171,22 @@ export function alertRules(names: Naming): RuleGroup<AlertRule> {
           `The p99 of event-loop lag has been above ${EVENT_LOOP_LAG_P99_MS} ms for 10 minutes: ` +
           'something blocks the loop, and every request on that server waits for it.',
         runbook: runbook('GymEventLoopLagHigh'),
+      },
+    },
+    {
+      // Both windowed; a destination that stops queueing has a NaN median and drops out.
+      alert: 'GymOutgoingCallsWaitForConnections',
+      expr:
+        `(${r.poolQueuedRatio} > ${POOL_QUEUED_RATIO_THRESHOLD})` +
+        ` and on (${POOL_LABELS.join(', ')}) (${r.poolQueueP50} > ${POOL_WAIT_P50_MS})`,
+      for: '10m',
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: `Calls from ${label('instance')} to ${label(LABELS.destination)} wait for connections`,
+        description:
+          `More than ${percent(POOL_QUEUED_RATIO_THRESHOLD)} of the calls to ${label(LABELS.destination)} found no free pooled connection over 5 minutes, ` +
+          `and half of those waited more than ${POOL_WAIT_P50_MS} ms, for 10 minutes: the connection pool, not the destination, is where their time goes.`,
+        runbook: runbook('GymOutgoingCallsWaitForConnections'),
       },
     },
   ];

@@ -82,6 +82,12 @@ export function recordedNames(names: Naming) {
     sandboxStartupBucketRate: `instance:${plain('sandboxStartupDuration')}_bucket:rate${RATE_WINDOW}`,
     sandboxExecBucketRate: `instance:${plain('sandboxExecDuration')}_bucket:rate${RATE_WINDOW}`,
     sandboxCreateRetryRate: `instance:${plain('sandboxCreateRetry')}:rate${RATE_WINDOW}`,
+    startupStageDuration: `instance:${plain('serverStartupStageDuration')}:mean`,
+    poolQueueBucketRate: `instance:${plain('httpPoolQueueDuration')}_bucket:rate${RATE_WINDOW}`,
+    poolQueueCountRate: `instance:${plain('httpPoolQueueDuration')}_count:rate${RATE_WINDOW}`,
+    poolQueueP50: `instance:${plain('httpPoolQueueDuration')}:p50_rate${RATE_WINDOW}`,
+    poolConnectRate: `instance:${plain('httpPoolConnectTotal')}:rate${RATE_WINDOW}`,
+    poolQueuedRatio: `instance:${plain('httpPoolConnectTotal')}:queued_ratio_rate${RATE_WINDOW}`,
   } as const;
 }
 

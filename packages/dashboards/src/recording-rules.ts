@@ -31,6 +31,9 @@ export function by(...labels: readonly string[]): string {
 /** The labels of one metered limit. */
 export const LIMIT_LABELS = [...TARGET_LABELS, LABELS.component, LABELS.limitName, LABELS.serverName] as const;
 
+/** The labels of one destination of one process's outgoing connection pools. */
+export const POOL_LABELS = [...TARGET_LABELS, LABELS.destination] as const;
+
 function rate(series: string): string {
   return `rate(${series}[${RATE_WINDOW}])`;
 }
@@ -50,6 +53,8 @@ export function recordingRules(names: Naming): RuleGroup<RecordingRule> {
   const op = [...TARGET_LABELS, LABELS.operation, LABELS.executor];
   const limits = LIMIT_LABELS.join(', ');
   const failing = FAILING_OUTCOMES.join('|');
+  const stage = [...TARGET_LABELS, LABELS.serverName, LABELS.startupStage];
+  const pool = POOL_LABELS;
   const rules: RecordingRule[] = [
     {
       // A target that answers now: its target_info is fresh (a failed scrape marks it stale at
@@ -164,6 +169,31 @@ export function recordingRules(names: Naming): RuleGroup<RecordingRule> {
     {
       record: r.sandboxCreateRetryRate,
       expr: up(`sum ${by(...TARGET_LABELS, LABELS.provider)} (${rateOf('sandboxCreateRetry')})`),
+    },
+    {
+      // One point per stage per process, recorded once at startup: the mean of the process's
+      // points is the stage's duration, and it stays readable for as long as the process lives
+      // (a rate would empty 5 minutes after startup).
+      record: r.startupStageDuration,
+      expr: up(
+        `sum ${by(...stage)} (${any('serverStartupStageDuration', 'sum')}) / sum ${by(...stage)} (${any('serverStartupStageDuration', 'count')})`,
+      ),
+    },
+    {
+      record: r.poolQueueBucketRate,
+      expr: up(`sum ${by(...pool, 'le')} (${rateOf('httpPoolQueueDuration', 'bucket')})`),
+    },
+    { record: r.poolQueueCountRate, expr: up(`sum ${by(...pool)} (${rateOf('httpPoolQueueDuration', 'count')})`) },
+    { record: r.poolQueueP50, expr: `histogram_quantile(0.5, ${r.poolQueueBucketRate})` },
+    { record: r.poolConnectRate, expr: up(`sum ${by(...pool)} (${rateOf('httpPoolConnectTotal')})`) },
+    {
+      // The share of the calls to a destination that queued for a connection: a queued call
+      // records one wait point, every call counts in connect_total. A destination with calls
+      // and no wait point yet (its histogram is not created until a call queues) reads 0. At
+      // most 1: a wait point is recorded when the wait ends, after its call was counted, and the
+      // histogram starts later than the counter, so the two rates' extrapolations can cross.
+      record: r.poolQueuedRatio,
+      expr: `clamp_max(${r.poolQueueCountRate} / on (${pool.join(', ')}) (${r.poolConnectRate} > 0), 1) or (${r.poolConnectRate} * 0)`,
     },
   ];
   return { name: 'gym-telemetry.recording', rules };

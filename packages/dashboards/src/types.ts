@@ -1,4 +1,5 @@
-// The public surface of @gym/dashboards, in one place.
+// The types of @gym/dashboards: the public ones (options, files, unit suffixes) and the
+// internal ones its rules and catalogue are built from.
 
 /**
  * How a series reaches Prometheus, which decides the suffixes its name gets:

@@ -5,8 +5,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { COLLECTOR_UNIT_SUFFIXES, GENERATED_PATHS, generate } from '@gym/dashboards';
+import { GENERATED_PATHS, generate } from '@gym/dashboards';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { COLLECTOR_UNIT_SUFFIXES } from '../src/prometheus-names.js';
 import { packageFile } from './support/paths.js';
 
 // Child processes (node, tsc, promtool) on a loaded machine: a generous bound, not a speed claim.

@@ -6,16 +6,13 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import {
-  ALERT_NAMES,
-  GENERATED_PATHS,
-  generate,
-  prometheusNames,
-  SERIES,
-  type SeriesDefinition,
-} from '@gym/dashboards';
+import { GENERATED_PATHS, generate } from '@gym/dashboards';
 import { describe, expect, it, jest } from '@jest/globals';
 import { parse } from 'yaml';
+import { ALERT_NAMES } from '../src/alert-rules.js';
+import { prometheusNames } from '../src/prometheus-names.js';
+import { SERIES } from '../src/series.js';
+import type { SeriesDefinition } from '../src/types.js';
 import { panelQueries, readDashboard } from './support/dashboard-queries.js';
 import { packageFile } from './support/paths.js';
 

@@ -3,20 +3,13 @@
 // MeterProvider, serialised by the real exporter, and looked up in that text.
 
 import { ATTR_OPERATION } from '@gym/constants';
-import {
-  COLLECTOR_UNIT_SUFFIXES,
-  generate,
-  LABELS,
-  parseNameSuffix,
-  prometheusNames,
-  SERIES,
-  SERIES_UNITS,
-  type SeriesDefinition,
-  sanitizeName,
-} from '@gym/dashboards';
+import { generate, sanitizeName } from '@gym/dashboards';
 import { describe, expect, it } from '@jest/globals';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import { COLLECTOR_UNIT_SUFFIXES, parseNameSuffix, prometheusNames } from '../src/prometheus-names.js';
+import { LABELS, SERIES, SERIES_UNITS } from '../src/series.js';
+import type { SeriesDefinition } from '../src/types.js';
 
 async function exposition(): Promise<string> {
   const exporter = new PrometheusExporter({ preventServerStart: true });

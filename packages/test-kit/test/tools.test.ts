@@ -1,5 +1,5 @@
 // Programs are found on PATH only: a folder that is not on PATH is never tried, whatever it
-// holds (packages/dashboards/test/local-prometheus.test.ts holds the demo's lookup to the same rule).
+// holds (apps/demo/test/local-prometheus.test.ts holds the demo's lookup to the same rule).
 
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

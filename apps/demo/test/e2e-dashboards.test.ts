@@ -1,6 +1,7 @@
-// End to end: the demo fleet, scraped by a real Prometheus started the way the demo's
-// `--prometheus` starts it (loopback, temporary storage, 1 s scrapes and rule evaluations, the
-// rules of this package loaded, the fleet found through its file_sd file). Every expression of
+// End to end: the @gym/dashboards rules and dashboard against the demo fleet, scraped by a real
+// Prometheus started the way the demo's `--prometheus` starts it (loopback, temporary storage,
+// 1 s scrapes and rule evaluations, the generated rules loaded, the fleet found through its
+// file_sd file). Every expression of
 // the rules and of the dashboard is evaluated over Prometheus' HTTP API, as Grafana would;
 // every recording rule and every query of every panel must return data, but for the short list
 // of exceptions below (each with the reason the demo cannot fill it).
@@ -15,20 +16,18 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { generate } from '@gym/dashboards';
 import { requireTools } from '@gym/test-kit';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { parse } from 'yaml';
-import { type LocalPrometheus, startLocalPrometheus } from '../../../apps/demo/src/local-prometheus.js';
-import { type PanelQuery, panelQueries, readDashboard } from './support/dashboard-queries.js';
+import { type LocalPrometheus, startLocalPrometheus } from '../src/local-prometheus.js';
 
 const tools = requireTools('prometheus');
 
 const ORCHESTRATOR =
-  process.env.GYM_E2E_ORCHESTRATOR ??
-  fileURLToPath(new URL('../../../apps/demo/dist/orchestrator.js', import.meta.url));
+  process.env.GYM_E2E_ORCHESTRATOR ?? fileURLToPath(new URL('../dist/orchestrator.js', import.meta.url));
 const SERVERS = 2;
 /** The fleet stays up until this test stops it (SIGTERM); this only bounds a run that lost its test. */
 const LINGER_S = '600';
@@ -58,6 +57,42 @@ let orchestrator: ChildProcess | undefined;
 let stdout = '';
 let stderr = '';
 let runId = '';
+
+/** One query of one panel. */
+interface PanelQuery {
+  readonly panel: string;
+  readonly expr: string;
+  readonly legend: string;
+}
+
+interface JsonPanel {
+  title: string;
+  targets?: { expr: string; legendFormat?: string }[];
+  panels?: JsonPanel[];
+}
+
+/** The dashboard the demo's Prometheus serves the rules of, as Grafana reads it. */
+function readDashboard(): {
+  panels: JsonPanel[];
+  templating: { list: { name: string; type: string; query: string | Record<string, unknown> }[] };
+  annotations: { list: { name: string; target?: { expr?: string } }[] };
+} {
+  return JSON.parse(generate()['grafana/gym-telemetry.json']);
+}
+
+/** Every query of every panel (also inside rows), in dashboard order. */
+function panelQueries(): PanelQuery[] {
+  const visit = (panels: readonly JsonPanel[]): PanelQuery[] =>
+    panels.flatMap((panel) => [
+      ...(panel.targets ?? []).map((target) => ({
+        panel: panel.title,
+        expr: target.expr,
+        legend: target.legendFormat ?? '',
+      })),
+      ...visit(panel.panels ?? []),
+    ]);
+  return visit(readDashboard().panels);
+}
 
 interface Sample {
   metric: Record<string, string>;
@@ -162,10 +197,14 @@ async function stopOrchestrator(child: ChildProcess): Promise<void> {
   clearTimeout(force);
 }
 
+/** The names of the rules of one generated file (`record:` or `alert:`, one line each, as generated). */
+function ruleNames(path: 'prometheus/gym-recording.rules.yml' | 'prometheus/gym-alerts.rules.yml'): string[] {
+  return [...generate()[path].matchAll(/^ {6}- (?:record|alert): (\S+)$/gm)].map((match) => match[1] as string);
+}
+
 /** Every recording rule the package ships. */
 function recordedSeries(): string[] {
-  const file = parse(generate()['prometheus/gym-recording.rules.yml']) as { groups: { rules: { record: string }[] }[] };
-  return file.groups.flatMap((group) => group.rules.map((rule) => rule.record));
+  return ruleNames('prometheus/gym-recording.rules.yml');
 }
 
 const excepted = new Set(NOT_PRODUCED.map((entry) => entry.what));
@@ -257,12 +296,8 @@ tools.describe('the rules in a real Prometheus that scraped the demo', () => {
     const { groups } = await api<{
       groups: { name: string; rules: { name: string; health: string; lastError?: string }[] }[];
     }>('/api/v1/rules');
-    const files = generate();
-    const expected = ['prometheus/gym-recording.rules.yml', 'prometheus/gym-alerts.rules.yml'] as const;
-    const shipped = expected.flatMap(
-      (path) => (parse(files[path]) as { groups: { rules: { record?: string; alert?: string }[] }[] }).groups,
-    );
-    const names = shipped.flatMap((group) => group.rules.map((rule) => rule.record ?? rule.alert));
+    const names = [...recordedSeries(), ...ruleNames('prometheus/gym-alerts.rules.yml')];
+    expect(names).toEqual(expect.arrayContaining(['instance:gym_target:up', 'GymOutgoingCallsWaitForConnections']));
     const loaded = groups.flatMap((group) => group.rules);
     // Prometheus orders groups by file name; the order inside a group is the file's.
     expect(loaded.map((rule) => rule.name).sort()).toEqual(names.sort());
@@ -326,6 +361,9 @@ tools.describe('the dashboard against a real Prometheus that scraped the demo', 
         'gym_sandbox_exec_duration_ms_count',
         'gym_sandbox_create_retry_total',
         'v8js_gc_duration_sum',
+        'gym_server_startup_stage_duration_ms_count',
+        'gym_http_connection_pool_connect_total',
+        'gym_http_connection_pool_queue_duration_ms_count',
       ]) {
         const total = Number((await query(`sum(${series})`))[0]?.value[1] ?? 0);
         expect({ series, positive: total > 0 }).toEqual({ series, positive: true });
@@ -349,6 +387,63 @@ tools.describe('the dashboard against a real Prometheus that scraped the demo', 
       const run = await verify(runQuery?.expr ?? '');
       expect(run).toBeGreaterThan(0);
       expect(queue).toBeGreaterThan(run);
+    },
+    DATA_DEADLINE_MS + 30_000,
+  );
+
+  it(
+    'shows each server’s startup stages, and the calls to its judge that queued for a pooled connection',
+    async () => {
+      await stillEmpty();
+      const panel = (title: string, legend: string): string => {
+        const found = panelQueries().find((each) => each.panel === title && each.legend.endsWith(legend));
+        if (found === undefined) throw new Error(`no query ${title} · …${legend}`);
+        return withVariables(found.expr);
+      };
+      const values = async (expr: string, ...labels: string[]): Promise<Record<string, number>> =>
+        Object.fromEntries(
+          (await query(expr)).map((s) => [labels.map((label) => s.metric[label]).join(' '), Number(s.value[1])]),
+        );
+      // Node's own stages and the demo server's marks, per server; the orchestrator records none.
+      const stages = await values(
+        panel('Startup stages, by server', '{{nemo_gym_startup_stage}}'),
+        'nemo_gym_server_name',
+        'nemo_gym_startup_stage',
+      );
+      for (const server of ['server-1', 'server-2']) {
+        for (const stage of ['node_bootstrap', 'parse_config', 'init_telemetry', 'listen']) {
+          expect({ server, stage, positive: (stages[`${server} ${stage}`] ?? 0) > 0 }).toEqual({
+            server,
+            stage,
+            positive: true,
+          });
+        }
+      }
+      expect(Object.keys(stages).filter((key) => !/^server-\d /.test(key))).toEqual([]);
+      const total = await values(panel('Startup stages, by server', 'all stages'), 'nemo_gym_server_name');
+      expect(Object.keys(total).sort()).toEqual(['server-1', 'server-2']);
+      // The judge pool (half the connections the judge gate admits) makes calls queue under load.
+      const share = await values(
+        panel(
+          'Share of calls that queued for a connection, by server and destination',
+          '{{nemo_gym_http_destination_server_name}}',
+        ),
+        'nemo_gym_server_name',
+        'nemo_gym_http_destination_server_name',
+      );
+      expect(Object.keys(share).sort()).toEqual(['server-1 judge', 'server-2 judge']);
+      expect(Object.values(share).every((ratio) => ratio >= 0 && ratio <= 1)).toBe(true);
+      expect(Math.max(...Object.values(share))).toBeGreaterThan(0);
+      const p50 = await values(
+        panel('Connection wait p50 and p99, by destination', 'p50'),
+        'nemo_gym_http_destination_server_name',
+      );
+      const p99 = await values(
+        panel('Connection wait p50 and p99, by destination', 'p99'),
+        'nemo_gym_http_destination_server_name',
+      );
+      expect(p50.judge).toBeGreaterThan(0);
+      expect(p99.judge).toBeGreaterThanOrEqual(p50.judge ?? Number.NaN);
     },
     DATA_DEADLINE_MS + 30_000,
   );
@@ -389,11 +484,10 @@ tools.describe('the dashboard against a real Prometheus that scraped the demo', 
   );
 });
 
-tools.describe('the shipped dashboard file', () => {
+tools.describe('the installed dashboard file', () => {
   it('is the one these queries were read from', () => {
-    expect(readFileSync(new URL('../generated/grafana/gym-telemetry.json', import.meta.url), 'utf8')).toBe(
-      generate()['grafana/gym-telemetry.json'],
-    );
+    const installed = createRequire(import.meta.url).resolve('@gym/dashboards/generated/grafana/gym-telemetry.json');
+    expect(readFileSync(installed, 'utf8')).toBe(generate()['grafana/gym-telemetry.json']);
   });
 });
 

@@ -1,5 +1,5 @@
 // The demo's `--prometheus` module against the Prometheus installed here: it starts on
-// loopback with this package's rules and an empty file_sd file, stops cleanly (twice is fine),
+// loopback with the @gym/dashboards rules and an empty file_sd file, stops cleanly (twice is fine),
 // and reports a missing or failing binary instead of hanging.
 
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -7,14 +7,10 @@ import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { generate } from '@gym/dashboards';
 import { requireTools } from '@gym/test-kit';
 import { describe, expect, it } from '@jest/globals';
-import {
-  findPrometheus,
-  freePort,
-  startDemoPrometheus,
-  startLocalPrometheus,
-} from '../../../apps/demo/src/local-prometheus.js';
+import { findPrometheus, freePort, startDemoPrometheus, startLocalPrometheus } from '../src/local-prometheus.js';
 
 const tools = requireTools('prometheus');
 
@@ -37,7 +33,13 @@ describe('startLocalPrometheus', () => {
         expect(JSON.parse(await readFile(local.targetsFile, 'utf8'))).toEqual([]);
         const groups = await rules(local.url);
         expect(groups.map((group) => group.name).sort()).toEqual(['gym-telemetry.alerts', 'gym-telemetry.recording']);
-        expect(groups.flatMap((group) => group.rules)).toHaveLength(35);
+        // Every rule the package generates, loaded.
+        const generated =
+          Object.values(generate())
+            .join('\n')
+            .match(/^ {6}- (?:record|alert): /gm) ?? [];
+        expect(generated.length).toBeGreaterThan(30);
+        expect(groups.flatMap((group) => group.rules)).toHaveLength(generated.length);
         for (const file of local.ruleFiles) expect(existsSync(file)).toBe(true);
       } finally {
         await local.stop();

@@ -6,7 +6,8 @@
 // the state the test needs is there, under deadlines that only guard against a hang.
 //
 // Faults, in order, on two servers with one verify slot and no queue (`--max-queued 0`):
-// a saturated limit from the start of the load; server-2 stopped (SIGSTOP) and continued;
+// a saturated limit and a judge pool with half the connections its callers use (so judge calls
+// wait for a connection) from the start of the load; server-2 stopped (SIGSTOP) and continued;
 // server-1 killed with no restart allowed; then the load ends. Not provoked here: refusals
 // above GymAdmissionRefusing's share (the demo's clients back off for Retry-After, so refused
 // verifies stay under 1% of a server's limited calls), failing verifies (the demo has no knob
@@ -21,12 +22,12 @@ import { fileURLToPath } from 'node:url';
 import { generate } from '@gym/dashboards';
 import { requireTools } from '@gym/test-kit';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { findPrometheus, freePort } from '../../../apps/demo/src/local-prometheus.js';
-import { spawnGuarded } from '../../../apps/demo/src/prometheus-guardian.js';
+import { findPrometheus, freePort } from '../src/local-prometheus.js';
+import { spawnGuarded } from '../src/prometheus-guardian.js';
 
 const tools = requireTools('prometheus');
 
-const ORCHESTRATOR = fileURLToPath(new URL('../../../apps/demo/dist/orchestrator.js', import.meta.url));
+const ORCHESTRATOR = fileURLToPath(new URL('../dist/orchestrator.js', import.meta.url));
 const ENV = {
   ...process.env,
   OTEL_EXPORTER_OTLP_ENDPOINT: '',
@@ -193,6 +194,17 @@ tools.describe('the alerts on a faulted demo fleet', () => {
   );
 
   it(
+    'judge calls that wait for a pooled connection fire GymOutgoingCallsWaitForConnections under the load',
+    async () => {
+      const match = { nemo_gym_http_destination_server_name: 'judge' };
+      figures.push(
+        `GymOutgoingCallsWaitForConnections fired ${await firing('GymOutgoingCallsWaitForConnections', match)}`,
+      );
+    },
+    STATE_DEADLINE_MS * 2,
+  );
+
+  it(
     'a stopped server fires GymTargetDown, which resolves when it is continued',
     async () => {
       const victim = member('server-2');
@@ -227,7 +239,7 @@ tools.describe('the alerts on a faulted demo fleet', () => {
   );
 
   it(
-    'the surviving server saturates, and its alert resolves once the load ends',
+    'the surviving server saturates, and its alerts resolve once the load ends',
     async () => {
       const survivor = member('server-2');
       const match = { instance: survivor.instance, nemo_gym_concurrency_limit_name: 'verify_slots' };
@@ -239,7 +251,11 @@ tools.describe('the alerts on a faulted demo fleet', () => {
       figures.push(
         `GymConcurrencyLimitSaturated (server-2, load ended at ${endedAt}) resolved ${await resolved('GymConcurrencyLimitSaturated', match)}`,
       );
-      expect(figures).toHaveLength(7);
+      const pool = { instance: survivor.instance, nemo_gym_http_destination_server_name: 'judge' };
+      figures.push(
+        `GymOutgoingCallsWaitForConnections (server-2, load ended at ${endedAt}) resolved ${await resolved('GymOutgoingCallsWaitForConnections', pool)}`,
+      );
+      expect(figures).toHaveLength(9);
     },
     STATE_DEADLINE_MS * 3,
   );
