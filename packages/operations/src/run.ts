@@ -19,16 +19,28 @@ import type { OperationContext } from './types.js';
 /** The body of an operation. */
 export type Body<T> = (op: OperationContext) => PromiseLike<T> | T;
 
-/** What one operation tells its telemetry. Every method is total (never throws). */
+/** The clock readings of one operation, kept on its own per-call object for its recorder. */
+export interface Timing {
+  /** When it asked its limit (`NaN`: it held without asking). */
+  askedAt: number;
+  /** When it held its slot. */
+  heldAt: number;
+}
+
+/**
+ * What operations tell their telemetry: one recorder per series (made once, like its
+ * attributes), told of each call with that call's own `Timing`. Every method is total (never
+ * throws).
+ */
 export interface Recorder {
   /** It asks its limit. */
-  asked(): void;
+  asked(call: Timing): void;
   /** It holds a slot; the body starts. */
-  held(): void;
+  held(call: Timing): void;
   /** It stopped waiting without a slot (aborted, timed out, the limit failed). Not told of refusals. */
-  left(): void;
+  left(call: Timing): void;
   /** The body ended with `outcome` and the slot was given back. */
-  ended(outcome: Outcome): void;
+  ended(call: Timing, outcome: Outcome): void;
 }
 
 function nothing(): void {}
@@ -105,7 +117,7 @@ export function run<T>(
     if (rec === OFF) return gate === undefined ? call(body, UNRECORDED_OP) : gate.inside(body, UNRECORDED_OP);
     const held = new Held(body, undefined, rec, undefined, false);
     if (gate === undefined) return hold(held);
-    rec.asked();
+    rec.asked(held);
     return gate.inside(hold, held, leftUnheld);
   }
   if (gate === undefined) return hold(new Held(body, signal, rec, undefined, false));
@@ -120,8 +132,9 @@ export function run<T>(
     if (waits) admission.queued++;
     else admission.active++;
   }
-  rec.asked();
-  return acquired(gate, new Held(body, signal, rec, admission, waits));
+  const held = new Held(body, signal, rec, admission, waits);
+  rec.asked(held);
+  return acquired(gate, held);
 }
 
 async function call<T>(body: Body<T>, op: OperationContext): Promise<T> {
@@ -129,7 +142,7 @@ async function call<T>(body: Body<T>, op: OperationContext): Promise<T> {
 }
 
 /** One operation from its grant to its end. */
-class Held<T> {
+class Held<T> implements Timing {
   constructor(
     readonly body: Body<T>,
     readonly signal: AbortSignal | undefined,
@@ -140,11 +153,13 @@ class Held<T> {
   ) {}
   /** Whether the body was reached (the slot was held). */
   started = false;
+  askedAt = Number.NaN;
+  heldAt = 0;
 }
 
 /** The limit failed the call before its slot was held. */
 function leftUnheld(held: Held<unknown>): void {
-  if (!held.started) held.rec.left();
+  if (!held.started) held.rec.left(held);
 }
 
 /** Acquires `gate` (raced against the signal and the deadline), then holds it. */
@@ -169,7 +184,7 @@ async function acquired<T>(gate: Gate, held: Held<T>): Promise<T> {
       if (reason instanceof AdmissionTimeoutError) admission.timeouts++;
       else if (signal?.aborted === true && reason === signal.reason) admission.cancelled++;
     }
-    rec.left();
+    rec.left(held);
     throw reason;
   }
   return await hold(held, gate, token);
@@ -183,7 +198,7 @@ async function hold<T>(held: Held<T>, gate?: Gate, token?: unknown): Promise<T> 
     admission.queued--;
     admission.active++;
   }
-  rec.held();
+  rec.held(held);
   const op = new Op(signal);
   let outcome: Outcome = 'ok';
   try {
@@ -201,7 +216,7 @@ async function hold<T>(held: Held<T>, gate?: Gate, token?: unknown): Promise<T> 
       }
     } finally {
       if (admission !== undefined) admission.active--;
-      rec.ended(outcome);
+      rec.ended(held, outcome);
     }
   }
 }
