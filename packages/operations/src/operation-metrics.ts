@@ -15,7 +15,7 @@ import {
 import { createInstrument, perMeter } from '@gym/core';
 import type { Attributes, BatchObservableResult, Histogram, Meter } from '@opentelemetry/api';
 import { reporter } from './report.js';
-import type { Recorder, Timing } from './run.js';
+import type { Recorder } from './run.js';
 
 /** Instruments of one meter and the series they report. */
 class OperationMetrics {
@@ -89,7 +89,7 @@ export function measurement(meter: Meter, operation: Operation, executor: Execut
 
 /**
  * One (operation, executor) series on one meter: its attributes (built once), its live counts,
- * and the recorder of its operations, each of which keeps its own clock readings (`Timing`).
+ * and the recorder of its operations (each operation keeps its own clock readings).
  */
 class Series implements Recorder {
   readonly attributes: Attributes;
@@ -109,32 +109,32 @@ class Series implements Recorder {
     this.byOutcome = byOutcome;
   }
 
-  asked(call: Timing): void {
+  asked(): number {
     this.queued++;
-    call.askedAt = performance.now();
+    return performance.now();
   }
 
-  /** Unlimited work is held without asking: a queue wait of 0. */
-  held(call: Timing): void {
+  /** Unlimited work is held without asking (`askedAt` NaN): a queue wait of 0. */
+  held(askedAt: number): number {
     const now = performance.now();
-    call.heldAt = now;
     this.active++;
     let waited = 0;
-    if (!Number.isNaN(call.askedAt)) {
+    if (!Number.isNaN(askedAt)) {
       this.queued--;
-      waited = now - call.askedAt;
+      waited = now - askedAt;
     }
     this.record(this.metrics.queueDuration, waited, this.attributes);
+    return now;
   }
 
-  left(call: Timing): void {
+  left(askedAt: number): void {
     this.queued--;
-    this.record(this.metrics.queueDuration, performance.now() - call.askedAt, this.attributes);
+    this.record(this.metrics.queueDuration, performance.now() - askedAt, this.attributes);
   }
 
-  ended(call: Timing, outcome: Outcome): void {
+  ended(heldAt: number, outcome: Outcome): void {
     this.active--;
-    this.record(this.metrics.runDuration, performance.now() - call.heldAt, this.byOutcome[outcome] as Attributes);
+    this.record(this.metrics.runDuration, performance.now() - heldAt, this.byOutcome[outcome] as Attributes);
   }
 
   private record(histogram: Histogram, ms: number, attributes: Attributes): void {
