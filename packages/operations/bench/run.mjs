@@ -349,7 +349,7 @@ for (const [shapeName, shape] of Object.entries(SHAPES)) {
 // The noise row: the same bare limit on both sides (two instances). Its spread is how far apart
 // two identical sides land in this run; a ratio above is only meaningful beyond it.
 for (const [shapeName, shape] of Object.entries(SHAPES)) {
-  for (const kind of ['p-limit', 'Semaphore acquire']) {
+  for (const kind of ['p-limit', 'Semaphore acquire', 'acquire()/release()']) {
     const { make, inside } = LIMITS[kind];
     const bare = () => {
       const limit = make(shape.limit);

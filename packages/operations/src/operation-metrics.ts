@@ -17,14 +17,6 @@ import type { Attributes, BatchObservableResult, Histogram, Meter } from '@opent
 import type { Recorder } from './run.js';
 import { reporter } from './scope.js';
 
-/** The live state of one (operation, executor) pair on one meter. */
-interface Series {
-  readonly attributes: Attributes;
-  readonly byOutcome: Readonly<Record<Outcome, Attributes>>;
-  queued: number;
-  active: number;
-}
-
 /** Instruments of one meter and the series they report. */
 class OperationMetrics {
   readonly queueDuration: Histogram;
@@ -57,10 +49,7 @@ class OperationMetrics {
     }
     let series = byExecutor.get(executor);
     if (series === undefined) {
-      const attributes = Object.freeze({ [ATTR_OPERATION]: operation, [ATTR_EXECUTOR]: executor });
-      const byOutcome = {} as Record<Outcome, Attributes>;
-      for (const outcome of OUTCOMES) byOutcome[outcome] = Object.freeze({ ...attributes, [ATTR_OUTCOME]: outcome });
-      series = { attributes, byOutcome, queued: 0, active: 0 };
+      series = new Series(this, operation, executor);
       byExecutor.set(executor, series);
       this.series.push(series);
     }
@@ -70,11 +59,24 @@ class OperationMetrics {
 
 const metricsOf = perMeter((meter) => new OperationMetrics(meter));
 
-/** The recorder of one operation on `meter`, or `undefined` when its instruments cannot be made (reported once). */
+let lastMeter: Meter | undefined;
+let lastSeries: Series | undefined;
+
+/**
+ * The recorder of the (operation, executor) series on `meter`, or `undefined` when its
+ * instruments cannot be made (reported once). The last series asked for is kept: a server
+ * mostly measures one series after another on one meter.
+ */
 export function measurement(meter: Meter, operation: Operation, executor: Executor): Recorder | undefined {
+  const last = lastSeries;
+  if (meter === lastMeter && last !== undefined && last.operation === operation && last.executor === executor) {
+    return last;
+  }
   try {
-    const metrics = metricsOf(meter);
-    return new Measurement(metrics, metrics.seriesOf(operation, executor));
+    const series = metricsOf(meter).seriesOf(operation, executor);
+    lastMeter = meter;
+    lastSeries = series;
+    return series;
   } catch (error) {
     reporter.warnOnce(
       'instruments',
@@ -85,51 +87,54 @@ export function measurement(meter: Meter, operation: Operation, executor: Execut
   }
 }
 
-/** One measured operation: its clock readings and its moves between the live counts. */
-class Measurement implements Recorder {
-  private askedAt = Number.NaN;
-  private heldAt = 0;
-  private waiting = false;
+/**
+ * One (operation, executor) series on one meter: its attributes (built once), its live counts,
+ * and the recorder of its operations (each operation keeps its own clock readings).
+ */
+class Series implements Recorder {
+  readonly attributes: Attributes;
+  readonly byOutcome: Readonly<Record<Outcome, Attributes>>;
+  queued = 0;
+  active = 0;
 
   constructor(
     private readonly metrics: OperationMetrics,
-    private readonly series: Series,
-  ) {}
-
-  asked(): void {
-    this.waiting = true;
-    this.series.queued++;
-    this.askedAt = this.read();
+    readonly operation: Operation,
+    readonly executor: Executor,
+  ) {
+    const attributes = Object.freeze({ [ATTR_OPERATION]: operation, [ATTR_EXECUTOR]: executor });
+    const byOutcome = {} as Record<Outcome, Attributes>;
+    for (const outcome of OUTCOMES) byOutcome[outcome] = Object.freeze({ ...attributes, [ATTR_OUTCOME]: outcome });
+    this.attributes = attributes;
+    this.byOutcome = byOutcome;
   }
 
-  /** Unlimited work is held without asking: a queue wait of 0. */
-  held(): void {
-    const now = this.read();
-    this.heldAt = now;
-    this.series.active++;
-    let waited = 0;
-    if (this.waiting) {
-      this.waiting = false;
-      this.series.queued--;
-      waited = now - this.askedAt;
-    }
-    this.record(this.metrics.queueDuration, waited, this.series.attributes);
-  }
-
-  left(): void {
-    this.waiting = false;
-    this.series.queued--;
-    this.record(this.metrics.queueDuration, this.read() - this.askedAt, this.series.attributes);
-  }
-
-  ended(outcome: Outcome): void {
-    this.series.active--;
-    this.record(this.metrics.runDuration, this.read() - this.heldAt, this.series.byOutcome[outcome] as Attributes);
-  }
-
-  /** The monotonic clock. */
-  private read(): number {
+  asked(): number {
+    this.queued++;
     return performance.now();
+  }
+
+  /** Unlimited work is held without asking (`askedAt` NaN): a queue wait of 0. */
+  held(askedAt: number): number {
+    const now = performance.now();
+    this.active++;
+    let waited = 0;
+    if (!Number.isNaN(askedAt)) {
+      this.queued--;
+      waited = now - askedAt;
+    }
+    this.record(this.metrics.queueDuration, waited, this.attributes);
+    return now;
+  }
+
+  left(askedAt: number): void {
+    this.queued--;
+    this.record(this.metrics.queueDuration, performance.now() - askedAt, this.attributes);
+  }
+
+  ended(heldAt: number, outcome: Outcome): void {
+    this.active--;
+    this.record(this.metrics.runDuration, performance.now() - heldAt, this.byOutcome[outcome] as Attributes);
   }
 
   private record(histogram: Histogram, ms: number, attributes: Attributes): void {

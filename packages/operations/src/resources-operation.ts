@@ -11,6 +11,11 @@ import { type Admission, checkSignal, OFF, type Recorder, run } from './run.js';
 import { reporter, SCOPE } from './scope.js';
 import type { OperationContext, OperationLimit, ResourcesOperationOptions } from './types.js';
 
+// The last operation and executor accepted (a server passes the same few again and again):
+// known good, so only a new value is looked up.
+let lastOperation: unknown = Symbol('none');
+let lastExecutor: unknown = lastOperation;
+
 /**
  * Runs `body` inside `limit` and returns (or rethrows, unchanged) what the body returns (throws).
  * The limit's own queue decides who runs when; the body runs in the caller's async context.
@@ -41,8 +46,14 @@ export function resourcesOperation<T>(
 ): Promise<T> {
   try {
     const { operation, executor } = options;
-    if (!isOperation(operation)) throw invalidChoice('resourcesOperation: options.operation', operation, OPERATIONS);
-    if (!isExecutor(executor)) throw invalidChoice('resourcesOperation: options.executor', executor, EXECUTORS);
+    if (operation !== lastOperation) {
+      if (!isOperation(operation)) throw invalidChoice('resourcesOperation: options.operation', operation, OPERATIONS);
+      lastOperation = operation;
+    }
+    if (executor !== lastExecutor) {
+      if (!isExecutor(executor)) throw invalidChoice('resourcesOperation: options.executor', executor, EXECUTORS);
+      lastExecutor = executor;
+    }
     if (typeof body !== 'function') {
       throw new TypeError(`resourcesOperation: body must be a function; got ${describeValue(body)}`);
     }

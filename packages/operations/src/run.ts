@@ -19,22 +19,30 @@ import type { OperationContext } from './types.js';
 /** The body of an operation. */
 export type Body<T> = (op: OperationContext) => PromiseLike<T> | T;
 
-/** What one operation tells its telemetry. Every method is total (never throws). */
+/**
+ * What operations tell their telemetry: one recorder per series (made once, like its
+ * attributes). It keeps no state of any one call: the clock readings it returns are kept by the
+ * call and handed back. Every method is total (never throws).
+ */
 export interface Recorder {
-  /** It asks its limit. */
-  asked(): void;
-  /** It holds a slot; the body starts. */
-  held(): void;
+  /** It asks its limit; returns when (`NaN` when nothing records). */
+  asked(): number;
+  /** It holds a slot and the body starts; `askedAt` is what `asked` returned, or `NaN` (it held without asking). Returns when. */
+  held(askedAt: number): number;
   /** It stopped waiting without a slot (aborted, timed out, the limit failed). Not told of refusals. */
-  left(): void;
-  /** The body ended with `outcome` and the slot was given back. */
-  ended(outcome: Outcome): void;
+  left(askedAt: number): void;
+  /** The body ended with `outcome` and the slot was given back; `heldAt` is what `held` returned. */
+  ended(heldAt: number, outcome: Outcome): void;
 }
 
 function nothing(): void {}
 
 /** The recorder when nothing exports. */
-export const OFF: Recorder = { asked: nothing, held: nothing, left: nothing, ended: nothing };
+export const OFF: Recorder = { asked: notRead, held: notRead, left: nothing, ended: nothing };
+
+function notRead(): number {
+  return Number.NaN;
+}
 
 /** A metered limit's own counts of the calls made through it, and its admission rules. */
 export interface Admission {
@@ -51,23 +59,6 @@ export interface Admission {
 }
 
 const ALLOWED = `one of ${OUTCOMES.map((o) => JSON.stringify(o)).join(', ')} (or undefined)`;
-
-/** The `op` a body receives; the outcome setter checks, since the outcome is an attribute value. */
-class Op implements OperationContext {
-  #outcome: Outcome | undefined = undefined;
-  constructor(readonly signal: AbortSignal | undefined) {}
-  get outcome(): Outcome | undefined {
-    return this.#outcome;
-  }
-  set outcome(value: Outcome | undefined) {
-    if (value !== undefined && !isOutcome(value)) throw invalidChoice('op.outcome', value, ALLOWED);
-    this.#outcome = value;
-  }
-  /** What the setter accepted (an own `outcome` property defined by the body does not count). */
-  static outcomeOf(op: Op): Outcome | undefined {
-    return op.#outcome;
-  }
-}
 
 /**
  * The `op` of every operation that nothing records and no signal cancels: one object, so the
@@ -102,13 +93,13 @@ export function run<T>(
   rec: Recorder,
 ): Promise<T> {
   if (signal === undefined && admission === undefined) {
-    if (rec === OFF) return gate === undefined ? call(body, UNRECORDED_OP) : gate.inside(body, UNRECORDED_OP);
-    const held = new Held(body, undefined, rec, undefined, false);
-    if (gate === undefined) return hold(held);
-    rec.asked();
-    return gate.inside(hold, held, leftUnheld);
+    if (rec === OFF) return gate === undefined ? invoke(body, UNRECORDED_OP) : gate.inside(body, UNRECORDED_OP);
+    const call = new Call(body, undefined, rec, undefined, false);
+    if (gate === undefined) return Call.hold(call);
+    call.ask();
+    return gate.inside(Call.hold, call, Call.leftUnheld);
   }
-  if (gate === undefined) return hold(new Held(body, signal, rec, undefined, false));
+  if (gate === undefined) return Call.hold(new Call(body, signal, rec, undefined, false));
   let waits = false;
   if (admission !== undefined) {
     waits = !admission.free();
@@ -120,88 +111,122 @@ export function run<T>(
     if (waits) admission.queued++;
     else admission.active++;
   }
-  rec.asked();
-  return acquired(gate, new Held(body, signal, rec, admission, waits));
+  const call = new Call(body, signal, rec, admission, waits);
+  call.ask();
+  return Call.acquired(gate, call);
 }
 
-async function call<T>(body: Body<T>, op: OperationContext): Promise<T> {
+async function invoke<T>(body: Body<T>, op: OperationContext): Promise<T> {
   return body(op);
 }
 
-/** One operation from its grant to its end. */
-class Held<T> {
-  constructor(
-    readonly body: Body<T>,
-    readonly signal: AbortSignal | undefined,
-    readonly rec: Recorder,
-    /** Set when the call counts in a metered limit; `waits`: it counted as queued. */
-    readonly admission: Admission | undefined,
-    readonly waits: boolean,
-  ) {}
+/**
+ * One operation from asking to its end, and the `op` its body receives: only `signal` and
+ * `outcome` are visible to the body (the rest is private). The outcome setter checks, since the
+ * outcome is an attribute value.
+ */
+class Call<T> implements OperationContext {
+  readonly signal: AbortSignal | undefined;
+  #outcome: Outcome | undefined = undefined;
+  readonly #body: Body<T>;
+  readonly #rec: Recorder;
+  /** Set when the call counts in a metered limit; `#waits`: it counted as queued. */
+  readonly #admission: Admission | undefined;
+  readonly #waits: boolean;
   /** Whether the body was reached (the slot was held). */
-  started = false;
-}
+  #started = false;
+  #askedAt = Number.NaN;
 
-/** The limit failed the call before its slot was held. */
-function leftUnheld(held: Held<unknown>): void {
-  if (!held.started) held.rec.left();
-}
-
-/** Acquires `gate` (raced against the signal and the deadline), then holds it. */
-async function acquired<T>(gate: Gate, held: Held<T>): Promise<T> {
-  const { signal, admission, rec } = held;
-  let token: unknown;
-  try {
-    token =
-      signal === undefined && admission?.timeoutMs === undefined
-        ? await gate.acquire()
-        : await race(gate, signal, admission);
-    if (gate.check !== undefined) gate.check(token);
-    // Aborted after the grant, before this continuation ran: the body must not start.
-    if (signal?.aborted) {
-      releaseLate(gate, token);
-      throw signal.reason;
-    }
-  } catch (reason) {
-    if (admission !== undefined) {
-      if (held.waits) admission.queued--;
-      else admission.active--;
-      if (reason instanceof AdmissionTimeoutError) admission.timeouts++;
-      else if (signal?.aborted === true && reason === signal.reason) admission.cancelled++;
-    }
-    rec.left();
-    throw reason;
+  constructor(
+    body: Body<T>,
+    signal: AbortSignal | undefined,
+    rec: Recorder,
+    admission: Admission | undefined,
+    waits: boolean,
+  ) {
+    this.signal = signal;
+    this.#body = body;
+    this.#rec = rec;
+    this.#admission = admission;
+    this.#waits = waits;
   }
-  return await hold(held, gate, token);
-}
 
-/** Runs the body of `held` with its slot held; gives the slot of `token` back to `gate`, when given. */
-async function hold<T>(held: Held<T>, gate?: Gate, token?: unknown): Promise<T> {
-  const { signal, admission, rec } = held;
-  held.started = true;
-  if (admission !== undefined && held.waits) {
-    admission.queued--;
-    admission.active++;
+  get outcome(): Outcome | undefined {
+    return this.#outcome;
   }
-  rec.held();
-  const op = new Op(signal);
-  let outcome: Outcome = 'ok';
-  try {
-    const result = await held.body(op);
-    outcome = Op.outcomeOf(op) ?? 'ok';
-    return result;
-  } catch (error) {
-    outcome = Op.outcomeOf(op) ?? (isCancellation(error, signal) ? 'cancelled' : 'error');
-    throw error;
-  } finally {
+
+  set outcome(value: Outcome | undefined) {
+    if (value !== undefined && !isOutcome(value)) throw invalidChoice('op.outcome', value, ALLOWED);
+    this.#outcome = value;
+  }
+
+  /** It asks its limit. */
+  ask(): void {
+    this.#askedAt = this.#rec.asked();
+  }
+
+  /** The limit failed the call before its slot was held. */
+  static leftUnheld(call: Call<unknown>): void {
+    if (!call.#started) call.#rec.left(call.#askedAt);
+  }
+
+  /** Acquires `gate` (raced against the signal and the deadline), then holds it. */
+  static async acquired<T>(gate: Gate, call: Call<T>): Promise<T> {
+    const signal = call.signal;
+    const admission = call.#admission;
+    let token: unknown;
     try {
-      if (gate !== undefined) {
-        const freed = gate.release(token);
-        if (freed !== undefined) await freed;
+      token =
+        signal === undefined && admission?.timeoutMs === undefined
+          ? await gate.acquire()
+          : await race(gate, signal, admission);
+      if (gate.check !== undefined) gate.check(token);
+      // Aborted after the grant, before this continuation ran: the body must not start.
+      if (signal?.aborted) {
+        releaseLate(gate, token);
+        throw signal.reason;
       }
+    } catch (reason) {
+      if (admission !== undefined) {
+        if (call.#waits) admission.queued--;
+        else admission.active--;
+        if (reason instanceof AdmissionTimeoutError) admission.timeouts++;
+        else if (signal?.aborted === true && reason === signal.reason) admission.cancelled++;
+      }
+      call.#rec.left(call.#askedAt);
+      throw reason;
+    }
+    return await Call.hold(call, gate, token);
+  }
+
+  /** Runs the body of `call` with its slot held; gives the slot of `token` back to `gate`, when given. */
+  static async hold<T>(call: Call<T>, gate?: Gate, token?: unknown): Promise<T> {
+    const admission = call.#admission;
+    const rec = call.#rec;
+    call.#started = true;
+    if (admission !== undefined && call.#waits) {
+      admission.queued--;
+      admission.active++;
+    }
+    const heldAt = rec.held(call.#askedAt);
+    let outcome: Outcome = 'ok';
+    try {
+      const result = await call.#body(call);
+      outcome = call.#outcome ?? 'ok';
+      return result;
+    } catch (error) {
+      outcome = call.#outcome ?? (isCancellation(error, call.signal) ? 'cancelled' : 'error');
+      throw error;
     } finally {
-      if (admission !== undefined) admission.active--;
-      rec.ended(outcome);
+      try {
+        if (gate !== undefined) {
+          const freed = gate.release(token);
+          if (freed !== undefined) await freed;
+        }
+      } finally {
+        if (admission !== undefined) admission.active--;
+        rec.ended(heldAt, outcome);
+      }
     }
   }
 }

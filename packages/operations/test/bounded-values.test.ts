@@ -78,6 +78,26 @@ describe('operation and executor: strings of their sets, nothing that converts t
   });
 });
 
+describe('the last accepted operation and executor are remembered, nothing else', () => {
+  it('after accepted calls, a wrong or missing value is still refused, and a new valid one accepted', async () => {
+    await expect(resourcesOperation(null, { operation: 'tool', executor: 'inline' }, () => 1)).resolves.toBe(1);
+    for (const options of [
+      { operation: undefined, executor: 'inline' },
+      { operation: 'tool', executor: undefined },
+      { operation: 'nope', executor: 'inline' },
+      { operation: 'tool', executor: 'nope' },
+      { operation: new String('tool'), executor: 'inline' },
+    ]) {
+      for (const _twice of [1, 2]) {
+        const settled = await capture(resourcesOperation(null, options as never, () => 1));
+        expect(settled.ok ? undefined : settled.error).toBeInstanceOf(RangeError);
+      }
+      await expect(resourcesOperation(null, { operation: 'tool', executor: 'inline' }, () => 2)).resolves.toBe(2);
+    }
+    await expect(resourcesOperation(null, { operation: 'verify', executor: 'inline' }, () => 3)).resolves.toBe(3);
+  });
+});
+
 describe('the outcome reaches the runner only through the validating setter', () => {
   const SERIES = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'inline' };
 
