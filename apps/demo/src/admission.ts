@@ -1,7 +1,7 @@
 // Admission control for every limited route, in one place: the route's limit wrapped in a
 // metered limit (`@gym/operations`) with a bounded queue (`maxQueued`) and a queue deadline
 // (`admissionTimeoutMs`). A call that finds the queue full, or waits past the deadline, is
-// refused at once with 503 and `Retry-After`, never holds a slot, and is counted in telemetry
+// refused at once with the overload status (`OVERLOADED_STATUS`) and `Retry-After`, never holds a slot, and is counted in telemetry
 // by the metered limit's `gym.concurrency.admission_*_total` counters; a timed-out wait also
 // records `resourcesOperation`'s queue wait with no run time (a refusal never waited). A client
 // that leaves while queued leaves the queue the same way (counted as cancelled). The gate also
@@ -64,12 +64,12 @@ export interface GateState {
 
 /** A limit behind admission control. */
 export interface Gate {
-  /** Runs `body` inside the limit; rejects with a 503 `HttpError` when refused, with the client's reason when it left. */
+  /** Runs `body` inside the limit; rejects with an `OVERLOADED_STATUS` `HttpError` when refused, with the client's reason when it left. */
   run<T>(signal: AbortSignal, body: (op: OperationContext) => Promise<T>): Promise<T>;
   state(): GateState;
 }
 
-/** The 503 a refused call gets. */
+/** The `OVERLOADED_STATUS` answer a refused call gets. */
 export function overloaded(limitName: string, why: string): HttpError {
   return new HttpError(
     OVERLOADED_STATUS,

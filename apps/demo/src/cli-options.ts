@@ -4,6 +4,7 @@
 
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { OVERLOADED_STATUS } from './http-error.js';
 
 /** Settings of one demo run. */
 export interface DemoOptions {
@@ -21,9 +22,9 @@ export interface DemoOptions {
   readonly requests?: number | undefined;
   /** A verifier running longer than this is killed (`timeout`). */
   readonly verifyTimeoutMs: number;
-  /** Calls allowed to wait for a verify slot, per server; beyond it a 503 at once. */
+  /** Calls allowed to wait for a verify slot, per server; beyond it refused at once (`OVERLOADED_STATUS`). */
   readonly maxQueued: number;
-  /** A verify call waiting longer than this for its slot gets a 503. */
+  /** A verify call waiting longer than this for its slot is refused (`OVERLOADED_STATUS`). */
   readonly queueTimeoutMs: number;
   readonly toolMaxQueued: number;
   readonly toolQueueTimeoutMs: number;
@@ -67,8 +68,8 @@ Options:
   --requests <n>           stop the load after n requests in total (default: no cap)
   --verify-timeout-ms <ms> kill a verifier after this long: outcome "timeout" (50-60000, default 400)
   --max-queued <n>         verify calls allowed to wait for a slot, per server; one more gets
-                           503 with Retry-After at once (0-10000, default 16)
-  --queue-timeout-ms <ms>  a verify call waiting longer than this gets 503 (1-600000, default 750)
+                           ${OVERLOADED_STATUS} with Retry-After at once (0-10000, default 16)
+  --queue-timeout-ms <ms>  a verify call waiting longer than this gets ${OVERLOADED_STATUS} (1-600000, default 750)
   --tool-max-queued <n>    the same for tool calls (default 32)
   --tool-queue-timeout-ms <ms>  (default 500)
   --judge-max-queued <n>   the same for judge calls (default 16)

@@ -3,13 +3,13 @@
 // point: with a small limit the extra workers wait in the queue, so queue time grows while
 // run time stays what the verifier needs. A few verifies hang or crash on purpose, early
 // enough that a short run shows both outcomes. Rollout workers drive episodes the way a
-// rollout driver does (a tool call, then a verify of the answer, each sent again after a 503)
+// rollout driver does (a tool call, then a verify of the answer, each sent again after a refusal)
 // and report each finished episode's wall time; a sandbox worker creates a sandbox, reads it,
 // runs an exec in it and deletes it. An episode begun before the load's time is up is driven
 // to its end (until the request cap, the caller's abort or the drain deadline), so a short run
 // still finishes what it started. A server that does not answer is backed off
 // from (one probe at a time, exponentially spaced), a server that is down (being restarted)
-// gets no request at all, and a 503 is honoured for its `Retry-After`: a dead or overloaded
+// gets no request at all, and a refusal (`OVERLOADED_STATUS`) is honoured for its `Retry-After`: a dead or overloaded
 // server never meets a retry storm.
 
 import { setMaxListeners } from 'node:events';
@@ -72,7 +72,7 @@ export interface ServerLoadStats {
   sent: number;
   /** Requests that got no response. */
   noAnswer: number;
-  /** 503 answers (the server shed the call). */
+  /** `OVERLOADED_STATUS` answers (the server shed the call). */
   shed: number;
 }
 
@@ -239,7 +239,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
 
   /**
    * Sends one request to `target` when it may be sent one and the budget allows (false when the
-   * load is over). Waits while the server is down or backed off; honours a 503's Retry-After.
+   * load is over). Waits while the server is down or backed off; honours a refusal's Retry-After.
    */
   const send = async (
     target: LoadTarget,
@@ -315,7 +315,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
     }
   }
 
-  /** Sends one step of an episode, again after each 503 (whose Retry-After `send` honoured). */
+  /** Sends one step of an episode, again after each refusal (whose Retry-After `send` honoured). */
   async function step(
     target: LoadTarget,
     health: ServerHealth,
@@ -332,7 +332,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
 
   /**
    * One rollout after another: a tool call, then a verify of the answer. The episode's wall
-   * time, 503s and their Retry-After included, is reported once the verify answered (whatever
+   * time, refusals and their Retry-After included, is reported once the verify answered (whatever
    * it said); an episode whose step got no answer, or that the load ended, is abandoned.
    */
   async function rolloutWorker(

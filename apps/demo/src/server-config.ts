@@ -13,9 +13,9 @@ export interface ServerConfig {
   readonly toolLimit: number;
   /** Judge calls waiting on the upstream at once (async-mutex Semaphore). */
   readonly judgeLimit: number;
-  /** Calls allowed to wait for a verify slot; one more is a 503 at once. */
+  /** Calls allowed to wait for a verify slot; one more is refused at once (`OVERLOADED_STATUS`). */
   readonly verifyMaxQueued: number;
-  /** A verify call waiting longer than this for its slot is a 503. */
+  /** A verify call waiting longer than this for its slot is refused (`OVERLOADED_STATUS`). */
   readonly verifyQueueTimeoutMs: number;
   readonly toolMaxQueued: number;
   readonly toolQueueTimeoutMs: number;

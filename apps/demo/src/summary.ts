@@ -21,6 +21,7 @@ import {
 } from '@gym/constants';
 import { sanitizeName } from '@gym/dashboards';
 import type { GateState } from './admission.js';
+import { OVERLOADED_STATUS } from './http-error.js';
 import { LOAD_ROUTES, type LoadStats } from './load-generator.js';
 import { histogramQuantile, type PromSample, sumBuckets } from './prometheus-text.js';
 
@@ -336,7 +337,7 @@ export function formatLimits(readings: readonly LimitsReading[]): string | undef
   }
   if (rows.length === 0) return undefined;
   return [
-    'Admission per limit, over every server process (peaks are the highest of any one server; a refusal is a 503 with Retry-After):',
+    `Admission per limit, over every server process (peaks are the highest of any one server; a refusal is a ${OVERLOADED_STATUS} with Retry-After):`,
     '',
     table(
       [

@@ -1,12 +1,13 @@
 // Admission control against a real server process with its default queue bounds: a flood of
 // 3,000 connections each asking for a hanging verify cannot make a normal request wait —
-// it is answered (200 or 503) within a second — every refusal is a 503 with Retry-After and
+// it is answered (200 or OVERLOADED_STATUS) within a second — every refusal is an OVERLOADED_STATUS with Retry-After and
 // a JSON body, refusals are counted (the server's gate, the metered limit's
 // gym.concurrency.* counters and the operations' queue counts agree), and only
 // verifications that ran to a result move gym.verify.success_rate.
 
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { OVERLOADED_STATUS } from '../src/http-error.js';
 import { parsePrometheusText } from '../src/prometheus-text.js';
 import { freePort } from './support/free-port.js';
 import { prometheusEnv, startServer, type TestServer, terminate, waitFor } from './support/processes.js';
@@ -59,7 +60,7 @@ describe('a flood of hanging verifies', () => {
   const sockets: Socket[] = [];
   const statuses = new Map<number, number>();
   let answered = 0;
-  let first503 = '';
+  let firstRefusal = '';
   let normalStatus = 0;
 
   afterAll(() => {
@@ -86,7 +87,7 @@ describe('a flood of hanging verifies', () => {
           answered++;
           const status = Number(chunk.slice(9, 12));
           statuses.set(status, (statuses.get(status) ?? 0) + 1);
-          if (status === 503 && first503 === '') first503 = chunk;
+          if (status === OVERLOADED_STATUS && firstRefusal === '') firstRefusal = chunk;
         });
         socket.on('error', () => resolve());
         sockets.push(socket);
@@ -129,16 +130,16 @@ describe('a flood of hanging verifies', () => {
     const { at, head } = await answer;
     const elapsed = at - started;
     normalStatus = Number(head.slice(9, 12));
-    expect([200, 503]).toContain(normalStatus);
+    expect([200, OVERLOADED_STATUS]).toContain(normalStatus);
     expect(elapsed).toBeLessThan(1_000);
   }, 90_000);
 
-  it('refuses with 503, Retry-After and a JSON reason', async () => {
+  it('refuses with OVERLOADED_STATUS, Retry-After and a JSON reason', async () => {
     await waitFor('every flood request to be answered', () => (answered >= FLOOD ? true : undefined), 60_000, 50);
-    expect(statuses.get(503) ?? 0).toBeGreaterThan(FLOOD * 0.9);
+    expect(statuses.get(OVERLOADED_STATUS) ?? 0).toBeGreaterThan(FLOOD * 0.9);
     // Nothing else: a hang that got a slot ends as a 504 timeout; the rest were refused.
-    expect([...statuses.keys()].every((status) => status === 503 || status === 504)).toBe(true);
-    const [head = '', body = ''] = first503.split('\r\n\r\n');
+    expect([...statuses.keys()].every((status) => status === OVERLOADED_STATUS || status === 504)).toBe(true);
+    const [head = '', body = ''] = firstRefusal.split('\r\n\r\n');
     expect(head.toLowerCase()).toContain('retry-after: 1\r\n');
     expect(head.toLowerCase()).toContain('content-type: application/json');
     expect((JSON.parse(body) as { error: string }).error).toMatch(/^overloaded: .*\(limit verify_slots\)/);
@@ -170,8 +171,10 @@ describe('a flood of hanging verifies', () => {
     expect(concurrency('gym_concurrency_admission_timeouts_total')).toBe(gate.timedOut);
     expect(concurrency('gym_concurrency_queue_depth')).toBe(0);
     expect(concurrency('gym_concurrency_active')).toBe(0);
-    // The 503s the clients saw are exactly the refusals.
-    expect((statuses.get(503) ?? 0) + (normalStatus === 503 ? 1 : 0)).toBe(gate.rejected + gate.timedOut);
+    // The refusals the clients saw are exactly the refusals.
+    expect((statuses.get(OVERLOADED_STATUS) ?? 0) + (normalStatus === OVERLOADED_STATUS ? 1 : 0)).toBe(
+      gate.rejected + gate.timedOut,
+    );
   }, 40_000);
 
   it('moves gym.verify.success_rate only with verifications that ran to a result', async () => {

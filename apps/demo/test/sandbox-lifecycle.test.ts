@@ -169,7 +169,7 @@ describe('rollouts driven by the load generator', () => {
       durations.reduce((sum, ms) => sum + ms, 0),
       6,
     );
-    // One tool call and one verify per episode (two verify slots, two workers: no 503 to retry).
+    // One tool call and one verify per episode (two verify slots, two workers: no refusal to retry).
     expect(load.routes.tool.requests).toBe(load.rollouts.ended);
     expect(load.routes.verify.requests).toBe(load.rollouts.ended);
     expect(load.noAnswer).toBe(0);

@@ -6,9 +6,11 @@
 
 import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OUTCOME, ATTR_SERVER_NAME } from './attributes.js';
 import { GYM_DURATION_BOUNDARIES_MS, OPERATION_BOUNDARIES_MS, SANDBOX_DURATION_BOUNDARIES_MS } from './boundaries.js';
+import { EXECUTORS, OPERATIONS, OUTCOMES } from './bounded-sets.js';
 import {
   ATTR_CONCURRENCY_COMPONENT,
   ATTR_CONCURRENCY_LIMIT_NAME,
+  COMPONENTS,
   METRIC_CONCURRENCY_ACTIVE,
   METRIC_CONCURRENCY_ADMISSION_CANCELLED,
   METRIC_CONCURRENCY_ADMISSION_REJECTED,
@@ -24,7 +26,9 @@ import {
   ATTR_HTTP_DESTINATION_SERVER_NAME,
   ATTR_HTTP_POOL_QUEUE_CONSTRAINT,
   ATTR_HTTP_POOL_QUEUE_OUTCOME,
+  HTTP_POOL_QUEUE_CONSTRAINTS,
   HTTP_POOL_QUEUE_DURATION_BOUNDARIES_MS,
+  HTTP_POOL_QUEUE_OUTCOMES,
   METRIC_HTTP_POOL_CONNECT_TOTAL,
   METRIC_HTTP_POOL_QUEUE_DURATION,
   UNIT_CONNECTION,
@@ -53,6 +57,7 @@ import {
   UNIT_FILE_DESCRIPTOR,
   UNIT_REQUEST,
   V8JS_GC_DURATION_BOUNDARIES_S,
+  V8JS_GC_TYPES,
 } from './observer.js';
 import {
   ATTR_SANDBOX_PROVIDER,
@@ -106,6 +111,20 @@ export interface NonHistogramEntry extends InstrumentFacts {
 
 /** One row of {@link INSTRUMENTS}. */
 export type InstrumentEntry = HistogramEntry | NonHistogramEntry;
+
+/**
+ * The allowed values of every metric attribute key with a bounded set, in contract order (the
+ * other keys match a name pattern). `test/telemetry-doc.test.ts` holds `docs/telemetry.md` to it.
+ */
+export const ATTRIBUTE_VALUES: Readonly<Record<string, readonly string[]>> = {
+  [ATTR_OPERATION]: OPERATIONS,
+  [ATTR_EXECUTOR]: EXECUTORS,
+  [ATTR_OUTCOME]: OUTCOMES,
+  [ATTR_CONCURRENCY_COMPONENT]: COMPONENTS,
+  [ATTR_V8JS_GC_TYPE]: V8JS_GC_TYPES,
+  [ATTR_HTTP_POOL_QUEUE_CONSTRAINT]: HTTP_POOL_QUEUE_CONSTRAINTS,
+  [ATTR_HTTP_POOL_QUEUE_OUTCOME]: HTTP_POOL_QUEUE_OUTCOMES,
+};
 
 const OPERATION_ATTRIBUTES = [ATTR_OPERATION, ATTR_EXECUTOR] as const;
 /** The server name only when the limit was given one. */

@@ -1,9 +1,10 @@
-// The instruments as an exporter sees them (names, kinds, units, buckets, no attributes, the
+// The instruments as an exporter sees them (as the instrument table states them, buckets, the
 // scope), where the meter comes from (injected meter, injected provider, the global provider
 // while exporting), and the per-meter cache.
 
 import {
   GYM_DURATION_BOUNDARIES_MS,
+  INSTRUMENTS,
   METRIC_ROLLOUT_DURATION,
   METRIC_SERVERS_ACTIVE,
   METRIC_VERIFY_DURATION,
@@ -47,7 +48,7 @@ function recordAll(module: MetricsModule, options?: MetricsOptions): void {
 }
 
 describe('instrument shape', () => {
-  it('exports exact names, kinds and units, with no attributes', async () => {
+  it('exports its four instruments as the instrument table states them: name, kind, unit, attribute keys', async () => {
     const h = harness();
     recordAll(gym, { meterProvider: h.meterProvider });
     const collected = await h.collect();
@@ -56,15 +57,23 @@ describe('instrument shape', () => {
         name: m.descriptor.name,
         type: DataPointType[m.dataPointType],
         unit: m.descriptor.unit,
-        attributes: m.dataPoints.map((p) => p.attributes),
+        attributes: [...new Set(m.dataPoints.flatMap((p) => Object.keys(p.attributes)))],
       }))
       .sort((a, b) => a.name.localeCompare(b.name));
-    expect(shape).toEqual([
-      { name: METRIC_ROLLOUT_DURATION, type: 'HISTOGRAM', unit: 'ms', attributes: [{}] },
-      { name: METRIC_SERVERS_ACTIVE, type: 'GAUGE', unit: '', attributes: [{}] },
-      { name: METRIC_VERIFY_DURATION, type: 'HISTOGRAM', unit: 'ms', attributes: [{}] },
-      { name: METRIC_VERIFY_SUCCESS_RATE, type: 'GAUGE', unit: '1', attributes: [{}] },
-    ]);
+    const written = [
+      INSTRUMENTS.rolloutDuration,
+      INSTRUMENTS.serversActive,
+      INSTRUMENTS.verifyDuration,
+      INSTRUMENTS.verifySuccessRate,
+    ];
+    expect(shape).toEqual(
+      written.map((entry) => ({
+        name: entry.name,
+        type: entry.kind === 'histogram' ? 'HISTOGRAM' : 'GAUGE',
+        unit: entry.unit,
+        attributes: [...entry.attributes],
+      })),
+    );
   });
 
   it('buckets both duration histograms at GYM_DURATION_BOUNDARIES_MS', async () => {

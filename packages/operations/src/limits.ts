@@ -1,6 +1,7 @@
-// Every supported limit, turned into the one shape the run path knows: `acquire()` resolves a
-// token once a slot is held, `release(token)` gives it back. The limit's own queue does all
-// the scheduling; nothing here waits, polls or hands a slot over.
+// Every supported limit, and everything that differs by kind (the shape it is recognised by,
+// the capacity it allows, how its slots are read live), turned into the one shape the run path
+// knows: `acquire()` resolves a token once a slot is held, `release(token)` gives it back. The
+// limit's own queue does all the scheduling; nothing here waits, polls or hands a slot over.
 //
 // - async-mutex Semaphore and Mutex: their own `acquire()` and `release()`.
 // - p-limit 6 and 7: a function handed to the limiter that holds its slot open until released.
@@ -9,7 +10,7 @@
 // - any `acquire()` object: the token is what `acquire()` resolved (a release function, or
 //   `[value, release]`), else the object's own `release()`.
 
-import { describeValue } from '@gym/core/internal';
+import { describeValue, invalidChoice } from '@gym/core/internal';
 import type { AcquireReleaseLimit, MutexLike, PLimitLike, SemaphoreLike } from './types.js';
 
 /** One limit as the run path sees it. */
@@ -27,6 +28,10 @@ export interface Gate {
    */
   inside<A, R>(fn: (arg: A) => PromiseLike<R> | R, arg: A, refused?: (arg: A) => void): Promise<R>;
 }
+
+/** Every limit this file knows, in words: for error messages. */
+export const LIMIT_SHAPES =
+  'an async-mutex Semaphore or Mutex, a p-limit limiter, an object with acquire() (and release())';
 
 /** The kinds of limit, by shape. */
 export type LimitKind = 'semaphore' | 'mutex' | 'p-limit' | 'acquire-release';
@@ -180,4 +185,78 @@ export function cachedGate(limit: object): Gate | undefined {
   lastLimit = limit;
   lastGate = gate;
   return gate;
+}
+
+/** Throws when `capacity` is not allowed for a limit of `kind`. */
+export function checkCapacity(kind: LimitKind, limit: unknown, capacity: unknown): void {
+  const positive = Number.isSafeInteger(capacity) && (capacity as number) >= 1;
+  if (kind === 'p-limit') {
+    if (capacity !== undefined) {
+      throw invalidChoice(
+        'meteredLimit: options.capacity',
+        capacity,
+        'undefined for a p-limit limiter (its concurrency is read live)',
+      );
+    }
+    if (typeof (limit as PLimitLike).concurrency !== 'number') {
+      throw new TypeError(
+        'meteredLimit: the p-limit limiter has no concurrency property (p-limit 6 or later is needed)',
+      );
+    }
+  } else if (kind === 'mutex') {
+    if (capacity !== undefined && capacity !== 1)
+      throw invalidChoice('meteredLimit: options.capacity', capacity, 'undefined or 1 for a Mutex');
+  } else if (kind === 'semaphore') {
+    if (capacity !== undefined && !positive) {
+      throw invalidChoice(
+        'meteredLimit: options.capacity',
+        capacity,
+        "a whole number from 1 up, or undefined (a Semaphore's value is read live)",
+      );
+    }
+  } else if (!positive) {
+    throw invalidChoice(
+      'meteredLimit: options.capacity',
+      capacity,
+      'a whole number from 1 up (required for an acquire()/release() limit)',
+    );
+  }
+}
+
+/** How a limit of `kind` tells whether a slot is free, its slots and its free slots, read live. */
+export function liveReaders(
+  limit: unknown,
+  kind: LimitKind,
+  capacity: number | undefined,
+  counts: { readonly active: number },
+): { free: () => boolean; limit: () => number; available: () => number } {
+  switch (kind) {
+    case 'p-limit': {
+      const limiter = limit as PLimitLike;
+      const concurrency = () => limiter.concurrency ?? Number.POSITIVE_INFINITY;
+      // p-limit 6 queues every call for a microtask before it starts it, so pending calls count
+      // as taken (once it settles, calls are pending only while every slot is held).
+      const available = () => Math.max(0, concurrency() - limiter.activeCount - limiter.pendingCount);
+      return { free: () => available() > 0, limit: concurrency, available };
+    }
+    case 'semaphore': {
+      // `getValue()` is the free units; the units held through this metered limit add up to its limit.
+      const semaphore = limit as SemaphoreLike;
+      const free = () => Math.max(0, semaphore.getValue());
+      return { free: () => !semaphore.isLocked(), limit: () => free() + counts.active, available: free };
+    }
+    case 'mutex': {
+      const mutex = limit as MutexLike;
+      return { free: () => !mutex.isLocked(), limit: () => 1, available: () => (mutex.isLocked() ? 0 : 1) };
+    }
+    default: {
+      // An acquire()/release() object tells nothing: its capacity and this limit's own count decide.
+      const slots = capacity as number;
+      return {
+        free: () => counts.active < slots,
+        limit: () => slots,
+        available: () => Math.max(0, slots - counts.active),
+      };
+    }
+  }
 }

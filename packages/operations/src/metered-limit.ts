@@ -18,7 +18,7 @@ import { isMetricsExporting } from '@gym/core';
 import { describeValue, invalidChoice, MAX_TIMER_SECONDS, resolveMeter } from '@gym/core/internal';
 import type { Attributes } from '@opentelemetry/api';
 import { attach, attachGlobal, type ExportedLimit, GLOBAL, type Registry, registryOf } from './concurrency-metrics.js';
-import { type Gate, gateOf, kindOf, type LimitKind } from './limits.js';
+import { checkCapacity, type Gate, gateOf, kindOf, LIMIT_SHAPES, type LimitKind, liveReaders } from './limits.js';
 import { type Admission, checkSignal, OFF, run } from './run.js';
 import { reporter, SCOPE } from './scope.js';
 import type {
@@ -27,17 +27,13 @@ import type {
   MeteredLimitOptions,
   MeteredLimitState,
   MeteredRunOptions,
-  MutexLike,
-  PLimitLike,
-  SemaphoreLike,
 } from './types.js';
 
 /** Longest admission timeout a Node timer honours, in milliseconds. */
 const MAX_TIMEOUT_MS = MAX_TIMER_SECONDS * 1000;
 
 /**
- * Wraps `limit` (an async-mutex `Semaphore` or `Mutex`, a p-limit limiter, or an
- * acquire()/release() limit) in a metered limit: its slots, holders, waiters and admission
+ * Wraps `limit` (any {@link MeterableLimit}) in a metered limit: its slots, holders, waiters and admission
  * outcomes are exported as the `gym.concurrency.*` series while metrics are exporting, and it can
  * bound its queue (`maxQueued`) and its waits (`admissionTimeoutMs`). Pass the result to
  * `resourcesOperation` like any limit, or call its `run`. `close()` takes it out of the export.
@@ -63,10 +59,7 @@ export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions
   if (limit instanceof MeteredLimitImpl) throw new TypeError('meteredLimit: limit is a metered limit already');
   const kind = kindOf(limit);
   if (kind === undefined) {
-    throw new TypeError(
-      'meteredLimit: limit must be an async-mutex Semaphore or Mutex, a p-limit limiter or an object with ' +
-        `acquire() (and release()); got ${describeValue(limit)}`,
-    );
+    throw new TypeError(`meteredLimit: limit must be ${LIMIT_SHAPES}; got ${describeValue(limit)}`);
   }
   checkCapacity(kind, limit, capacity);
   if (admissionTimeoutMs !== undefined && !(admissionTimeoutMs > 0 && admissionTimeoutMs <= MAX_TIMEOUT_MS)) {
@@ -216,78 +209,4 @@ function admitted(names: Set<string>, name: string | undefined, what: string): b
   }
   names.add(name);
   return true;
-}
-
-/** Throws when `capacity` is not allowed for a limit of `kind`. */
-function checkCapacity(kind: LimitKind, limit: unknown, capacity: unknown): void {
-  const positive = Number.isSafeInteger(capacity) && (capacity as number) >= 1;
-  if (kind === 'p-limit') {
-    if (capacity !== undefined) {
-      throw invalidChoice(
-        'meteredLimit: options.capacity',
-        capacity,
-        'undefined for a p-limit limiter (its concurrency is read live)',
-      );
-    }
-    if (typeof (limit as PLimitLike).concurrency !== 'number') {
-      throw new TypeError(
-        'meteredLimit: the p-limit limiter has no concurrency property (p-limit 6 or later is needed)',
-      );
-    }
-  } else if (kind === 'mutex') {
-    if (capacity !== undefined && capacity !== 1)
-      throw invalidChoice('meteredLimit: options.capacity', capacity, 'undefined or 1 for a Mutex');
-  } else if (kind === 'semaphore') {
-    if (capacity !== undefined && !positive) {
-      throw invalidChoice(
-        'meteredLimit: options.capacity',
-        capacity,
-        "a whole number from 1 up, or undefined (a Semaphore's value is read live)",
-      );
-    }
-  } else if (!positive) {
-    throw invalidChoice(
-      'meteredLimit: options.capacity',
-      capacity,
-      'a whole number from 1 up (required for an acquire()/release() limit)',
-    );
-  }
-}
-
-/** How a limit of `kind` tells whether a slot is free, its slots and its free slots, read live. */
-function liveReaders(
-  limit: unknown,
-  kind: LimitKind,
-  capacity: number | undefined,
-  counts: Admission,
-): { free: () => boolean; limit: () => number; available: () => number } {
-  switch (kind) {
-    case 'p-limit': {
-      const limiter = limit as PLimitLike;
-      const concurrency = () => limiter.concurrency ?? Number.POSITIVE_INFINITY;
-      // p-limit 6 queues every call for a microtask before it starts it, so pending calls count
-      // as taken (once it settles, calls are pending only while every slot is held).
-      const available = () => Math.max(0, concurrency() - limiter.activeCount - limiter.pendingCount);
-      return { free: () => available() > 0, limit: concurrency, available };
-    }
-    case 'semaphore': {
-      // `getValue()` is the free units; the units held through this metered limit add up to its limit.
-      const semaphore = limit as SemaphoreLike;
-      const free = () => Math.max(0, semaphore.getValue());
-      return { free: () => !semaphore.isLocked(), limit: () => free() + counts.active, available: free };
-    }
-    case 'mutex': {
-      const mutex = limit as MutexLike;
-      return { free: () => !mutex.isLocked(), limit: () => 1, available: () => (mutex.isLocked() ? 0 : 1) };
-    }
-    default: {
-      // An acquire()/release() object tells nothing: its capacity and this limit's own count decide.
-      const slots = capacity as number;
-      return {
-        free: () => counts.active < slots,
-        limit: () => slots,
-        available: () => Math.max(0, slots - counts.active),
-      };
-    }
-  }
 }

@@ -4,7 +4,7 @@
 import { EXECUTORS, type Executor, isExecutor, isOperation, OPERATIONS, type Operation } from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
 import { describeValue, invalidChoice, resolveMeter } from '@gym/core/internal';
-import { cachedGate, type Gate } from './limits.js';
+import { cachedGate, type Gate, LIMIT_SHAPES } from './limits.js';
 import { meteredParts } from './metered-limit.js';
 import { measurement } from './operation-metrics.js';
 import { type Admission, checkSignal, OFF, type Recorder, run } from './run.js';
@@ -36,8 +36,8 @@ let lastExecutor: unknown = lastOperation;
  * outside its set, `TypeError` for a limit, body or signal of the wrong kind. Telemetry failures
  * never reach the caller: they are reported once through `diag`.
  *
- * @param limit an async-mutex `Semaphore` or `Mutex`, a p-limit limiter, any `acquire()`/`release()`
- *   object, a metered limit, or `null` for unlimited work.
+ * @param limit any limit `meteredLimit` can wrap (a `MeterableLimit`), a metered limit, or
+ *   `null` for unlimited work.
  */
 export function resourcesOperation<T>(
   limit: OperationLimit | null,
@@ -82,7 +82,6 @@ function recorderFor(options: ResourcesOperationOptions, operation: Operation, e
 
 function badLimit(limit: unknown): TypeError {
   return new TypeError(
-    'resourcesOperation: limit must be an async-mutex Semaphore or Mutex, a p-limit limiter, an object with ' +
-      `acquire() (and release()), a metered limit, or null for unlimited work; got ${describeValue(limit)}`,
+    `resourcesOperation: limit must be ${LIMIT_SHAPES}, a metered limit, or null for unlimited work; got ${describeValue(limit)}`,
   );
 }

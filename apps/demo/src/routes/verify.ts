@@ -1,5 +1,5 @@
 // POST /verify: a real verifier subprocess under an async-mutex Semaphore, executor
-// `subprocess`, behind admission control (a bounded queue and a queue deadline: 503 beyond
+// `subprocess`, behind admission control (a bounded queue and a queue deadline: `OVERLOADED_STATUS` beyond
 // them). The route only translates: the verifier decides timeout or crash, the operation
 // records it, and recordVerify tallies whether a verification that ran to a result completed
 // (a wrong answer is a completed verification). Calls that never ran to a result — refused,
