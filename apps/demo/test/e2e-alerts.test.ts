@@ -5,22 +5,22 @@
 // whose fault ends until they resolve. Nothing waits a fixed time: Prometheus is polled until
 // the state the test needs is there, under deadlines that only guard against a hang.
 //
-// Faults, in order, on two servers with one verify slot and no queue (`--max-queued 0`):
-// a saturated limit, verify calls refused (eight verify workers for one slot: several percent
-// of all the server's limited calls are refused, well above GymAdmissionRefusing's 1%), a judge pool with half the connections its callers use (so judge calls
-// wait for a connection) from the start of the load; server-2 stopped (SIGSTOP) and continued;
-// server-1 killed with no restart allowed; then the load ends. Then two one-server fleets side
-// by side, the same options and load, each scraped as its own job: one whose verifies crash for
-// the first 20 s of the load (`--fail-verifies-ms`), which fires GymVerifySuccessDropping and
-// must resolve because verifies complete again (the windowed ratio back above the floor, read
-// from Prometheus, not a series gone); and a healthy one, in which no alert may reach firing
-// during its whole load (pending is allowed: the condition held for less than its `for:`, which
-// is what `for:` is for). GymEventLoopLagHigh is left out of that check: it reads the machine, and on a loaded
-// CI host a lagging loop is a true reading the test cannot prevent. GymOperationsFailing too:
-// the demo's judge fails one call in 40 on purpose, and in the first seconds of a run (few
-// calls in the 20 s window, three fleets starting and stopping on two cores) the judge's share
-// of errors crossed 5% for a few seconds in one run of two; the real 5-minute window and
-// 10-minute `for:` do not see that, the shortened ones do.
+// Faults, in order, on two servers with one verify slot and no queue (`--max-queued 0`): a
+// saturated limit, verify calls refused (eight verify workers for one slot: several percent of all
+// the server's limited calls are refused, well above GymAdmissionRefusing's 1%), a judge pool with
+// half the connections its callers use (so judge calls wait for a connection) from the start of the
+// load; server-2 stopped (SIGSTOP) and continued; server-1 killed with no restart allowed; then the
+// load ends. Then two one-server fleets side by side, the same options and load, each scraped as
+// its own job: one whose verifies crash for the first 20 s of the load (`--fail-verifies-ms`),
+// which fires GymVerifySuccessDropping and must resolve because verifies complete again (the
+// windowed ratio back above the floor, read from Prometheus, not a series gone); and a healthy one,
+// in which no alert may reach firing during its whole load (pending is allowed: the condition held
+// for less than its `for:`, which is what `for:` is for). GymEventLoopLagHigh is left out of that
+// check: it reads the machine, and on a loaded CI host a lagging loop is a true reading the test
+// cannot prevent. GymOperationsFailing too: the demo's judge fails one call in 40 on purpose, and
+// in the first seconds of a run (few calls in the 20 s window, three fleets starting and stopping
+// on two cores) the judge's share of errors crossed 5% for a few seconds in one run of two; the
+// real 5-minute window and 10-minute `for:` do not see that, the shortened ones do.
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
