@@ -22,6 +22,8 @@ export interface DemoOptions {
   readonly requests?: number | undefined;
   /** A verifier running longer than this is killed (`timeout`). */
   readonly verifyTimeoutMs: number;
+  /** Verifies sent in the first this many ms of the load crash on purpose (0: none). */
+  readonly failVerifiesMs: number;
   /** Calls allowed to wait for a verify slot, per server; beyond it refused at once (`OVERLOADED_STATUS`). */
   readonly maxQueued: number;
   /** A verify call waiting longer than this for its slot is refused (`OVERLOADED_STATUS`). */
@@ -67,6 +69,8 @@ Options:
   --duration <seconds>     length of the load (1-300, default 10)
   --requests <n>           stop the load after n requests in total (default: no cap)
   --verify-timeout-ms <ms> kill a verifier after this long: outcome "timeout" (50-60000, default 400)
+  --fail-verifies-ms <ms>  every verify sent in the first ms of the load crashes on purpose
+                           (outcome "crashed"), then verifies recover (0-600000, default 0)
   --max-queued <n>         verify calls allowed to wait for a slot, per server; one more gets
                            ${OVERLOADED_STATUS} with Retry-After at once (0-10000, default 16)
   --queue-timeout-ms <ms>  a verify call waiting longer than this gets ${OVERLOADED_STATUS} (1-600000, default 750)
@@ -113,6 +117,7 @@ const schema = z.object({
   duration: integer('--duration', 1, 300).default(10),
   requests: integer('--requests', 1, 10_000_000).optional(),
   verifyTimeoutMs: integer('--verify-timeout-ms', 50, 60_000).default(400),
+  failVerifiesMs: integer('--fail-verifies-ms', 0, 600_000).default(0),
   maxQueued: integer('--max-queued', 0, 10_000).default(16),
   queueTimeoutMs: integer('--queue-timeout-ms', 1, 600_000).default(750),
   toolMaxQueued: integer('--tool-max-queued', 0, 10_000).default(32),
@@ -141,6 +146,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
         duration: { type: 'string' },
         requests: { type: 'string' },
         'verify-timeout-ms': { type: 'string' },
+        'fail-verifies-ms': { type: 'string' },
         'max-queued': { type: 'string' },
         'queue-timeout-ms': { type: 'string' },
         'tool-max-queued': { type: 'string' },
@@ -170,6 +176,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     duration: values.duration,
     requests: values.requests,
     verifyTimeoutMs: values['verify-timeout-ms'],
+    failVerifiesMs: values['fail-verifies-ms'],
     maxQueued: values['max-queued'],
     queueTimeoutMs: values['queue-timeout-ms'],
     toolMaxQueued: values['tool-max-queued'],

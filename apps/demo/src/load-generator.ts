@@ -51,6 +51,8 @@ export interface LoadOptions {
   readonly onProgress?: (stats: LoadStats) => void;
   /** Called with the wall time (ms) of every rollout that ran to its end. */
   readonly onRollout?: (ms: number) => void;
+  /** Verifies sent in the first this many ms of the load ask the verifier to crash (default 0: none). */
+  readonly failVerifiesMs?: number | undefined;
 }
 
 /** Route names as the load generator counts them. */
@@ -236,6 +238,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
   const budget = new Budget(options.maxRequests, startedAt + options.durationMs, stop.signal);
   const drainTimer = setTimeout(() => abandon.abort(), options.durationMs + DRAIN_MS);
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  const failUntil = startedAt + (options.failVerifiesMs ?? 0);
+  /** The n-th verify's body; one sent in the failing window crashes. */
+  const verifyFor = (n: number): Record<string, unknown> => verifyBody(n, performance.now() < failUntil);
 
   /**
    * Sends one request to `target` when it may be sent one and the budget allows (false when the
@@ -353,7 +358,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
         stats.rollouts.abandoned++;
         continue;
       }
-      const verify = await step(target, health, 'finish', 'verify', '/verify', verifyBody(counter.next++));
+      const verify = await step(target, health, 'finish', 'verify', '/verify', verifyFor(counter.next++));
       if (verify === false || verify === undefined) {
         stats.rollouts.abandoned++;
         if (verify === false) return;
@@ -370,7 +375,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
   async function verifyWorker(target: LoadTarget, health: ServerHealth, counter: { next: number }): Promise<void> {
     for (;;) {
       const n = counter.next++;
-      if ((await send(target, health, 'verify', 'POST', '/verify', verifyBody(n))) === false) return;
+      if ((await send(target, health, 'verify', 'POST', '/verify', verifyFor(n))) === false) return;
     }
   }
 
@@ -444,10 +449,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
 
 /**
  * The n-th verify request of a server: every fifth answer is wrong (a completed verify that
- * did not pass), request 2 and then one in 150 crash, request 4 and then one in 150 hang.
+ * did not pass), request 2 and then one in 150 crash, request 4 and then one in 150 hang;
+ * every one crashes when `failing` (the `--fail-verifies-ms` window).
  */
-export function verifyBody(n: number): Record<string, unknown> {
-  const mode = n === 2 || n % 150 === 77 ? 'crash' : n === 4 || n % 150 === 127 ? 'hang' : 'normal';
+export function verifyBody(n: number, failing = false): Record<string, unknown> {
+  const mode = failing || n === 2 || n % 150 === 77 ? 'crash' : n === 4 || n % 150 === 127 ? 'hang' : 'normal';
   const expected = `answer-${n % 13}`;
   return { answer: n % 5 === 3 ? 'wrong' : expected, expected, workMs: 10 + ((n * 7) % 25), mode };
 }

@@ -340,6 +340,7 @@ async function run(options: DemoOptions): Promise<number> {
         signal: stop.signal,
         onProgress: progress.update,
         onRollout: (ms) => recordRolloutDuration(ms),
+        failVerifiesMs: options.failVerifiesMs,
       });
     } finally {
       reading.abort();

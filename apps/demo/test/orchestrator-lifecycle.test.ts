@@ -25,6 +25,7 @@ describe('orchestrator command line', () => {
     [['--limit', 'two'], '--limit must be a number (got "two")'],
     [['--duration', '1.5'], '--duration must be a whole number (got "1.5")'],
     [['--restart-backoff-ms', '60001'], '--restart-backoff-ms must be at most 60000 (got "60001")'],
+    [['--fail-verifies-ms', '600001'], '--fail-verifies-ms must be at most 600000 (got "600001")'],
     [['--bogus'], "Unknown option '--bogus'"],
   ])('refuses %j with exit code 2 and says why', async (args, message) => {
     const run = spawnNode(ORCHESTRATOR, args, OFF);
