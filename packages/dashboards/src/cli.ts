@@ -3,10 +3,10 @@
 
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { writeGenerated } from './generate.js';
 import { COLLECTOR_PRESET, checkNameSuffixes, parseNameSuffix } from './prometheus-names.js';
 import { SERIES_UNITS } from './series.js';
 import type { UnitSuffix } from './types.js';
-import { writeGenerated } from './write-generated.js';
 
 const HELP = `Usage: gym-dashboards --out <dir> [--name-suffix <rule>]... [--quiet]
 
@@ -63,8 +63,7 @@ function main(argv: readonly string[]): number {
   }
   let nameSuffixes: readonly UnitSuffix[];
   try {
-    const rules: UnitSuffix[] = [];
-    for (const rule of values['name-suffix'] ?? []) rules.push(...parseNameSuffix(rule, SERIES_UNITS));
+    const rules = (values['name-suffix'] ?? []).flatMap((value) => parseNameSuffix(value));
     nameSuffixes = checkNameSuffixes(rules, SERIES_UNITS);
   } catch (error) {
     process.stderr.write(`--name-suffix: ${(error as Error).message}\n`);

@@ -1,6 +1,9 @@
-// Renders the three files from one naming. Pure: the same options give byte-identical
-// files, which is what lets a test compare the checked-in copies with a fresh generation.
+// Renders the three files from one naming, and writes them. Rendering is pure: the same options
+// give byte-identical files, which is what lets a test compare the checked-in copies with a fresh
+// generation.
 
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { alertRules } from './alert-rules.js';
 import { buildDashboard } from './dashboard.js';
@@ -22,10 +25,7 @@ const REGENERATE_COMMAND = 'node node_modules/@gym/dashboards/dist/cli.js --out 
 
 function describeSuffixes(suffixes: readonly UnitSuffix[]): string {
   return suffixes
-    .map((rule) => {
-      const kinds = Object.hasOwn(rule, 'kinds') ? rule.kinds : undefined;
-      return `${rule.unit} -> _${rule.suffix}${kinds ? ` (${kinds.join(', ')})` : ''}`;
-    })
+    .map(({ unit, suffix, kinds }) => `${unit} -> _${suffix}${kinds ? ` (${kinds.join(', ')})` : ''}`)
     .join('; ');
 }
 
@@ -46,8 +46,7 @@ function yaml(value: unknown): string {
 
 /** The dashboard and rule files for these options. Bad `nameSuffixes` throw a RangeError naming the entry. */
 export function generate(options: GenerateOptions = {}): GeneratedFiles {
-  const given = typeof options === 'object' && options !== null && Object.hasOwn(options, 'nameSuffixes');
-  const suffixes = checkNameSuffixes(given ? options.nameSuffixes : undefined, SERIES_UNITS);
+  const suffixes = checkNameSuffixes(options.nameSuffixes ?? [], SERIES_UNITS);
   const names = naming(suffixes);
   return {
     'grafana/gym-telemetry.json': `${JSON.stringify(buildDashboard(names), null, 2)}\n`,
@@ -56,4 +55,17 @@ export function generate(options: GenerateOptions = {}): GeneratedFiles {
     'prometheus/gym-alerts.rules.yml':
       header('Prometheus alerting rules', suffixes) + yaml({ groups: [alertRules(names)] }),
   };
+}
+
+/** Writes the three files under `dir` (creating `grafana/` and `prometheus/`); resolves with their absolute paths. */
+export async function writeGenerated(dir: string, options: GenerateOptions = {}): Promise<string[]> {
+  const files = generate(options);
+  const written: string[] = [];
+  for (const path of GENERATED_PATHS) {
+    const target = join(dir, path);
+    await mkdir(dirname(target), { recursive: true });
+    await writeFile(target, files[path]);
+    written.push(target);
+  }
+  return written;
 }
