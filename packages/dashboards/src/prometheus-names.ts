@@ -8,8 +8,6 @@
 import type { InstrumentEntry, InstrumentKind } from '@gym/constants';
 import type { SeriesKind, UnitSuffix } from './types.js';
 
-const INVALID = /[^a-zA-Z0-9_]/g;
-const UNDERSCORES = /_{2,}/g;
 const SUFFIX_PATTERN = /^[a-zA-Z][a-zA-Z0-9_]{0,62}$/;
 /** Suffixes Prometheus gives a meaning of its own (`x_total_total`, `x_bucket_bucket` would follow). */
 const RESERVED_SUFFIXES = ['total', 'bucket', 'sum', 'count', 'created', 'info'];
@@ -28,7 +26,7 @@ export const PROMETHEUS_KIND: Readonly<Record<InstrumentKind, SeriesKind>> = {
 
 /** A metric or label name as the exporter sanitises it (`nemo.gym.server.name` → `nemo_gym_server_name`). */
 export function sanitizeName(name: string): string {
-  const sanitized = name.replace(INVALID, '_').replace(UNDERSCORES, '_');
+  const sanitized = name.replace(/[^a-zA-Z0-9_]/g, '_').replace(/_{2,}/g, '_');
   return /^[0-9]/.test(sanitized) ? `_${sanitized}` : sanitized;
 }
 
