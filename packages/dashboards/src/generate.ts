@@ -11,14 +11,17 @@ import { naming } from './naming.js';
 import { COLLECTOR_UNIT_SUFFIXES, checkNameSuffixes } from './prometheus-names.js';
 import { recordingRules } from './recording-rules.js';
 import { SERIES_UNITS } from './series.js';
-import type { GeneratedFiles, GenerateOptions, UnitSuffix } from './types.js';
+import type { GenerateOptions, UnitSuffix } from './types.js';
 
 /** The paths {@link generate} returns, relative to the output folder. */
 export const GENERATED_PATHS = [
   'grafana/gym-telemetry.json',
   'prometheus/gym-recording.rules.yml',
   'prometheus/gym-alerts.rules.yml',
-] as const satisfies readonly (keyof GeneratedFiles)[];
+] as const;
+
+/** The files the generator writes, by path relative to the output folder. */
+export type GeneratedFiles = { readonly [Path in (typeof GENERATED_PATHS)[number]]: string };
 
 /** The command the generated files name to regenerate them: it works as written wherever the package is installed. */
 const REGENERATE_COMMAND = 'node node_modules/@gym/dashboards/dist/cli.js --out <dir>';
@@ -44,7 +47,7 @@ function yaml(value: unknown): string {
   return stringify(value, { lineWidth: 0, indent: 2 });
 }
 
-/** The dashboard and rule files for these options. Bad `nameSuffixes` throw a RangeError naming the entry. */
+/** The dashboard and rule files for these options. A bad `nameSuffixes` rule throws a RangeError naming it. */
 export function generate(options: GenerateOptions = {}): GeneratedFiles {
   const suffixes = checkNameSuffixes(options.nameSuffixes ?? [], SERIES_UNITS);
   const names = naming(suffixes);

@@ -27,13 +27,6 @@ export interface GenerateOptions {
   readonly nameSuffixes?: readonly UnitSuffix[];
 }
 
-/** The files the generator writes, by path relative to the output folder. */
-export interface GeneratedFiles {
-  readonly 'grafana/gym-telemetry.json': string;
-  readonly 'prometheus/gym-recording.rules.yml': string;
-  readonly 'prometheus/gym-alerts.rules.yml': string;
-}
-
 /** One Prometheus recording rule. */
 export interface RecordingRule {
   readonly record: string;
