@@ -3,10 +3,10 @@
 
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { writeGenerated } from './generate.js';
 import { COLLECTOR_PRESET, checkNameSuffixes, parseNameSuffix } from './prometheus-names.js';
 import { SERIES_UNITS } from './series.js';
 import type { UnitSuffix } from './types.js';
-import { writeGenerated } from './write-generated.js';
 
 const HELP = `Usage: gym-dashboards --out <dir> [--name-suffix <rule>]... [--quiet]
 
@@ -29,51 +29,38 @@ Options:
 `;
 
 function main(argv: readonly string[]): number {
-  let values: { out?: string; 'name-suffix'?: string[]; quiet?: boolean; help?: boolean };
-  let tokens: readonly { kind: string; name?: string }[];
+  let out: string;
+  let quiet: boolean;
+  let nameSuffixes: readonly UnitSuffix[];
   try {
-    ({ values, tokens } = parseArgs({
+    const { values } = parseArgs({
       args: [...argv],
       options: {
-        out: { type: 'string' },
+        out: { type: 'string', multiple: true },
         'name-suffix': { type: 'string', multiple: true },
-        quiet: { type: 'boolean' },
+        quiet: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
       allowPositionals: false,
-      tokens: true,
-    }));
+    });
+    if (values.help === true) {
+      process.stdout.write(HELP);
+      return 0;
+    }
+    // parseArgs would keep the last of a repeated option: two folders are a mistake to say, not to guess.
+    if (values.out !== undefined && values.out.length > 1) throw new Error('--out <dir> was given more than once');
+    if (values.out?.[0] === undefined || values.out[0].trim() === '') throw new Error('--out <dir> is required');
+    out = resolve(values.out[0]);
+    quiet = values.quiet;
+    nameSuffixes = checkNameSuffixes((values['name-suffix'] ?? []).flatMap(parseNameSuffix), SERIES_UNITS);
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\nRun with --help for the options.\n`);
     return 2;
   }
-  if (values.help === true) {
-    process.stdout.write(HELP);
-    return 0;
-  }
-  // parseArgs keeps the last of a repeated option: two folders are a mistake to say, not to guess.
-  if (tokens.filter((token) => token.kind === 'option' && token.name === 'out').length > 1) {
-    process.stderr.write('--out <dir> was given more than once\nRun with --help for the options.\n');
-    return 2;
-  }
-  if (values.out === undefined || values.out.trim() === '') {
-    process.stderr.write('--out <dir> is required\nRun with --help for the options.\n');
-    return 2;
-  }
-  let nameSuffixes: readonly UnitSuffix[];
-  try {
-    const rules: UnitSuffix[] = [];
-    for (const rule of values['name-suffix'] ?? []) rules.push(...parseNameSuffix(rule, SERIES_UNITS));
-    nameSuffixes = checkNameSuffixes(rules, SERIES_UNITS);
-  } catch (error) {
-    process.stderr.write(`--name-suffix: ${(error as Error).message}\n`);
-    return 2;
-  }
-  const out = resolve(values.out);
   writeGenerated(out, { nameSuffixes }).then(
     (written) => {
-      if (values.quiet !== true) for (const path of written) process.stdout.write(`wrote ${path}\n`);
+      if (!quiet) for (const path of written) process.stdout.write(`wrote ${path}\n`);
     },
     (error: unknown) => {
       process.stderr.write(`gym-dashboards: could not write to ${out}: ${(error as Error).message}\n`);

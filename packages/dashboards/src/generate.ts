@@ -1,6 +1,9 @@
-// Renders the three files from one naming. Pure: the same options give byte-identical
-// files, which is what lets a test compare the checked-in copies with a fresh generation.
+// Renders the three files from one naming, and writes them. Rendering is pure: the same options
+// give byte-identical files, which is what lets a test compare the checked-in copies with a fresh
+// generation.
 
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { alertRules } from './alert-rules.js';
 import { buildDashboard } from './dashboard.js';
@@ -8,24 +11,24 @@ import { naming } from './naming.js';
 import { COLLECTOR_UNIT_SUFFIXES, checkNameSuffixes } from './prometheus-names.js';
 import { recordingRules } from './recording-rules.js';
 import { SERIES_UNITS } from './series.js';
-import type { GeneratedFiles, GenerateOptions, UnitSuffix } from './types.js';
+import type { GenerateOptions, UnitSuffix } from './types.js';
 
 /** The paths {@link generate} returns, relative to the output folder. */
 export const GENERATED_PATHS = [
   'grafana/gym-telemetry.json',
   'prometheus/gym-recording.rules.yml',
   'prometheus/gym-alerts.rules.yml',
-] as const satisfies readonly (keyof GeneratedFiles)[];
+] as const;
+
+/** The files the generator writes, by path relative to the output folder. */
+export type GeneratedFiles = { readonly [Path in (typeof GENERATED_PATHS)[number]]: string };
 
 /** The command the generated files name to regenerate them: it works as written wherever the package is installed. */
 const REGENERATE_COMMAND = 'node node_modules/@gym/dashboards/dist/cli.js --out <dir>';
 
 function describeSuffixes(suffixes: readonly UnitSuffix[]): string {
   return suffixes
-    .map((rule) => {
-      const kinds = Object.hasOwn(rule, 'kinds') ? rule.kinds : undefined;
-      return `${rule.unit} -> _${rule.suffix}${kinds ? ` (${kinds.join(', ')})` : ''}`;
-    })
+    .map(({ unit, suffix, kinds }) => `${unit} -> _${suffix}${kinds ? ` (${kinds.join(', ')})` : ''}`)
     .join('; ');
 }
 
@@ -44,10 +47,9 @@ function yaml(value: unknown): string {
   return stringify(value, { lineWidth: 0, indent: 2 });
 }
 
-/** The dashboard and rule files for these options. Bad `nameSuffixes` throw a RangeError naming the entry. */
+/** The dashboard and rule files for these options. A bad `nameSuffixes` rule throws a RangeError naming it. */
 export function generate(options: GenerateOptions = {}): GeneratedFiles {
-  const given = typeof options === 'object' && options !== null && Object.hasOwn(options, 'nameSuffixes');
-  const suffixes = checkNameSuffixes(given ? options.nameSuffixes : undefined, SERIES_UNITS);
+  const suffixes = checkNameSuffixes(options.nameSuffixes ?? [], SERIES_UNITS);
   const names = naming(suffixes);
   return {
     'grafana/gym-telemetry.json': `${JSON.stringify(buildDashboard(names), null, 2)}\n`,
@@ -56,4 +58,17 @@ export function generate(options: GenerateOptions = {}): GeneratedFiles {
     'prometheus/gym-alerts.rules.yml':
       header('Prometheus alerting rules', suffixes) + yaml({ groups: [alertRules(names)] }),
   };
+}
+
+/** Writes the three files under `dir` (creating `grafana/` and `prometheus/`); resolves with their absolute paths. */
+export async function writeGenerated(dir: string, options: GenerateOptions = {}): Promise<string[]> {
+  const files = generate(options);
+  const written: string[] = [];
+  for (const path of GENERATED_PATHS) {
+    const target = join(dir, path);
+    await mkdir(dirname(target), { recursive: true });
+    await writeFile(target, files[path]);
+    written.push(target);
+  }
+  return written;
 }

@@ -2,7 +2,6 @@
 // its types, and the one name function other code needs (how the OpenTelemetry JS Prometheus
 // exporter spells a metric or label name).
 
-export { GENERATED_PATHS, generate } from './generate.js';
+export { GENERATED_PATHS, type GeneratedFiles, generate, writeGenerated } from './generate.js';
 export { sanitizeName } from './prometheus-names.js';
-export type { GeneratedFiles, GenerateOptions, SeriesKind, UnitSuffix } from './types.js';
-export { writeGenerated } from './write-generated.js';
+export type { GenerateOptions, SeriesKind, UnitSuffix } from './types.js';

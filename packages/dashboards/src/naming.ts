@@ -4,8 +4,9 @@
 // Prometheus' `level:metric:operations` convention and are built from the un-suffixed name, so
 // both kinds of server land in ONE recorded series and one dashboard reads them all.
 
+import { INSTRUMENTS } from '@gym/constants';
 import { COLLECTOR_UNIT_SUFFIXES, type PrometheusSeriesNames, prometheusNames } from './prometheus-names.js';
-import { SERIES, type SeriesId } from './series.js';
+import type { SeriesId } from './series.js';
 import type { UnitSuffix } from './types.js';
 
 /** The rate window of every recording rule. */
@@ -13,10 +14,8 @@ export const RATE_WINDOW = '5m' as const;
 
 /** Series names for every pipeline the rules read. */
 export interface Naming {
-  /** Prometheus names of a series in each naming read, the JS exporter's first, each once. */
+  /** Prometheus names of a series in each naming read, the JS exporter's (un-suffixed) first, each once. */
   readonly variants: (id: SeriesId) => readonly PrometheusSeriesNames[];
-  /** The un-suffixed base name, which recorded names are built from. */
-  readonly plain: (id: SeriesId) => string;
 }
 
 /**
@@ -29,10 +28,9 @@ export function naming(suffixes: readonly UnitSuffix[] = []): Naming {
     variants: (id) => {
       const seen = new Set<string>();
       return pipelines
-        .map((pipeline) => prometheusNames(SERIES[id], pipeline))
+        .map((pipeline) => prometheusNames(INSTRUMENTS[id], pipeline))
         .filter((names) => !seen.has(names.base) && seen.add(names.base) !== undefined);
     },
-    plain: (id) => prometheusNames(SERIES[id]).base,
   };
 }
 
@@ -53,7 +51,7 @@ export function eitherNaming(
 
 /** Recorded series names (independent of unit suffixes). */
 export function recordedNames(names: Naming) {
-  const plain = names.plain;
+  const plain = (id: SeriesId): string => (names.variants(id)[0] as PrometheusSeriesNames).base;
   return {
     targetUp: 'instance:gym_target:up',
     operationQueueBucketRate: `instance:${plain('operationQueueDuration')}_bucket:rate${RATE_WINDOW}`,

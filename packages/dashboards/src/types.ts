@@ -1,5 +1,5 @@
 // The types of @gym/dashboards: the public ones (options, files, unit suffixes) and the
-// internal ones its rules and catalogue are built from.
+// internal ones its rules are built from.
 
 /**
  * How a series reaches Prometheus, which decides the suffixes its name gets:
@@ -7,16 +7,6 @@
  * `gauge` (gauges and up-down counters) → none.
  */
 export type SeriesKind = 'histogram' | 'counter' | 'gauge';
-
-/** One instrument as the dashboard and rules read it. */
-export interface SeriesDefinition {
-  /** The OpenTelemetry instrument name, exactly as the packages emit it (from `@gym/constants`). */
-  readonly otelName: string;
-  /** How the OpenTelemetry JS Prometheus exporter types it. */
-  readonly kind: SeriesKind;
-  /** The instrument's unit (`ms`, `s`, `By`, `1`, or a curly-brace annotation such as `{slot}`). */
-  readonly unit: string;
-}
 
 /**
  * A name suffix some pipeline adds for a unit, e.g. an OpenTelemetry Collector's Prometheus
@@ -35,13 +25,6 @@ export interface UnitSuffix {
 export interface GenerateOptions {
   /** Unit suffixes your pipeline adds to series names (default: none, as the OpenTelemetry JS Prometheus exporter writes them). */
   readonly nameSuffixes?: readonly UnitSuffix[];
-}
-
-/** The files the generator writes, by path relative to the output folder. */
-export interface GeneratedFiles {
-  readonly 'grafana/gym-telemetry.json': string;
-  readonly 'prometheus/gym-recording.rules.yml': string;
-  readonly 'prometheus/gym-alerts.rules.yml': string;
 }
 
 /** One Prometheus recording rule. */

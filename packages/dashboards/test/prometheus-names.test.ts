@@ -2,25 +2,30 @@
 // exporter writes: every series of the catalog is created with its kind and unit in a real
 // MeterProvider, serialised by the real exporter, and looked up in that text.
 
-import { ATTR_OPERATION } from '@gym/constants';
+import { ATTR_OPERATION, INSTRUMENTS } from '@gym/constants';
 import { generate, sanitizeName } from '@gym/dashboards';
 import { describe, expect, it } from '@jest/globals';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
-import { COLLECTOR_UNIT_SUFFIXES, parseNameSuffix, prometheusNames } from '../src/prometheus-names.js';
-import { LABELS, SERIES, SERIES_UNITS } from '../src/series.js';
-import type { SeriesDefinition } from '../src/types.js';
+import {
+  COLLECTOR_UNIT_SUFFIXES,
+  checkNameSuffixes,
+  PROMETHEUS_KIND,
+  parseNameSuffix,
+  prometheusNames,
+} from '../src/prometheus-names.js';
+import { LABELS, SERIES_UNITS } from '../src/series.js';
 
 async function exposition(): Promise<string> {
   const exporter = new PrometheusExporter({ preventServerStart: true });
   const provider = new MeterProvider({ readers: [exporter] });
   const meter = provider.getMeter('probe');
   const attributes = { [ATTR_OPERATION]: 'verify' };
-  for (const definition of Object.values(SERIES) as SeriesDefinition[]) {
-    const options = definition.unit === '' ? {} : { unit: definition.unit };
-    if (definition.kind === 'histogram') meter.createHistogram(definition.otelName, options).record(3, attributes);
-    else if (definition.kind === 'counter') meter.createCounter(definition.otelName, options).add(1, attributes);
-    else meter.createUpDownCounter(definition.otelName, options).add(1, attributes);
+  for (const { name, kind, unit } of Object.values(INSTRUMENTS)) {
+    const options = unit === '' ? {} : { unit };
+    if (PROMETHEUS_KIND[kind] === 'histogram') meter.createHistogram(name, options).record(3, attributes);
+    else if (PROMETHEUS_KIND[kind] === 'counter') meter.createCounter(name, options).add(1, attributes);
+    else meter.createUpDownCounter(name, options).add(1, attributes);
   }
   const { resourceMetrics } = await exporter.collect();
   await provider.shutdown();
@@ -31,13 +36,14 @@ describe('prometheusNames against the real exporter', () => {
   it('finds every catalogued series under the name the exporter writes, with the type it writes', async () => {
     const text = await exposition();
     const expectedType = { histogram: 'histogram', counter: 'counter', gauge: 'gauge' } as const;
-    for (const definition of Object.values(SERIES) as SeriesDefinition[]) {
-      const names = prometheusNames(definition);
-      const typeName = definition.kind === 'counter' ? names.series : names.base;
-      expect(text).toContain(`# TYPE ${typeName} ${expectedType[definition.kind]}\n`);
+    for (const instrument of Object.values(INSTRUMENTS)) {
+      const names = prometheusNames(instrument);
+      const kind = PROMETHEUS_KIND[instrument.kind];
+      const typeName = kind === 'counter' ? names.series : names.base;
+      expect(text).toContain(`# TYPE ${typeName} ${expectedType[kind]}\n`);
       const sample = new RegExp(`^${names.series}\\{`, 'm');
       expect(text).toMatch(sample);
-      if (definition.kind === 'histogram') {
+      if (kind === 'histogram') {
         expect(text).toMatch(new RegExp(`^${names.sum}\\{`, 'm'));
         expect(text).toMatch(new RegExp(`^${names.count}\\{`, 'm'));
       }
@@ -46,13 +52,13 @@ describe('prometheusNames against the real exporter', () => {
 
   it('adds no unit suffix and keeps a counter that already ends in _total as is', async () => {
     const text = await exposition();
-    expect(prometheusNames(SERIES.verifyDuration).bucket).toBe('gym_verify_duration_ms_bucket');
-    expect(prometheusNames(SERIES.processCpuTime).series).toBe('process_cpu_time_total');
+    expect(prometheusNames(INSTRUMENTS.verifyDuration).bucket).toBe('gym_verify_duration_ms_bucket');
+    expect(prometheusNames(INSTRUMENTS.processCpuTime).series).toBe('process_cpu_time_total');
     expect(text).toContain('process_cpu_time_total{');
     expect(text).not.toContain('process_cpu_time_seconds');
-    expect(prometheusNames(SERIES.admissionTimeouts).series).toBe('gym_concurrency_admission_timeouts_total');
+    expect(prometheusNames(INSTRUMENTS.admissionTimeouts).series).toBe('gym_concurrency_admission_timeouts_total');
     expect(text).not.toContain('_total_total');
-    expect(prometheusNames(SERIES.gcDuration).bucket).toBe('v8js_gc_duration_bucket');
+    expect(prometheusNames(INSTRUMENTS.gcDuration).bucket).toBe('v8js_gc_duration_bucket');
   });
 
   it('writes attribute keys as the labels the exporter writes', async () => {
@@ -66,34 +72,34 @@ describe('prometheusNames against the real exporter', () => {
 
 describe('unit suffixes for pipelines that add them', () => {
   it('places a Collector unit suffix before _bucket and _total, and _ratio on gauges only', () => {
-    expect(prometheusNames(SERIES.verifyDuration, COLLECTOR_UNIT_SUFFIXES).bucket).toBe(
+    expect(prometheusNames(INSTRUMENTS.verifyDuration, COLLECTOR_UNIT_SUFFIXES).bucket).toBe(
       'gym_verify_duration_ms_milliseconds_bucket',
     );
-    expect(prometheusNames(SERIES.processCpuTime, COLLECTOR_UNIT_SUFFIXES).series).toBe(
+    expect(prometheusNames(INSTRUMENTS.processCpuTime, COLLECTOR_UNIT_SUFFIXES).series).toBe(
       'process_cpu_time_seconds_total',
     );
-    expect(prometheusNames(SERIES.processMemoryUsage, COLLECTOR_UNIT_SUFFIXES).series).toBe(
+    expect(prometheusNames(INSTRUMENTS.processMemoryUsage, COLLECTOR_UNIT_SUFFIXES).series).toBe(
       'process_memory_usage_bytes',
     );
-    expect(prometheusNames(SERIES.verifySuccessRate, COLLECTOR_UNIT_SUFFIXES).series).toBe(
+    expect(prometheusNames(INSTRUMENTS.verifySuccessRate, COLLECTOR_UNIT_SUFFIXES).series).toBe(
       'gym_verify_success_rate_ratio',
     );
-    expect(prometheusNames(SERIES.sandboxCreateRetry, COLLECTOR_UNIT_SUFFIXES).series).toBe(
+    expect(prometheusNames(INSTRUMENTS.sandboxCreateRetry, COLLECTOR_UNIT_SUFFIXES).series).toBe(
       'gym_sandbox_create_retry_total',
     );
-    expect(prometheusNames(SERIES.concurrencyQueueDepth, COLLECTOR_UNIT_SUFFIXES).series).toBe(
+    expect(prometheusNames(INSTRUMENTS.concurrencyQueueDepth, COLLECTOR_UNIT_SUFFIXES).series).toBe(
       'gym_concurrency_queue_depth',
     );
   });
 
   it('does not repeat a suffix the name already ends with', () => {
-    const seconds = { otelName: 'x.duration_seconds', kind: 'histogram', unit: 's' } as const;
+    const seconds = { name: 'x.duration_seconds', kind: 'histogram', unit: 's' } as const;
     expect(prometheusNames(seconds, COLLECTOR_UNIT_SUFFIXES).bucket).toBe('x_duration_seconds_bucket');
   });
 
   it('parses <unit>=<suffix> and the collector preset', () => {
-    expect(parseNameSuffix('ms=milliseconds', SERIES_UNITS)).toEqual([{ unit: 'ms', suffix: 'milliseconds' }]);
-    expect(parseNameSuffix('collector', SERIES_UNITS)).toBe(COLLECTOR_UNIT_SUFFIXES);
+    expect(parseNameSuffix('ms=milliseconds')).toEqual([{ unit: 'ms', suffix: 'milliseconds' }]);
+    expect(parseNameSuffix('collector')).toBe(COLLECTOR_UNIT_SUFFIXES);
   });
 
   it.each([
@@ -102,28 +108,25 @@ describe('unit suffixes for pipelines that add them', () => {
     ['an empty suffix', 'ms='],
     ['a suffix that is not a name', 'ms=milli seconds'],
     ['a suffix with a leading underscore', 'ms=_ms'],
-    ['a non-string', 42],
-    ['null', null],
     ['a huge string', `ms=${'a'.repeat(100_000)}`],
     ['a Prometheus type suffix (total)', '1=total'],
     ['a Prometheus type suffix (bucket)', 'ms=Bucket'],
   ])('refuses %s with a RangeError naming the value and what is allowed', (_what, value) => {
-    expect(() => parseNameSuffix(value, SERIES_UNITS)).toThrow(RangeError);
+    const check = () => checkNameSuffixes(parseNameSuffix(value), SERIES_UNITS);
+    expect(check).toThrow(RangeError);
+    expect(check).toThrow(JSON.stringify(value.slice(0, 20)).slice(0, -1));
     try {
-      parseNameSuffix(value, SERIES_UNITS);
+      check();
     } catch (error) {
       const message = (error as Error).message;
-      expect(message).toContain('collector');
-      expect(message).toContain('ms, ');
+      expect(message).toMatch(value.includes('=') ? /unit one of ms, / : /"collector" or <unit>=<suffix>/);
       expect(message.length).toBeLessThan(600);
     }
   });
 
   it('refuses two rules giving one unit and kind different suffixes, naming both', () => {
     const conflicting = [...COLLECTOR_UNIT_SUFFIXES, { unit: 'ms', suffix: 'msec' }];
-    expect(() => generate({ nameSuffixes: conflicting })).toThrow(
-      /nameSuffixes\[4\] "ms=msec" conflicts with nameSuffixes\[0\] "ms=milliseconds"/,
-    );
+    expect(() => generate({ nameSuffixes: conflicting })).toThrow(/"ms=msec" conflicts with "ms=milliseconds"/);
     expect(() => generate({ nameSuffixes: [{ unit: '1', suffix: 'total' }] })).toThrow(RangeError);
     // The same suffix twice, or different suffixes for kinds that do not overlap, are fine.
     const compatible = [
@@ -143,21 +146,6 @@ describe('unit suffixes for pipelines that add them', () => {
     const one = [{ unit: 'ms', suffix: 'milliseconds' }];
     const many = new Array(200_000).fill(one[0]);
     expect(generate({ nameSuffixes: many })).toEqual(generate({ nameSuffixes: one }));
-  });
-
-  it('is not fooled by a polluted Object.prototype', () => {
-    const proto = Object.prototype as Record<string, unknown>;
-    proto.h = 'hours';
-    proto.kinds = ['counter'];
-    try {
-      expect(() => parseNameSuffix('h=hours', SERIES_UNITS)).toThrow(RangeError);
-      expect(prometheusNames(SERIES.verifyDuration, [{ unit: 'ms', suffix: 'milliseconds' }]).bucket).toBe(
-        'gym_verify_duration_ms_milliseconds_bucket',
-      );
-    } finally {
-      delete proto.h;
-      delete proto.kinds;
-    }
   });
 });
 
