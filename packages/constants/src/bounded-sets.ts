@@ -1,52 +1,38 @@
 // Bounded sets: every metric attribute value comes from one of these tuples, so a
 // dashboard's series count is fixed by this file and never by traffic.
 
-/** The kinds of limited work a resources server does. Bounded: a metric attribute value. */
+/** A guard that accepts exactly the members of `values` (nothing that merely converts to one). */
+const guardOf = <T extends string>(values: readonly T[]) => {
+  const members: ReadonlySet<unknown> = new Set(values);
+  return (value: unknown): value is T => members.has(value);
+};
+
+/** The kinds of limited work a resources server does. */
 export const OPERATIONS = ['verify', 'tool', 'judge', 'other'] as const;
-/** One of {@link OPERATIONS}. */
 export type Operation = (typeof OPERATIONS)[number];
+export const isOperation = guardOf(OPERATIONS);
 
-/** Where limited work runs. Bounded: a metric attribute value. */
+/** Where limited work runs. */
 export const EXECUTORS = ['inline', 'thread', 'process', 'subprocess', 'other'] as const;
-/** One of {@link EXECUTORS}. */
 export type Executor = (typeof EXECUTORS)[number];
+export const isExecutor = guardOf(EXECUTORS);
 
-/** How limited work ended. Bounded: a metric attribute value; per-outcome counts are read from the duration histogram. */
+/** How limited work ended; per-outcome counts are read from the duration histogram. */
 export const OUTCOMES = ['ok', 'error', 'timeout', 'cancelled', 'crashed'] as const;
-/** One of {@link OUTCOMES}. */
 export type Outcome = (typeof OUTCOMES)[number];
+export const isOutcome = guardOf(OUTCOMES);
 
-/** The server types of a Gym fleet (resource attribute `nemo.gym.server.type`). Bounded: one per process kind. */
+/** The server types of a Gym fleet (resource attribute `nemo.gym.server.type`). */
 export const SERVER_TYPES = [
   'resources_servers',
   'responses_api_agents',
   'responses_api_models',
   'orchestrator',
 ] as const;
-/** One of {@link SERVER_TYPES}. */
 export type ServerType = (typeof SERVER_TYPES)[number];
+export const isServerType = guardOf(SERVER_TYPES);
 
-const operationSet: ReadonlySet<string> = new Set(OPERATIONS);
-const executorSet: ReadonlySet<string> = new Set(EXECUTORS);
-const outcomeSet: ReadonlySet<string> = new Set(OUTCOMES);
-const serverTypeSet: ReadonlySet<string> = new Set(SERVER_TYPES);
-
-/** True when `value` is one of {@link OPERATIONS}. */
-export function isOperation(value: unknown): value is Operation {
-  return typeof value === 'string' && operationSet.has(value);
-}
-
-/** True when `value` is one of {@link EXECUTORS}. */
-export function isExecutor(value: unknown): value is Executor {
-  return typeof value === 'string' && executorSet.has(value);
-}
-
-/** True when `value` is one of {@link OUTCOMES}. */
-export function isOutcome(value: unknown): value is Outcome {
-  return typeof value === 'string' && outcomeSet.has(value);
-}
-
-/** True when `value` is one of {@link SERVER_TYPES}. */
-export function isServerType(value: unknown): value is ServerType {
-  return typeof value === 'string' && serverTypeSet.has(value);
-}
+/** Where a metered limit sits: ours, aligned to the places Gym limits concurrency. */
+export const COMPONENTS = ['rollout_driver', 'agent', 'model', 'resources', 'sandbox', 'other'] as const;
+export type Component = (typeof COMPONENTS)[number];
+export const isComponent = guardOf(COMPONENTS);

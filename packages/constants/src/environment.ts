@@ -1,15 +1,11 @@
 // Names of the environment variables shared by the fleet. Names only: the one grammar that
 // reads them lives in @gym/core.
 
-/** Prefix of Gym's own variables. */
 export const ENV_PREFIX = 'NEMO_GYM_OTEL_' as const;
-/** Prefix read when the `NEMO_GYM_OTEL_` variable is unset or blank (the older NeMo Lens name). */
+/** Read when the `NEMO_GYM_OTEL_` variable is unset or blank (the older NeMo Lens name). */
 export const ENV_FALLBACK_PREFIX = 'NEMO_LENS_' as const;
-/** Span groups spec read when nobody published a state. */
 export const ENV_SPAN_GROUPS = 'NEMO_GYM_OTEL_SPAN_GROUPS' as const;
-/** Fallback of {@link ENV_SPAN_GROUPS}. */
 export const ENV_SPAN_GROUPS_FALLBACK = 'NEMO_LENS_SPAN_GROUPS' as const;
-/** Truthy words (trimmed, any case), exactly Gym's. */
+/** Trimmed, any case: exactly Gym's. */
 export const TRUTHY_WORDS = ['1', 'true', 'yes', 'on'] as const;
-/** Falsy words accepted by the strict boolean variables. */
 export const FALSY_WORDS = ['0', 'false', 'no', 'off'] as const;

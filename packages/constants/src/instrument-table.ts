@@ -6,11 +6,10 @@
 
 import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OUTCOME, ATTR_SERVER_NAME } from './attributes.js';
 import { GYM_DURATION_BOUNDARIES_MS, OPERATION_BOUNDARIES_MS, SANDBOX_DURATION_BOUNDARIES_MS } from './boundaries.js';
-import { EXECUTORS, OPERATIONS, OUTCOMES } from './bounded-sets.js';
+import { COMPONENTS, EXECUTORS, OPERATIONS, OUTCOMES } from './bounded-sets.js';
 import {
   ATTR_CONCURRENCY_COMPONENT,
   ATTR_CONCURRENCY_LIMIT_NAME,
-  COMPONENTS,
   METRIC_CONCURRENCY_ACTIVE,
   METRIC_CONCURRENCY_ADMISSION_CANCELLED,
   METRIC_CONCURRENCY_ADMISSION_REJECTED,
@@ -18,9 +17,6 @@ import {
   METRIC_CONCURRENCY_AVAILABLE,
   METRIC_CONCURRENCY_LIMIT,
   METRIC_CONCURRENCY_QUEUE_DEPTH,
-  UNIT_SLOT,
-  UNIT_WAIT,
-  UNIT_WAITER,
 } from './concurrency.js';
 import {
   ATTR_HTTP_DESTINATION_SERVER_NAME,
@@ -54,8 +50,6 @@ import {
   METRIC_PROCESS_THREAD_COUNT,
   METRIC_REQUESTS_IN_FLIGHT,
   METRIC_V8JS_GC_DURATION,
-  UNIT_FILE_DESCRIPTOR,
-  UNIT_REQUEST,
   V8JS_GC_DURATION_BOUNDARIES_S,
   V8JS_GC_TYPES,
 } from './observer.js';
@@ -66,7 +60,6 @@ import {
   METRIC_SANDBOX_EXEC_DURATION,
   METRIC_SANDBOX_STARTUP_DURATION,
   METRIC_SANDBOX_TRANSFER_DURATION,
-  UNIT_SANDBOX,
 } from './sandbox-lifecycle.js';
 import { ATTR_STARTUP_STAGE, METRIC_SERVER_STARTUP_STAGE_DURATION, SERVER_STARTUP_BOUNDARIES_MS } from './startup.js';
 
@@ -80,42 +73,25 @@ export const INSTRUMENT_KINDS = [
   'observable up-down counter',
   'observable gauge',
 ] as const;
-/** One of {@link INSTRUMENT_KINDS}. */
 export type InstrumentKind = (typeof INSTRUMENT_KINDS)[number];
 
 interface InstrumentFacts {
-  /** The instrument's name (one of the `METRIC_*` constants). */
   readonly name: string;
-  /** The unit it is created with; `''` means none at all (the SDK's own default). */
+  /** `''` means none at all (the SDK's own default). */
   readonly unit: string;
-  /** The description it is created with. */
   readonly description: string;
-  /** Whether its points are integers or floating point (OpenTelemetry's `ValueType`). */
+  /** OpenTelemetry's `ValueType`. */
   readonly valueType: 'int' | 'double';
-  /** Every metric attribute key its points may carry, in contract order; empty for none. */
+  /** Every metric attribute key its points may carry, in contract order. */
   readonly attributes: readonly string[];
 }
 
-/** A histogram: always created with its advised bucket boundaries. */
-export interface HistogramEntry extends InstrumentFacts {
-  readonly kind: 'histogram';
-  /** The advised `explicitBucketBoundaries` (one of the `*_BOUNDARIES_*` lists). */
-  readonly boundaries: readonly number[];
-}
+/** One row of {@link INSTRUMENTS}: a histogram is always created with its advised buckets. */
+export type InstrumentEntry =
+  | (InstrumentFacts & { readonly kind: 'histogram'; readonly boundaries: readonly number[] })
+  | (InstrumentFacts & { readonly kind: Exclude<InstrumentKind, 'histogram'>; readonly boundaries?: undefined });
 
-/** Any other kind: no buckets. */
-export interface NonHistogramEntry extends InstrumentFacts {
-  readonly kind: Exclude<InstrumentKind, 'histogram'>;
-  readonly boundaries?: undefined;
-}
-
-/** One row of {@link INSTRUMENTS}. */
-export type InstrumentEntry = HistogramEntry | NonHistogramEntry;
-
-/**
- * The allowed values of every metric attribute key with a bounded set, in contract order (the
- * other keys match a name pattern). `test/telemetry-doc.test.ts` holds `docs/telemetry.md` to it.
- */
+/** The allowed values of every metric attribute key with a bounded set (the others match a name pattern). */
 export const ATTRIBUTE_VALUES: Readonly<Record<string, readonly string[]>> = {
   [ATTR_OPERATION]: OPERATIONS,
   [ATTR_EXECUTOR]: EXECUTORS,
@@ -133,11 +109,8 @@ const PROVIDER_ATTRIBUTES = [ATTR_SANDBOX_PROVIDER] as const;
 const NONE = [] as const;
 
 /**
- * Every instrument the packages create, keyed by a short id, in contract order: limited work
- * (`@gym/operations`), rollouts, verification and the fleet (`@gym/metrics`), concurrency
- * limits, the observer, server startup, the sandbox lifecycle, outgoing HTTP connection pools
- * (`@gym/http-pool`). A new instrument is one entry
- * here (its buckets an exported `*_BOUNDARIES_*` list) and one row in `docs/telemetry.md`.
+ * Every instrument the packages create, keyed by a short id, in contract order. A new instrument
+ * is one entry here (its buckets an exported `*_BOUNDARIES_*` list) and one row in `docs/telemetry.md`.
  */
 export const INSTRUMENTS = {
   operationQueueDuration: {
@@ -213,7 +186,7 @@ export const INSTRUMENTS = {
   concurrencyLimit: {
     name: METRIC_CONCURRENCY_LIMIT,
     kind: 'observable gauge',
-    unit: UNIT_SLOT,
+    unit: '{slot}',
     description: 'Slots of the limit.',
     valueType: 'int',
     attributes: CONCURRENCY_ATTRIBUTES,
@@ -221,7 +194,7 @@ export const INSTRUMENTS = {
   concurrencyActive: {
     name: METRIC_CONCURRENCY_ACTIVE,
     kind: 'observable gauge',
-    unit: UNIT_SLOT,
+    unit: '{slot}',
     description: 'Slots held now.',
     valueType: 'int',
     attributes: CONCURRENCY_ATTRIBUTES,
@@ -229,7 +202,7 @@ export const INSTRUMENTS = {
   concurrencyAvailable: {
     name: METRIC_CONCURRENCY_AVAILABLE,
     kind: 'observable gauge',
-    unit: UNIT_SLOT,
+    unit: '{slot}',
     description: 'Slots free now (limit - active, never negative).',
     valueType: 'int',
     attributes: CONCURRENCY_ATTRIBUTES,
@@ -237,7 +210,7 @@ export const INSTRUMENTS = {
   concurrencyQueueDepth: {
     name: METRIC_CONCURRENCY_QUEUE_DEPTH,
     kind: 'observable gauge',
-    unit: UNIT_WAITER,
+    unit: '{waiter}',
     description: 'Callers waiting for a slot now.',
     valueType: 'int',
     attributes: CONCURRENCY_ATTRIBUTES,
@@ -245,7 +218,7 @@ export const INSTRUMENTS = {
   admissionTimeouts: {
     name: METRIC_CONCURRENCY_ADMISSION_TIMEOUTS,
     kind: 'observable counter',
-    unit: UNIT_WAIT,
+    unit: '{wait}',
     description: 'Waits that ran out of admission time.',
     valueType: 'int',
     attributes: CONCURRENCY_ATTRIBUTES,
@@ -253,7 +226,7 @@ export const INSTRUMENTS = {
   admissionCancelled: {
     name: METRIC_CONCURRENCY_ADMISSION_CANCELLED,
     kind: 'observable counter',
-    unit: UNIT_WAIT,
+    unit: '{wait}',
     description: 'Waits ended by the caller (aborted).',
     valueType: 'int',
     attributes: CONCURRENCY_ATTRIBUTES,
@@ -261,7 +234,7 @@ export const INSTRUMENTS = {
   admissionRejected: {
     name: METRIC_CONCURRENCY_ADMISSION_REJECTED,
     kind: 'observable counter',
-    unit: UNIT_WAIT,
+    unit: '{wait}',
     description: 'Calls refused at once: the queue was full.',
     valueType: 'int',
     attributes: CONCURRENCY_ATTRIBUTES,
@@ -275,11 +248,10 @@ export const INSTRUMENTS = {
     attributes: NONE,
     boundaries: LAG_BOUNDARIES_MS,
   },
-  // The server name only when one is given (observer option).
   requestsInFlight: {
     name: METRIC_REQUESTS_IN_FLIGHT,
     kind: 'up-down counter',
-    unit: UNIT_REQUEST,
+    unit: '{request}',
     description: 'HTTP requests between arrival and response end or client abort.',
     valueType: 'int',
     attributes: [ATTR_SERVER_NAME],
@@ -311,7 +283,7 @@ export const INSTRUMENTS = {
   processOpenFds: {
     name: METRIC_PROCESS_OPEN_FD_COUNT,
     kind: 'observable up-down counter',
-    unit: UNIT_FILE_DESCRIPTOR,
+    unit: '{file_descriptor}',
     description: 'Number of file descriptors in use by the process.',
     valueType: 'int',
     attributes: NONE,
@@ -337,7 +309,7 @@ export const INSTRUMENTS = {
   sandboxActive: {
     name: METRIC_SANDBOX_ACTIVE,
     kind: 'up-down counter',
-    unit: UNIT_SANDBOX,
+    unit: '{sandbox}',
     description: 'Sandboxes held right now by this process.',
     valueType: 'int',
     attributes: PROVIDER_ATTRIBUTES,
@@ -379,7 +351,6 @@ export const INSTRUMENTS = {
     valueType: 'int',
     attributes: PROVIDER_ATTRIBUTES,
   },
-  // A point only for a request that waited in a pool's queue.
   httpPoolQueueDuration: {
     name: METRIC_HTTP_POOL_QUEUE_DURATION,
     kind: 'histogram',
@@ -400,5 +371,4 @@ export const INSTRUMENTS = {
   },
 } as const satisfies Record<string, InstrumentEntry>;
 
-/** A key of {@link INSTRUMENTS}. */
 export type InstrumentId = keyof typeof INSTRUMENTS;

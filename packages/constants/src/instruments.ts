@@ -1,21 +1,14 @@
 // Instrument names. Durations keep Gym's `_ms` names (not OpenTelemetry's seconds
 // convention) because Gym's Python servers emit the same names into the same dashboards.
 
-/** Histogram (ms): time from asking a limit to holding it. Attributes: operation, executor. */
 export const METRIC_OPERATION_QUEUE_DURATION = 'gym.resources.operation.queue_duration_ms' as const;
-/** Histogram (ms): time running inside a limit. Attributes: operation, executor, outcome. */
 export const METRIC_OPERATION_DURATION = 'gym.resources.operation.duration_ms' as const;
-/** Observable up-down counter: operations waiting for a limit right now. Attributes: operation, executor. */
 export const METRIC_OPERATION_QUEUED = 'gym.resources.operation.queued' as const;
-/** Observable up-down counter: operations running inside a limit right now. Attributes: operation, executor. */
 export const METRIC_OPERATION_ACTIVE = 'gym.resources.operation.active' as const;
-/** Histogram (ms): one rollout, end to end. No attributes. */
 export const METRIC_ROLLOUT_DURATION = 'gym.rollout.duration_ms' as const;
-/** Histogram (ms): one verify call. No attributes. */
 export const METRIC_VERIFY_DURATION = 'gym.verify.duration_ms' as const;
-/** Gauge (1): cumulative fraction of verify calls that completed, since process start. */
 export const METRIC_VERIFY_SUCCESS_RATE = 'gym.verify.success_rate' as const;
-/** Gauge: servers in the fleet. One writer only: the orchestrator. */
+/** One writer only: the orchestrator. */
 export const METRIC_SERVERS_ACTIVE = 'gym.servers.active' as const;
 /**
  * Declared and deliberately never recorded: with no attributes it would merge every route;
@@ -35,5 +28,3 @@ export const GYM_INSTRUMENTS = [
   METRIC_SERVERS_ACTIVE,
   METRIC_SERVER_REQUEST_DURATION,
 ] as const;
-/** One of {@link GYM_INSTRUMENTS}. */
-export type GymInstrument = (typeof GYM_INSTRUMENTS)[number];

@@ -14,7 +14,6 @@ export const SPAN_GROUPS = [
   'sandbox',
   'startup',
 ] as const;
-/** One of {@link SPAN_GROUPS}. */
 export type SpanGroup = (typeof SPAN_GROUPS)[number];
 
 /** Named presets a spec may use besides single group names. */
@@ -23,34 +22,19 @@ export const SPAN_GROUP_PRESETS = {
   default: ['job', 'server', 'http_client', 'rollout', 'startup'],
   /** Everything inside a rollout, without the job and startup spans. */
   per_rollout: ['server', 'http_client', 'rollout', 'verify', 'agent', 'model_call'],
-  /** Every group. */
   all: SPAN_GROUPS,
 } as const satisfies Record<string, readonly SpanGroup[]>;
-/** A key of {@link SPAN_GROUP_PRESETS}. */
-export type SpanGroupPreset = keyof typeof SPAN_GROUP_PRESETS;
 
 /** The spec used when none is given. */
 export const DEFAULT_SPAN_GROUP_SPEC = 'default' as const;
 
-/** What {@link resolveSpanGroups} found in a spec. */
-export interface ResolvedSpanGroups {
-  /** The enabled groups. */
+interface ResolvedSpanGroups {
   readonly groups: ReadonlySet<SpanGroup>;
   /** Names that are neither a group nor a preset, lower-cased and trimmed, in spec order, without repeats. */
   readonly unknown: readonly string[];
 }
 
 const spanGroupSet: ReadonlySet<string> = new Set(SPAN_GROUPS);
-
-/** True when `value` is one of {@link SPAN_GROUPS}. */
-export function isSpanGroup(value: unknown): value is SpanGroup {
-  return typeof value === 'string' && spanGroupSet.has(value);
-}
-
-/** True when `value` names one of {@link SPAN_GROUP_PRESETS}. */
-export function isSpanGroupPreset(value: unknown): value is SpanGroupPreset {
-  return typeof value === 'string' && Object.hasOwn(SPAN_GROUP_PRESETS, value);
-}
 
 /**
  * Resolves a comma list of presets and group names (`"default,sandbox"`, `" Verify , AGENT "`)
@@ -63,10 +47,10 @@ export function resolveSpanGroups(spec: string): ResolvedSpanGroups {
   for (const raw of spec.split(',')) {
     const name = raw.trim().toLowerCase();
     if (name === '') continue;
-    if (isSpanGroupPreset(name)) {
-      for (const group of SPAN_GROUP_PRESETS[name]) groups.add(group);
-    } else if (isSpanGroup(name)) {
-      groups.add(name);
+    if (Object.hasOwn(SPAN_GROUP_PRESETS, name)) {
+      for (const group of SPAN_GROUP_PRESETS[name as keyof typeof SPAN_GROUP_PRESETS]) groups.add(group);
+    } else if (spanGroupSet.has(name)) {
+      groups.add(name as SpanGroup);
     } else {
       unknown.add(name);
     }

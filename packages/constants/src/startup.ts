@@ -3,35 +3,30 @@
 // joined to the supervisor's trace through `TRACEPARENT`. Names, attribute keys and buckets are
 // Gym's (`nemo_gym/telemetry/gym_metrics.py` and `startup.py`).
 
-/** Histogram (ms): one stage of one server's own startup, recorded by that server's process. Gym's name. */
 export const METRIC_SERVER_STARTUP_STAGE_DURATION = 'gym.server.startup_stage_duration_ms' as const;
-/** Attribute of {@link METRIC_SERVER_STARTUP_STAGE_DURATION} and of the stage spans: the stage name. Gym's key. */
 export const ATTR_STARTUP_STAGE = 'nemo.gym.startup.stage' as const;
-/** Span attribute of the server span {@link SPAN_SERVER_STARTUP}: the process id (a span attribute only, never a metric attribute). */
+/** A span attribute of the server span only, never a metric attribute. */
 export const ATTR_PROCESS_PID = 'process.pid' as const;
-/** What a stage name must look like: 1 to 64 of `A-Z a-z 0-9 _ -`, starting with a letter (no dots: it is also a span-name suffix). */
+/** 1 to 64 of `A-Z a-z 0-9 _ -`, starting with a letter (no dots: it is also a span-name suffix). */
 export const STARTUP_STAGE_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 /** At most this many stages per timeline (Node's own stages included); later marks are ignored. */
 export const MAX_STARTUP_STAGES = 32 as const;
-/** Node's stage: from the process's time origin to the end of Node's own bootstrap (`performance.nodeTiming.bootstrapComplete`). */
+/** From the process's time origin to `performance.nodeTiming.bootstrapComplete`. */
 export const STARTUP_STAGE_NODE_BOOTSTRAP = 'node_bootstrap' as const;
-/** Node's stage ending when the event loop starts (`performance.nodeTiming.loopStart`). */
+/** Ends at `performance.nodeTiming.loopStart`. */
 export const STARTUP_STAGE_LOOP_START = 'loop_start' as const;
 
-/**
- * Buckets of {@link METRIC_SERVER_STARTUP_STAGE_DURATION}, in ms: Gym's `SERVER_STARTUP_BOUNDARIES_MS`,
- * 100 ms (a warm server) to one hour (a cold install, a local model load).
- */
+/** Gym's `SERVER_STARTUP_BOUNDARIES_MS`: 100 ms (a warm server) to one hour (a cold install, a local model load). */
 export const SERVER_STARTUP_BOUNDARIES_MS = [
   100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 120000, 300000, 600000, 1800000, 3600000,
 ] as const;
 
-/** The server's span: covers its stages exactly; parent is the trace in `TRACEPARENT`, when valid. */
+/** The server's span: covers its stages exactly; its parent is the trace in `TRACEPARENT`, when valid. */
 export const SPAN_SERVER_STARTUP = 'gym.server.startup' as const;
-/** The supervisor's (orchestrator's) span over the whole fleet startup; its own stages are `gym.startup.<stage>`. */
+/** The supervisor's span over the whole fleet startup; its own stages are `gym.startup.<stage>`. */
 export const SPAN_STARTUP = 'gym.startup' as const;
-/** The supervisor's span per server, from spawn to the first answered readiness probe; parent of that server's {@link SPAN_SERVER_STARTUP}. */
+/** The supervisor's span per server, from spawn to the first answered readiness probe. */
 export const SPAN_STARTUP_SERVER = 'gym.startup.server' as const;
 
-/** The W3C `traceparent` of the parent span, in the environment (OpenTelemetry's environment carrier name). */
+/** OpenTelemetry's environment carrier name for the parent span's W3C `traceparent`. */
 export const ENV_TRACEPARENT = 'TRACEPARENT' as const;

@@ -1,22 +1,17 @@
-// V8 garbage-collection pauses under OpenTelemetry's `v8js.gc.duration`, Node's counterpart of
-// Gym's gc metrics. A small PerformanceObserver on 'gc' entries rather than
-// @opentelemetry/instrumentation-runtime-node: its versions that run on Node 20 pin
-// @opentelemetry/instrumentation to one 0.2xx line (a second copy under any other SDK), switch
-// on six collectors at once (event-loop delay and utilization, heap spaces, active handles)
-// and use their own buckets, not the advised ones kept in @gym/constants.
-//
-// Cost: V8 already measures every pause; the observer is called once per batch of entries
-// (Node buffers them), and each entry is one histogram record with a prebuilt attribute set.
+// V8 garbage-collection pauses under OpenTelemetry's `v8js.gc.duration`. A small
+// PerformanceObserver on 'gc' entries rather than @opentelemetry/instrumentation-runtime-node:
+// its versions that run on Node 20 pin @opentelemetry/instrumentation to one 0.2xx line (a second
+// copy under any other SDK), switch on six collectors at once and use their own buckets.
 
-import { constants, PerformanceObserver } from 'node:perf_hooks';
+import { constants, type NodeGCPerformanceDetail, PerformanceObserver } from 'node:perf_hooks';
 import { ATTR_V8JS_GC_TYPE, INSTRUMENTS, type V8jsGcType } from '@gym/constants';
 import { createInstrument } from '@gym/core/internal';
-import type { Attributes, Histogram, Meter } from '@opentelemetry/api';
+import type { Attributes, Meter } from '@opentelemetry/api';
 import { reporter } from './scope.js';
 
 const attributesOf = (type: V8jsGcType): Attributes => Object.freeze({ [ATTR_V8JS_GC_TYPE]: type });
 
-/** Node's gc kind flag → prebuilt attributes. Kinds outside the four are not recorded (bounded values). */
+/** Node's gc kind flag → prebuilt attributes. Other kinds are not recorded (bounded values). */
 const BY_KIND: ReadonlyMap<number, Attributes> = new Map([
   [constants.NODE_PERFORMANCE_GC_MAJOR, attributesOf('major')],
   [constants.NODE_PERFORMANCE_GC_MINOR, attributesOf('minor')],
@@ -24,27 +19,17 @@ const BY_KIND: ReadonlyMap<number, Attributes> = new Map([
   [constants.NODE_PERFORMANCE_GC_WEAKCB, attributesOf('weakcb')],
 ]);
 
-/** Creates `v8js.gc.duration` on `meter`. May throw (a broken meter): callers catch. */
-export function createGcHistogram(meter: Meter): Histogram {
-  return createInstrument(meter, INSTRUMENTS.gcDuration);
-}
-
-/** A connected gc observer; `stop()` disconnects it (idempotent, never throws). */
-export interface GcMetrics {
-  stop(): void;
-}
-
-/** Starts observing gc entries into `histogram`. May throw (no perf_hooks gc support): the caller catches. */
-export function startGcMetrics(histogram: Histogram): GcMetrics {
+/** Records every gc pause into `v8js.gc.duration` of `meter`; returns what disconnects it. May throw: the caller catches. */
+export function startGcMetrics(meter: Meter): () => void {
+  const histogram = createInstrument(meter, INSTRUMENTS.gcDuration);
   let stopped = false;
   const observer = new PerformanceObserver((list) => {
+    // Node delivers entries in a later turn: none after stop.
     if (stopped) return;
     try {
       for (const entry of list.getEntries()) {
-        const kind = (entry as { detail?: { kind?: unknown } | null }).detail?.kind;
-        const attributes = typeof kind === 'number' ? BY_KIND.get(kind) : undefined;
+        const attributes = BY_KIND.get((entry as unknown as { detail: NodeGCPerformanceDetail }).detail.kind);
         if (attributes !== undefined) histogram.record(entry.duration / 1000, attributes);
-        if (stopped) return;
       }
     } catch (error) {
       reporter.warnOnce(
@@ -55,11 +40,8 @@ export function startGcMetrics(histogram: Histogram): GcMetrics {
     }
   });
   observer.observe({ entryTypes: ['gc'] });
-  return {
-    stop() {
-      if (stopped) return;
-      stopped = true;
-      observer.disconnect();
-    },
+  return () => {
+    stopped = true;
+    observer.disconnect();
   };
 }

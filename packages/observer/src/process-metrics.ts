@@ -1,38 +1,27 @@
-// The standard process.* metrics that Gym exports, under OpenTelemetry's names, units and
-// attributes, written here rather than taken from @opentelemetry/host-metrics (see the
-// README: that package is deprecated, labels CPU time `process.cpu.state` where Gym and
-// current semantic conventions say `cpu.mode`, has neither thread nor descriptor counts, and
-// loads `systeminformation` at import). Each is an observable instrument read at collection
-// time only: between exports the observer costs nothing here.
-//
+// The standard process.* metrics, under OpenTelemetry's names, units and attributes, written
+// here rather than taken from the deprecated @opentelemetry/host-metrics (see the README).
+// Observable instruments, read at collection time only: between exports they cost nothing.
 // Thread and descriptor counts come from /proc on Linux; elsewhere those two instruments are
 // not created at all (no series is better than a wrong 0).
 //
-// Counting descriptors never blocks the event loop in proportion to their number: it is one
-// asynchronous stat of /proc/self/fd, whose size is the number of open descriptors (Linux 6.2
-// and later); on an older kernel (size 0) the directory is walked asynchronously in batches of
-// 64 entries, so each turn of the loop does a bounded amount of work. The collection callback is
-// asynchronous for that, which the SDK awaits (with its own collection timeout).
-//
-// CPU time is reported from the first collection on: the SDK gives the first point of an
-// observable counter a zero-length interval (start = end = that collection), so reporting the
-// process's whole CPU time there would put all start-up CPU into no time at all. Each point's
-// value is the CPU used between its start and end time instead.
+// CPU time counts from the first collection: the SDK gives the first point of an observable
+// counter a zero-length interval, and the whole start-up CPU in no time at all would make any
+// rate wrong.
 
 import { readFileSync } from 'node:fs';
 import { opendir, stat } from 'node:fs/promises';
 import { ATTR_CPU_MODE, INSTRUMENTS } from '@gym/constants';
 import { createInstrument } from '@gym/core/internal';
-import type { Attributes, BatchObservableCallback, BatchObservableResult, Meter, Observable } from '@opentelemetry/api';
+import type { Attributes, BatchObservableCallback, Meter, Observable } from '@opentelemetry/api';
 import { reporter } from './scope.js';
 
 const USER: Attributes = Object.freeze({ [ATTR_CPU_MODE]: 'user' });
 const SYSTEM: Attributes = Object.freeze({ [ATTR_CPU_MODE]: 'system' });
 const NO_ATTRIBUTES: Attributes = Object.freeze({});
-const MICROS_PER_SECOND = 1e6;
 const THREADS_LINE = /^Threads:\s+(\d+)\s*$/m;
+const FD_DIRECTORY = '/proc/self/fd';
 
-/** Where /proc lives; a parameter so tests can point it at a fixture directory. */
+/** Where /proc lives; a parameter so tests can make its reads fail. */
 export interface ProcSource {
   /** `/proc/self/status` text, or throws. */
   status(): string;
@@ -40,17 +29,14 @@ export interface ProcSource {
   openDescriptors(): Promise<number>;
 }
 
-const FD_DIRECTORY = '/proc/self/fd';
-/** Entries per asynchronous read when /proc/self/fd must be walked (kernels before 6.2). */
-const FD_BATCH = 64;
-
-/** The number of open descriptors of this process, without blocking the event loop. */
+/** The number of open descriptors, never blocking the event loop in proportion to it. */
 async function countOpenDescriptors(): Promise<number> {
-  // Linux 6.2+: the size of /proc/<pid>/fd is the number of open descriptors; stat opens none.
+  // Linux 6.2+: the size of /proc/<pid>/fd is the number of open descriptors.
   const { size } = await stat(FD_DIRECTORY);
   if (size > 0) return size;
+  // Older kernels: walked asynchronously, 64 entries per turn of the loop.
   let entries = 0;
-  for await (const _entry of await opendir(FD_DIRECTORY, { bufferSize: FD_BATCH })) entries += 1;
+  for await (const _entry of await opendir(FD_DIRECTORY, { bufferSize: 64 })) entries += 1;
   // The walk's own directory descriptor is in the listing.
   return entries - 1;
 }
@@ -58,10 +44,7 @@ async function countOpenDescriptors(): Promise<number> {
 /** Linux's /proc for this process, or `undefined` elsewhere. */
 export function linuxProc(): ProcSource | undefined {
   if (process.platform !== 'linux') return undefined;
-  return {
-    status: () => readFileSync('/proc/self/status', 'latin1'),
-    openDescriptors: countOpenDescriptors,
-  };
+  return { status: () => readFileSync('/proc/self/status', 'latin1'), openDescriptors: countOpenDescriptors };
 }
 
 /** The thread count in a /proc status text, or `undefined`. */
@@ -70,58 +53,38 @@ export function threadsOf(status: string): number | undefined {
   return match === null ? undefined : Number(match[1]);
 }
 
-/** Registered process instruments; `stop()` unregisters the collection callback. */
-export interface ProcessMetrics {
-  stop(): void;
-}
-
-/**
- * Creates the process instruments on `meter` and registers one batch callback that reads
- * them at collection time. May throw (a broken meter): the caller catches.
- */
-export function startProcessMetrics(meter: Meter, proc: ProcSource | undefined): ProcessMetrics {
+/** Creates the process instruments on `meter`; returns what unregisters them. May throw: the caller catches. */
+export function startProcessMetrics(meter: Meter, proc: ProcSource | undefined): () => void {
   const cpuTime = createInstrument(meter, INSTRUMENTS.processCpuTime);
   const memory = createInstrument(meter, INSTRUMENTS.processMemoryUsage);
-  const observables: Observable[] = [cpuTime, memory];
-  let threads: Observable | undefined;
-  let descriptors: Observable | undefined;
-  if (proc !== undefined) {
-    threads = createInstrument(meter, INSTRUMENTS.processThreadCount);
-    descriptors = createInstrument(meter, INSTRUMENTS.processOpenFds);
-    observables.push(threads, descriptors);
-  }
-
-  // CPU time at the first collection: the zero of every later point (see the top of this file).
+  const linux = proc && {
+    proc,
+    threads: createInstrument(meter, INSTRUMENTS.processThreadCount),
+    descriptors: createInstrument(meter, INSTRUMENTS.processOpenFds),
+  };
+  const observables: Observable[] = linux ? [cpuTime, memory, linux.threads, linux.descriptors] : [cpuTime, memory];
+  // CPU time at the first collection: the zero of every later point.
   let cpuBase: NodeJS.CpuUsage | undefined;
-  const callback: BatchObservableCallback = async (observe: BatchObservableResult) => {
+  const callback: BatchObservableCallback = async (observe) => {
     const usage = process.cpuUsage();
     cpuBase ??= usage;
-    observe.observe(cpuTime, (usage.user - cpuBase.user) / MICROS_PER_SECOND, USER);
-    observe.observe(cpuTime, (usage.system - cpuBase.system) / MICROS_PER_SECOND, SYSTEM);
+    observe.observe(cpuTime, (usage.user - cpuBase.user) / 1e6, USER);
+    observe.observe(cpuTime, (usage.system - cpuBase.system) / 1e6, SYSTEM);
     observe.observe(memory, process.memoryUsage.rss(), NO_ATTRIBUTES);
-    if (proc === undefined) return;
+    if (linux === undefined) return;
     // /proc is outside input: a failed read costs its own series only.
     try {
-      const count = threadsOf(proc.status());
-      if (count !== undefined && threads !== undefined) observe.observe(threads, count, NO_ATTRIBUTES);
+      const count = threadsOf(linux.proc.status());
+      if (count !== undefined) observe.observe(linux.threads, count, NO_ATTRIBUTES);
     } catch (error) {
       reporter.warnOnce('process-threads', 'reading the thread count failed; that collection has none', error);
     }
     try {
-      const count = await proc.openDescriptors();
-      if (count >= 0 && descriptors !== undefined) observe.observe(descriptors, count, NO_ATTRIBUTES);
+      observe.observe(linux.descriptors, await linux.proc.openDescriptors(), NO_ATTRIBUTES);
     } catch (error) {
       reporter.warnOnce('process-fds', 'counting open file descriptors failed; that collection has none', error);
     }
   };
   meter.addBatchObservableCallback(callback, observables);
-
-  let stopped = false;
-  return {
-    stop() {
-      if (stopped) return;
-      stopped = true;
-      meter.removeBatchObservableCallback(callback, observables);
-    },
-  };
+  return () => meter.removeBatchObservableCallback(callback, observables);
 }

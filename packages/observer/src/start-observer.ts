@@ -1,23 +1,21 @@
-// One sampler per meter source, one handle per caller. `startObserver` resolves the meter the
-// way every gym-telemetry library does (injected provider, else the global
-// provider, only while exporting); with none, it returns a handle that does nothing and starts
-// no timer. A second start on the same meter joins the running sampler (shared by every copy of
-// this package in the process) and gets a handle of its own: each `stop()` releases only its
-// own handle, and the sampler stops when the last handle does. So the bootstrap stopping its
-// handle at shutdown never freezes the series of a user's observer.
-//
-// Each part (lag, process metrics, gc, the in-flight series) starts on its own: a meter that
+// One sampler per meter, one handle per caller. A second start on the same meter joins the
+// running sampler (shared by every copy of this package in the process) with a handle of its
+// own; the sampler stops with the last handle, so the bootstrap stopping its handle at shutdown
+// never freezes the series of a user's observer. Each part starts on its own: a meter that
 // refuses one instrument costs that part only, reported once.
 
-import { resolveMeter, sharedSlot } from '@gym/core/internal';
-import type { Meter } from '@opentelemetry/api';
-import { createLagHistogram, EventLoopLagSampler } from './event-loop-lag.js';
-import { createGcHistogram, startGcMetrics } from './gc-metrics.js';
+import { INSTRUMENTS } from '@gym/constants';
+import { createInstrument, invalidChoice, MAX_TIMER_SECONDS, resolveMeter, sharedSlot } from '@gym/core/internal';
+import type { Attributes, Meter } from '@opentelemetry/api';
+import { startLagSampler } from './event-loop-lag.js';
+import { startGcMetrics } from './gc-metrics.js';
 import { inFlightAttributes, inFlightCounter } from './in-flight.js';
 import { linuxProc, startProcessMetrics } from './process-metrics.js';
 import { reporter, SCOPE } from './scope.js';
 import type { Observer, ObserverOptions } from './types.js';
-import { lagIntervalOf, serverNameOf } from './validate.js';
+
+/** The longest delay a Node timer honours. */
+const MAX_LAG_INTERVAL_MS = MAX_TIMER_SECONDS * 1000;
 
 /** A running sampler and the number of handles that hold it. */
 interface Sampler {
@@ -31,41 +29,37 @@ const running = sharedSlot('@gym/observer/running@2', () => new WeakMap<Meter, S
 
 const NOOP: Observer = Object.freeze({ stop() {} });
 
-const now = (): number => performance.now();
-
 /**
- * Starts the observer: `gym.event_loop.lag_ms`, `process.*`, `v8js.gc.duration`, and (with
- * `serverName`) the in-flight series at 0. Every call returns its own handle; calls on the same
- * meter share one sampler (a later call's options other than `serverName` are not applied), which
- * stops when the last handle stops. With nothing exporting and nothing injected, does nothing.
+ * Starts the observer, or joins the one already running on the same meter (its options other
+ * than `serverName` are not applied). With nothing exporting and nothing injected, does nothing.
  * Bad options throw a `RangeError` at once; telemetry trouble never throws.
  */
 export function startObserver(options?: ObserverOptions): Observer {
-  const lagIntervalMs = lagIntervalOf(options?.lagIntervalMs);
-  const serverName = serverNameOf('startObserver: options.serverName', options?.serverName);
+  const lagIntervalMs = options?.lagIntervalMs ?? 100;
+  if (!Number.isFinite(lagIntervalMs) || lagIntervalMs < 1 || lagIntervalMs > MAX_LAG_INTERVAL_MS) {
+    const allowed = `a finite number of milliseconds from 1 to ${MAX_LAG_INTERVAL_MS}`;
+    throw invalidChoice('startObserver: options.lagIntervalMs', lagIntervalMs, allowed);
+  }
+  const inFlight = inFlightAttributes('startObserver: options.serverName', options?.serverName);
+  const named = options?.serverName !== undefined;
   const meter = resolveMeter(options, SCOPE, reporter);
   if (meter === undefined) return NOOP;
-  const held = meter;
-  let sampler = running.get(held);
-  if (sampler === undefined) {
-    sampler = createSampler(held, lagIntervalMs, serverName);
-    running.set(held, sampler);
-  } else if (serverName !== undefined) {
-    // The running sampler may have started without this name: its idle series still starts at 0.
-    publishInFlight(held, serverName);
-  }
+  const existing = running.get(meter);
+  // The running sampler may have started without this name: its idle series still starts at 0.
+  if (existing !== undefined && named) publishInFlight(meter, inFlight);
+  const sampler = existing ?? createSampler(meter, lagIntervalMs, named ? inFlight : undefined);
+  running.set(meter, sampler);
   sampler.handles += 1;
-  const shared = sampler;
   let released = false;
   return Object.freeze({
     stop() {
       if (released) return;
       released = true;
-      shared.handles -= 1;
-      if (shared.handles > 0) return;
-      if (running.get(held) === shared) running.delete(held);
+      sampler.handles -= 1;
+      if (sampler.handles > 0) return;
+      running.delete(meter);
       try {
-        shared.stop();
+        sampler.stop();
       } catch (error) {
         reporter.warnOnce('stop', 'stopping the observer failed', error);
       }
@@ -73,37 +67,26 @@ export function startObserver(options?: ObserverOptions): Observer {
   });
 }
 
-function createSampler(meter: Meter, lagIntervalMs: number, serverName: string | undefined): Sampler {
+function createSampler(meter: Meter, lagIntervalMs: number, inFlight: Attributes | undefined): Sampler {
   const stops: Array<() => void> = [];
-  const sampler: Sampler = {
+  attempt('lag', () => stops.push(startLagSampler(createInstrument(meter, INSTRUMENTS.eventLoopLag), lagIntervalMs)));
+  attempt('process', () => stops.push(startProcessMetrics(meter, linuxProc())));
+  attempt('gc', () => stops.push(startGcMetrics(meter)));
+  if (inFlight !== undefined) publishInFlight(meter, inFlight);
+  return {
     handles: 0,
     stop() {
       for (const stop of stops) stop();
     },
   };
-  attempt('lag', () => {
-    const lag = new EventLoopLagSampler(createLagHistogram(meter), lagIntervalMs, now);
-    stops.push(() => lag.stop());
-    lag.start();
-  });
-  attempt('process', () => {
-    const metrics = startProcessMetrics(meter, linuxProc());
-    stops.push(() => metrics.stop());
-  });
-  attempt('gc', () => {
-    const gc = startGcMetrics(createGcHistogram(meter));
-    stops.push(() => gc.stop());
-  });
-  if (serverName !== undefined) publishInFlight(meter, serverName);
-  return sampler;
 }
 
-/** Publishes `gym.server.requests.in_flight` at 0 under `serverName` (adding 0 changes no count). */
-function publishInFlight(meter: Meter, serverName: string): void {
-  attempt('in-flight', () => inFlightCounter(meter).add(0, inFlightAttributes(serverName)));
+/** Publishes `gym.server.requests.in_flight` at 0 (adding 0 changes no count). */
+function publishInFlight(meter: Meter, attributes: Attributes): void {
+  attempt('in-flight', () => inFlightCounter(meter).add(0, attributes));
 }
 
-function attempt(part: string, start: () => void): void {
+function attempt(part: string, start: () => unknown): void {
   try {
     start();
   } catch (error) {

@@ -1,16 +1,12 @@
-// Gym's server startup timeline. A server marks the end of each stage of its startup
-// (`mark('loadVerifier')`, `mark('listen')`); Node's own clock gives the first stages
-// (`performance.nodeTiming`: from the process's time origin to the end of Node's bootstrap,
-// then to the start of the event loop). `report()`, once the server serves, records one
-// `gym.server.startup_stage_duration_ms` point per stage and, under the `startup` span group,
-// the stages as spans under one `gym.server.startup` span that covers them exactly, joined to
-// the trace named by `TRACEPARENT` in the environment (the orchestrator's span for this server).
+// Gym's server startup timeline. A server marks the end of each stage of its startup; Node's own
+// clock gives the first stages (`performance.nodeTiming`). `report()`, once the server serves,
+// records one point per stage and, under the `startup` span group, the stages as spans under one
+// `gym.server.startup` span that covers them exactly, joined to the trace named by `TRACEPARENT`.
 //
-// Stages are contiguous: each one begins where the previous one ended, the first at the time
-// origin, so they sum to the whole. Spans are written after the fact with explicit times,
-// because telemetry is usually set up partway through startup: a mark costs one clock read and
-// one array entry, and nothing is decided until `report()`. With nothing exporting then (and
-// nothing injected), `report()` records nothing.
+// Stages are contiguous: each begins where the previous one ended, the first at the time origin,
+// so they sum to the whole. Spans are written after the fact with explicit times, because
+// telemetry is usually set up partway through startup: a mark costs one clock read and one array
+// entry, and nothing is decided until `report()`.
 
 import {
   ATTR_PROCESS_PID,
@@ -35,19 +31,18 @@ import {
   type TracerSourceOptions,
 } from '@gym/core/internal';
 import {
-  type Attributes,
   type Context,
   context,
   type Histogram,
   type HrTime,
   type Meter,
-  type Tracer,
+  type SpanContext,
+  TraceFlags,
   trace,
 } from '@opentelemetry/api';
+import { checkServerName } from './in-flight.js';
 import { reporter, SCOPE } from './scope.js';
-import { parseTraceparent } from './traceparent.js';
 import type { StartupTimeline, StartupTimelineOptions } from './types.js';
-import { serverNameOf } from './validate.js';
 
 /** One contiguous slice of startup, in milliseconds of `performance.now()` (0 is the time origin). */
 export interface Stage {
@@ -56,46 +51,39 @@ export interface Stage {
   readonly end: number;
 }
 
-/** A stage's end as recorded: a name and a `performance.now()` time. */
+/** A stage's end: a name and a `performance.now()` time. */
 interface Stamp {
   readonly name: string;
-  readonly at: unknown;
+  readonly at: number;
 }
 
-/** The part of `performance.nodeTiming` the timeline reads. */
-export interface NodeStamps {
-  readonly bootstrapComplete?: unknown;
-  readonly loopStart?: unknown;
-}
-
-/** `gym.server.startup_stage_duration_ms` of `meter`, created once. May throw (a broken meter): callers catch. */
 const stageHistogram: (meter: Meter) => Histogram = perMeter((meter) =>
   createInstrument(meter, INSTRUMENTS.serverStartupStageDuration),
 );
 
 /**
- * The contiguous stages of Node's stamps and the server's marks, up to `now`: ordered by time,
- * the first from the time origin (0), each from the previous stamp to its own. A stamp that is
- * not a finite time after the origin and not later than `now` (Node's `-1` before the loop
- * started, a garbage value) is ignored. At most {@link MAX_STARTUP_STAGES}.
+ * The contiguous stages of Node's stamps and the server's marks, up to `now`, ordered by time. A
+ * stamp that is not a time after the origin and not later than `now` (Node's `-1` before the
+ * loop started) is ignored. At most {@link MAX_STARTUP_STAGES}.
  */
-export function stagesOf(node: NodeStamps | undefined, marks: readonly Stamp[], now: number): Stage[] {
-  const stamps: Array<{ name: string; at: number }> = [];
-  const add = (name: string, at: unknown): void => {
-    if (typeof at === 'number' && Number.isFinite(at) && at > 0 && at <= now) stamps.push({ name, at });
-  };
-  add(STARTUP_STAGE_NODE_BOOTSTRAP, node?.bootstrapComplete);
-  add(STARTUP_STAGE_LOOP_START, node?.loopStart);
-  for (const mark of marks) add(mark.name, mark.at);
+export function stagesOf(
+  node: { readonly bootstrapComplete: number; readonly loopStart: number },
+  marks: readonly Stamp[],
+  now: number,
+): Stage[] {
+  const stamps = [
+    { name: STARTUP_STAGE_NODE_BOOTSTRAP, at: node.bootstrapComplete },
+    { name: STARTUP_STAGE_LOOP_START, at: node.loopStart },
+    ...marks,
+  ].filter(({ at }) => at > 0 && at <= now);
   // Stable: marks made at the same instant keep their order.
   stamps.sort((a, b) => a.at - b.at);
-  const stages: Stage[] = [];
   let cursor = 0;
-  for (const { name, at } of stamps.slice(0, MAX_STARTUP_STAGES)) {
-    stages.push({ name, start: cursor, end: at });
+  return stamps.slice(0, MAX_STARTUP_STAGES).map(({ name, at }) => {
+    const stage = { name, start: cursor, end: at };
     cursor = at;
-  }
-  return stages;
+    return stage;
+  });
 }
 
 /** Wall-clock `HrTime` of a `performance.now()` time; the same input always gives the same output. */
@@ -112,24 +100,35 @@ export function hrTimeOf(at: number, origin: number = performance.timeOrigin): H
   return [seconds, nanos];
 }
 
+/** version-traceid-parentid-flags, lowercase hex; a future version may append `-…` fields. */
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-[^\s]*)?$/;
+
+/**
+ * The remote span context of a W3C `traceparent` (level 1), or `undefined` when it is not a valid
+ * one: version `ff`, version `00` with extra fields, an all-zero id or anything of the wrong shape.
+ */
+export function parseTraceparent(value: string | undefined): SpanContext | undefined {
+  // Longer than any traceparent worth reading (55 characters in version 00).
+  if (value === undefined || value.length > 512) return undefined;
+  const [, version, traceId = '', spanId = '', flags = '', rest] = TRACEPARENT.exec(value) ?? [];
+  if (version === undefined || version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
+  if (/^0+$/.test(traceId) || /^0+$/.test(spanId)) return undefined;
+  // Only the sampled bit is defined; other bits are not carried over.
+  return { traceId, spanId, traceFlags: Number.parseInt(flags, 16) & TraceFlags.SAMPLED, isRemote: true };
+}
+
 /**
  * A startup timeline for this server process: `mark(stage)` ends the current stage and names it;
- * `report()` records every stage once. A bad `serverName`, stage name or option throws a
- * `RangeError` at once; telemetry trouble never throws.
+ * `report()` records every stage once. A bad `serverName` or stage name throws a `RangeError` at
+ * once; telemetry trouble never throws.
  */
 export function startupTimeline(options: StartupTimelineOptions): StartupTimeline {
-  const serverName = serverNameOf('startupTimeline: options.serverName', options.serverName);
-  const meters: MeterSourceOptions = options;
-  const tracers: TracerSourceOptions = options;
-  if (serverName === undefined) {
-    throw invalidChoice('startupTimeline: options.serverName', serverName, 'a server name (required)');
-  }
-  const name = serverName;
+  const serverName = checkServerName('startupTimeline: options.serverName', options.serverName);
   const marks: Stamp[] = [];
   let reported = false;
   return Object.freeze({
     mark(stage: string): void {
-      if (typeof stage !== 'string' || !STARTUP_STAGE_PATTERN.test(stage)) {
+      if (!STARTUP_STAGE_PATTERN.test(stage)) {
         throw invalidChoice(
           'startupTimeline: mark(stage)',
           stage,
@@ -149,8 +148,8 @@ export function startupTimeline(options: StartupTimelineOptions): StartupTimelin
       try {
         const stages = stagesOf(performance.nodeTiming, marks, performance.now());
         if (stages.length === 0) return;
-        recordStages(name, stages, meters);
-        spanStages(name, stages, tracers);
+        recordStages(serverName, stages, options);
+        spanStages(serverName, stages, options);
       } catch (error) {
         reporter.warnOnce('startup-report', 'reporting the startup timeline failed; it is not reported', error);
       }
@@ -164,43 +163,27 @@ function recordStages(serverName: string, stages: readonly Stage[], source: Mete
     if (meter === undefined) return;
     const histogram = stageHistogram(meter);
     for (const stage of stages) {
-      histogram.record(stage.end - stage.start, {
-        [ATTR_SERVER_NAME]: serverName,
-        [ATTR_STARTUP_STAGE]: stage.name,
-      });
+      histogram.record(stage.end - stage.start, { [ATTR_SERVER_NAME]: serverName, [ATTR_STARTUP_STAGE]: stage.name });
     }
   } catch (error) {
     reporter.warnOnce('startup-metric', 'recording the startup stages failed; their spans are still tried', error);
   }
 }
 
-/**
- * The tracer for the stage spans: an injected provider's, whatever the span groups (the
- * caller said where); else the global one while traces export and the `startup` group is on.
- */
-function startupTracer(source: TracerSourceOptions): Tracer | undefined {
-  const injected = source.tracerProvider != null;
-  if (!injected && (!isTracesExporting() || !currentSpanGroups().has('startup'))) return undefined;
-  return resolveTracer(source, SCOPE, reporter);
-}
-
-/** The parent of the server span: the span in `TRACEPARENT`, when valid, in the active context. */
-function parentOf(): Context {
-  const active = context.active();
-  const remote = parseTraceparent(process.env[ENV_TRACEPARENT]);
-  return remote === undefined ? active : trace.setSpanContext(active, remote);
-}
-
 function spanStages(serverName: string, stages: readonly Stage[], source: TracerSourceOptions): void {
-  const tracer = startupTracer(source);
+  // An injected provider writes whatever the span groups (the caller said where).
+  if (source.tracerProvider == null && (!isTracesExporting() || !currentSpanGroups().has('startup'))) return;
+  const tracer = resolveTracer(source, SCOPE, reporter);
   if (tracer === undefined) return;
-  const first = stages[0] as Stage;
-  const last = stages[stages.length - 1] as Stage;
-  const base: Attributes = { [ATTR_SERVER_NAME]: serverName };
+  const remote = parseTraceparent(process.env[ENV_TRACEPARENT]);
+  const parent: Context = remote === undefined ? context.active() : trace.setSpanContext(context.active(), remote);
   const root = tracer.startSpan(
     SPAN_SERVER_STARTUP,
-    { startTime: hrTimeOf(first.start), attributes: { ...base, [ATTR_PROCESS_PID]: process.pid } },
-    parentOf(),
+    {
+      startTime: hrTimeOf((stages[0] as Stage).start),
+      attributes: { [ATTR_SERVER_NAME]: serverName, [ATTR_PROCESS_PID]: process.pid },
+    },
+    parent,
   );
   try {
     const inRoot = trace.setSpan(context.active(), root);
@@ -208,12 +191,15 @@ function spanStages(serverName: string, stages: readonly Stage[], source: Tracer
       tracer
         .startSpan(
           `${SPAN_SERVER_STARTUP}.${stage.name}`,
-          { startTime: hrTimeOf(stage.start), attributes: { ...base, [ATTR_STARTUP_STAGE]: stage.name } },
+          {
+            startTime: hrTimeOf(stage.start),
+            attributes: { [ATTR_SERVER_NAME]: serverName, [ATTR_STARTUP_STAGE]: stage.name },
+          },
           inRoot,
         )
         .end(hrTimeOf(stage.end));
     }
   } finally {
-    root.end(hrTimeOf(last.end));
+    root.end(hrTimeOf((stages.at(-1) as Stage).end));
   }
 }

@@ -10,7 +10,7 @@ import { createMetricHarness, findMetric, histogramPoint, type MetricHarness, wa
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { Histogram } from '@opentelemetry/api';
 import type { Histogram as HistogramValue } from '@opentelemetry/sdk-metrics';
-import { EventLoopLagSampler } from '../src/event-loop-lag.js';
+import { startLagSampler } from '../src/event-loop-lag.js';
 
 function blockFor(ms: number): number {
   const start = performance.now();
@@ -84,7 +84,7 @@ describe('a blocked event loop', () => {
   });
 });
 
-describe('EventLoopLagSampler (injected clock, fake timers)', () => {
+describe('startLagSampler (injected clock, fake timers)', () => {
   afterEach(() => {
     jest.useRealTimers();
   });
@@ -104,13 +104,11 @@ describe('EventLoopLagSampler (injected clock, fake timers)', () => {
     jest.useFakeTimers();
     const { histogram, values } = recorder();
     const times = [0, 130, 130, 225, 225, 320];
-    const clock = () => times.shift() ?? Number.NaN;
-    const sampler = new EventLoopLagSampler(histogram, 100, clock);
-    sampler.start(); // armed at 0 → intended 100
+    const stop = startLagSampler(histogram, 100, () => times.shift() ?? Number.NaN); // armed at 0 → intended 100
     jest.advanceTimersByTime(100); // woke at 130: lag 30; re-armed at 130 → intended 230
     jest.advanceTimersByTime(100); // woke at 225 ("early" by the clock): lag 0; re-armed at 225
     jest.advanceTimersByTime(100); // woke at 320: lag −5 → 0
-    sampler.stop();
+    stop();
     expect(values).toEqual([30, 0, 0]);
     expect(jest.getTimerCount()).toBe(0);
   });
@@ -124,19 +122,17 @@ describe('EventLoopLagSampler (injected clock, fake timers)', () => {
         throw new Error('record broke');
       },
     } as unknown as Histogram;
-    const sampler = new EventLoopLagSampler(histogram, 10, () => 0);
-    sampler.start();
+    const stop = startLagSampler(histogram, 10, () => 0);
     expect(() => jest.advanceTimersByTime(30)).not.toThrow();
     expect(calls).toBe(3);
-    sampler.stop();
+    stop();
   });
 
   it('stop from inside a record leaves no timer armed', () => {
     jest.useFakeTimers();
-    let sampler: EventLoopLagSampler | undefined;
-    const { histogram, values } = recorder(() => sampler?.stop());
-    sampler = new EventLoopLagSampler(histogram, 10, () => 0);
-    sampler.start();
+    let stop = (): void => {};
+    const { histogram, values } = recorder(() => stop());
+    stop = startLagSampler(histogram, 10, () => 0);
     jest.advanceTimersByTime(10);
     expect(values).toHaveLength(1);
     expect(jest.getTimerCount()).toBe(0);
@@ -144,15 +140,12 @@ describe('EventLoopLagSampler (injected clock, fake timers)', () => {
     expect(values).toHaveLength(1);
   });
 
-  it('stop twice, start after stop: nothing armed', () => {
+  it('one timer while running; stop twice: nothing armed', () => {
     jest.useFakeTimers();
-    const sampler = new EventLoopLagSampler(recorder().histogram, 10, () => 0);
-    sampler.start();
-    sampler.start();
+    const stop = startLagSampler(recorder().histogram, 10, () => 0);
     expect(jest.getTimerCount()).toBe(1);
-    sampler.stop();
-    sampler.stop();
-    sampler.start();
+    stop();
+    stop();
     expect(jest.getTimerCount()).toBe(0);
   });
 });

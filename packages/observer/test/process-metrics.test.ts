@@ -6,11 +6,11 @@ import { closeSync, openSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
   ATTR_CPU_MODE,
+  INSTRUMENTS,
   METRIC_PROCESS_CPU_TIME,
   METRIC_PROCESS_MEMORY_USAGE,
   METRIC_PROCESS_OPEN_FD_COUNT,
   METRIC_PROCESS_THREAD_COUNT,
-  UNIT_FILE_DESCRIPTOR,
 } from '@gym/constants';
 import { startObserver } from '@gym/observer';
 import { captureDiag, counterValue, createMetricHarness, findMetric, type MetricHarness } from '@gym/test-kit';
@@ -110,7 +110,7 @@ describe('through startObserver', () => {
       const opened: number[] = [];
       try {
         const metric = findMetric(await harness.collect(), METRIC_PROCESS_OPEN_FD_COUNT);
-        expect(metric.descriptor.unit).toBe(UNIT_FILE_DESCRIPTOR);
+        expect(metric.descriptor.unit).toBe(INSTRUMENTS.processOpenFds.unit);
         const before = counterValue(await harness.collect(), METRIC_PROCESS_OPEN_FD_COUNT, {})!;
         for (let i = 0; i < 5; i += 1) opened.push(openSync('/proc/self/status', 'r'));
         const after = counterValue(await harness.collect(), METRIC_PROCESS_OPEN_FD_COUNT, {})!;
@@ -154,7 +154,7 @@ describe('through startObserver', () => {
           [],
         );
         expect(report.exported).toBe(report.listed);
-        expect(report.unit).toBe(UNIT_FILE_DESCRIPTOR);
+        expect(report.unit).toBe(INSTRUMENTS.processOpenFds.unit);
       }
       expect(many.exported - few.exported).toBe(5000);
       if (many.statSize > 0) {
@@ -172,12 +172,12 @@ describe('through startObserver', () => {
 describe('startProcessMetrics', () => {
   it('without /proc (not Linux): CPU and memory only, no thread or descriptor series', async () => {
     const meter = harness.meterProvider.getMeter('t');
-    const metrics = startProcessMetrics(meter, undefined);
+    const stop = startProcessMetrics(meter, undefined);
     try {
       const names = [...(await harness.collect()).keys()].sort();
       expect(names).toEqual([METRIC_PROCESS_CPU_TIME, METRIC_PROCESS_MEMORY_USAGE]);
     } finally {
-      metrics.stop();
+      stop();
     }
   });
 
@@ -191,7 +191,7 @@ describe('startProcessMetrics', () => {
         throw new Error('no fds');
       },
     };
-    const metrics = startProcessMetrics(harness.meterProvider.getMeter('t'), broken);
+    const stop = startProcessMetrics(harness.meterProvider.getMeter('t'), broken);
     try {
       await harness.collect();
       const names = [...(await harness.collect()).keys()].sort();
@@ -199,13 +199,13 @@ describe('startProcessMetrics', () => {
       expect(warnings.lines('warn').filter((l) => l.includes('thread count'))).toHaveLength(1);
       expect(warnings.lines('warn').filter((l) => l.includes('file descriptors'))).toHaveLength(1);
     } finally {
-      metrics.stop();
+      stop();
       warnings.stop();
     }
   });
 
   it('stop() unregisters the callback: values freeze at the last collection; stop twice is fine', async () => {
-    const metrics = startProcessMetrics(harness.meterProvider.getMeter('t'), undefined);
+    const stop = startProcessMetrics(harness.meterProvider.getMeter('t'), undefined);
     const user = async () =>
       counterValue(await harness.collect(), METRIC_PROCESS_CPU_TIME, { [ATTR_CPU_MODE]: 'user' });
     // Burns until the process has used 20 ms more user CPU: a wall-clock busy loop on a loaded
@@ -218,8 +218,8 @@ describe('startProcessMetrics', () => {
     burn();
     const second = await user();
     expect(second).toBeGreaterThan(first!);
-    metrics.stop();
-    metrics.stop();
+    stop();
+    stop();
     const third = await user();
     burn();
     // Cumulative export keeps the last observed value; an unregistered callback never updates it.

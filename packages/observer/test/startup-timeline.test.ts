@@ -29,8 +29,7 @@ import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals
 import { type HrTime, metrics, type Span, trace } from '@opentelemetry/api';
 import type { Histogram } from '@opentelemetry/sdk-metrics';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
-import { hrTimeOf, stagesOf } from '../src/startup-timeline.js';
-import { parseTraceparent } from '../src/traceparent.js';
+import { hrTimeOf, parseTraceparent, stagesOf } from '../src/startup-timeline.js';
 
 let meters: MetricHarness;
 let spans: SpanHarness;
@@ -92,7 +91,6 @@ describe('stages', () => {
   });
 
   it.each([
-    ['not a number', 'x'],
     ['NaN', Number.NaN],
     ["Node's -1 (not yet)", -1],
     ['zero', 0],
@@ -256,11 +254,10 @@ describe('report', () => {
   });
 
   it('programming errors throw at once, naming the value', () => {
-    expect(() => startupTimeline({} as never)).toThrow(RangeError);
     expect(() => startupTimeline({ serverName: 'bad name' })).toThrow(/bad name/);
     const timeline = startupTimeline({ serverName: 'srv', ...injected() });
-    for (const stage of ['', 'has.dot', 'has space', '1starts_with_digit', 'x'.repeat(65), 7]) {
-      expect(() => timeline.mark(stage as string)).toThrow(RangeError);
+    for (const stage of ['', 'has.dot', 'has space', '1starts_with_digit', 'x'.repeat(65)]) {
+      expect(() => timeline.mark(stage)).toThrow(RangeError);
     }
   });
 });
