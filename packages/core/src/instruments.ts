@@ -6,34 +6,19 @@
 // telemetry gets fresh instruments. Nothing failing is cached: the next call tries again.
 
 import type { InstrumentEntry, InstrumentKind } from '@gym/constants';
-import {
-  type Counter,
-  type Gauge,
-  type Histogram,
-  type Meter,
-  type MeterProvider,
-  type MetricOptions,
-  metrics,
-  type ObservableCounter,
-  type ObservableGauge,
-  type ObservableUpDownCounter,
-  type Tracer,
-  type TracerProvider,
-  trace,
-  type UpDownCounter,
-  ValueType,
-} from '@opentelemetry/api';
+import type * as api from '@opentelemetry/api';
+import { metrics, trace, ValueType } from '@opentelemetry/api';
 import type { Reporter } from './report.js';
 import { isMetricsExporting, isTracesExporting } from './telemetry-state.js';
 
 /** Where to record metrics. Absent (or `null`): the global provider, while exporting. */
 export interface MeterSourceOptions {
-  readonly meterProvider?: MeterProvider | null | undefined;
+  readonly meterProvider?: api.MeterProvider | null | undefined;
 }
 
 /** Where to record spans. Absent (or `null`): the global provider, while exporting. */
 export interface TracerSourceOptions {
-  readonly tracerProvider?: TracerProvider | null | undefined;
+  readonly tracerProvider?: api.TracerProvider | null | undefined;
 }
 
 /** The instrumentation scope a package records under. */
@@ -44,9 +29,9 @@ export interface InstrumentScope {
 
 // The last answer, so the hot path of a process that records on one provider under one scope
 // is a compare (the SDK's own getMeter builds a key string per call).
-let last: { provider: object; scope: InstrumentScope; value: Meter | Tracer } | undefined;
+let last: { provider: object; scope: InstrumentScope; value: api.Meter | api.Tracer } | undefined;
 
-function cached<T extends Meter | Tracer>(provider: object, scope: InstrumentScope, get: () => T): T {
+function cached<T extends api.Meter | api.Tracer>(provider: object, scope: InstrumentScope, get: () => T): T {
   if (last?.provider === provider && last.scope === scope) return last.value as T;
   const value = get();
   last = { provider, scope, value };
@@ -62,7 +47,7 @@ export function resolveMeter(
   options: MeterSourceOptions | null | undefined,
   scope: InstrumentScope,
   reporter: Reporter,
-): Meter | undefined {
+): api.Meter | undefined {
   try {
     const provider = options?.meterProvider ?? (isMetricsExporting() ? metrics.getMeterProvider() : undefined);
     return provider && cached(provider, scope, () => provider.getMeter(scope.name, scope.version));
@@ -77,7 +62,7 @@ export function resolveTracer(
   options: TracerSourceOptions | null | undefined,
   scope: InstrumentScope,
   reporter: Reporter,
-): Tracer | undefined {
+): api.Tracer | undefined {
   try {
     const provider = options?.tracerProvider ?? (isTracesExporting() ? trace.getTracerProvider() : undefined);
     return provider && cached(provider, scope, () => provider.getTracer(scope.name, scope.version));
@@ -89,23 +74,23 @@ export function resolveTracer(
 
 /** The OpenTelemetry API type each kind creates. */
 export interface InstrumentOfKind {
-  histogram: Histogram;
-  counter: Counter;
-  'up-down counter': UpDownCounter;
-  gauge: Gauge;
-  'observable counter': ObservableCounter;
-  'observable up-down counter': ObservableUpDownCounter;
-  'observable gauge': ObservableGauge;
+  histogram: api.Histogram;
+  counter: api.Counter;
+  'up-down counter': api.UpDownCounter;
+  gauge: api.Gauge;
+  'observable counter': api.ObservableCounter;
+  'observable up-down counter': api.ObservableUpDownCounter;
+  'observable gauge': api.ObservableGauge;
 }
 
 /**
  * Creates `entry`'s instrument on `meter`, a histogram with its boundaries as advice (a view
  * the user sets up still wins). Throws when the meter does.
  */
-export function createInstrument<E extends InstrumentEntry>(meter: Meter, entry: E): InstrumentOfKind[E['kind']];
-export function createInstrument(meter: Meter, entry: InstrumentEntry): InstrumentOfKind[InstrumentKind] {
+export function createInstrument<E extends InstrumentEntry>(meter: api.Meter, entry: E): InstrumentOfKind[E['kind']];
+export function createInstrument(meter: api.Meter, entry: InstrumentEntry): InstrumentOfKind[InstrumentKind] {
   const { name } = entry;
-  const options: MetricOptions = {
+  const options: api.MetricOptions = {
     description: entry.description,
     unit: entry.unit,
     valueType: entry.valueType === 'int' ? ValueType.INT : ValueType.DOUBLE,
@@ -133,8 +118,8 @@ export function createInstrument(meter: Meter, entry: InstrumentEntry): Instrume
  * A per-meter memo of `create`, kept as long as the meter lives. When `create` throws, the
  * error reaches the caller (who reports it) and nothing is kept.
  */
-export function perMeter<T>(create: (meter: Meter) => T): (meter: Meter) => T {
-  const made = new WeakMap<Meter, T>();
+export function perMeter<T>(create: (meter: api.Meter) => T): (meter: api.Meter) => T {
+  const made = new WeakMap<api.Meter, T>();
   return (meter) => {
     let value = made.get(meter);
     if (value === undefined) {
