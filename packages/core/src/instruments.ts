@@ -31,15 +31,26 @@ export interface InstrumentScope {
 // is a compare (the SDK's own getMeter builds a key string per call).
 let last: { provider: object; scope: InstrumentScope; value: api.Meter | api.Tracer } | undefined;
 
-function cached<T extends api.Meter | api.Tracer>(provider: object, scope: InstrumentScope, get: () => T): T {
+function fromProvider<P extends object, T extends api.Meter | api.Tracer>(
+  kind: 'meter' | 'tracer',
+  provider: P,
+  get: (this: P, name: string, version?: string) => T,
+  scope: InstrumentScope,
+  reporter: Reporter,
+): T | undefined {
   if (last?.provider === provider && last.scope === scope) return last.value as T;
-  const value = get();
-  last = { provider, scope, value };
-  return value;
-}
-
-function failed(kind: 'meter' | 'tracer'): string {
-  return `getting a ${kind} failed; nothing was recorded this time, the next call tries again`;
+  try {
+    const value = get.call(provider, scope.name, scope.version);
+    last = { provider, scope, value };
+    return value;
+  } catch (error) {
+    reporter.warnOnce(
+      kind,
+      `getting a ${kind} failed; nothing was recorded this time, the next call tries again`,
+      error,
+    );
+    return undefined;
+  }
 }
 
 /** The meter to record on, or `undefined` (not exporting, or it failed: reported once). Never throws. */
@@ -48,13 +59,8 @@ export function resolveMeter(
   scope: InstrumentScope,
   reporter: Reporter,
 ): api.Meter | undefined {
-  try {
-    const provider = options?.meterProvider ?? (isMetricsExporting() ? metrics.getMeterProvider() : undefined);
-    return provider && cached(provider, scope, () => provider.getMeter(scope.name, scope.version));
-  } catch (error) {
-    reporter.warnOnce('meter', failed('meter'), error);
-    return undefined;
-  }
+  const provider = options?.meterProvider ?? (isMetricsExporting() ? metrics.getMeterProvider() : undefined);
+  return provider && fromProvider('meter', provider, provider.getMeter, scope, reporter);
 }
 
 /** The tracer to record on, or `undefined` (not exporting, or it failed: reported once). Never throws. */
@@ -63,13 +69,8 @@ export function resolveTracer(
   scope: InstrumentScope,
   reporter: Reporter,
 ): api.Tracer | undefined {
-  try {
-    const provider = options?.tracerProvider ?? (isTracesExporting() ? trace.getTracerProvider() : undefined);
-    return provider && cached(provider, scope, () => provider.getTracer(scope.name, scope.version));
-  } catch (error) {
-    reporter.warnOnce('tracer', failed('tracer'), error);
-    return undefined;
-  }
+  const provider = options?.tracerProvider ?? (isTracesExporting() ? trace.getTracerProvider() : undefined);
+  return provider && fromProvider('tracer', provider, provider.getTracer, scope, reporter);
 }
 
 /** The OpenTelemetry API type each kind creates. */
