@@ -1,16 +1,14 @@
 // The one grammar of every shared NEMO_GYM_OTEL_* variable. @gym/otel-bootstrap reads the
 // whole table; a library reads a row only when nobody published a telemetry state. Either
-// way a value means the same thing to every package and to Gym's Python servers: `1e1` is
-// malformed everywhere, `On ` is true everywhere.
-//
-// Each Gym variable falls back from NEMO_GYM_OTEL_<KEY> to NEMO_LENS_<KEY> (the older name)
-// when the first is unset or blank.
+// way a value means the same to every package and to Gym's Python servers: `1e1` is
+// malformed everywhere, `On ` is true everywhere. Each variable falls back from
+// NEMO_GYM_OTEL_<KEY> to NEMO_LENS_<KEY> (the older name) when the first is unset or blank.
 
 import { ENV_FALLBACK_PREFIX, ENV_PREFIX, FALSY_WORDS, TRUTHY_WORDS } from '@gym/constants';
+import { quote } from './report.js';
 
-/** The values of `NEMO_GYM_OTEL_EXPORTER`. */
 const TELEMETRY_EXPORTERS = ['otlp', 'console', 'prometheus', 'none'] as const;
-/** One of {@link TELEMETRY_EXPORTERS}. */
+/** The values of `NEMO_GYM_OTEL_EXPORTER`. */
 export type TelemetryExporter = (typeof TELEMETRY_EXPORTERS)[number];
 
 /** Longest interval a Node timer honours, in seconds (2^31 − 1 ms); beyond it Node fires after 1 ms. */
@@ -20,53 +18,33 @@ export const MIN_SAMPLE_INTERVAL_SECONDS = 0.1;
 
 /** One row of the grammar. */
 export interface GymVariable<T> {
-  /** Names read, first non-blank wins: `NEMO_GYM_OTEL_<KEY>`, then `NEMO_LENS_<KEY>`. */
+  /** `NEMO_GYM_OTEL_<KEY>`, then `NEMO_LENS_<KEY>`: the first non-blank wins. */
   readonly names: readonly [string, string];
-  /** Value when every name is unset or blank. */
+  /** The value when both are unset or blank, and how the docs say it. */
   readonly defaultValue: T;
-  /** The default as the docs say it. */
   readonly defaultText: string;
   /** What is allowed, as error messages and docs say it. */
   readonly allowed: string;
-  /** The value of a non-blank raw string, or `undefined` when it is malformed. Never throws. */
+  /** The value of a non-blank raw string, or `undefined` when it is malformed. */
   parse(raw: string): T | undefined;
-}
-
-const truthy: ReadonlySet<string> = new Set(TRUTHY_WORDS);
-const falsy: ReadonlySet<string> = new Set(FALSY_WORDS);
-
-/** The strict reading: `true` for a truthy word, `false` for `0 false no off`, else `undefined`. */
-function parseBooleanWord(value: string): boolean | undefined {
-  const word = value.trim().toLowerCase();
-  if (truthy.has(word)) return true;
-  if (falsy.has(word)) return false;
-  return undefined;
 }
 
 /** A plain decimal: `5`, `0.5`, `.25`, `10.`; no sign, exponent, hex or separators. */
 const DECIMAL = /^(?:\d+\.?\d*|\.\d+)$/;
-/** A whole number: digits only. */
-const WHOLE = /^\d+$/;
-/** A run id: 1 to 256 printable ASCII characters, no spaces. */
-const RUN_ID = /^[\x21-\x7e]{1,256}$/;
-
-/** A plain non-negative decimal (see the grammar above), or `undefined`. */
-function parseDecimal(raw: string): number | undefined {
-  const text = raw.trim();
-  if (!DECIMAL.test(text)) return undefined;
-  const value = Number(text);
-  return Number.isFinite(value) ? value : undefined;
-}
-
-/** A whole number of digits only, within `[min, max]`, or `undefined`. */
-function parseWhole(raw: string, min: number, max: number): number | undefined {
-  const text = raw.trim();
-  if (!WHOLE.test(text)) return undefined;
-  const value = Number(text);
-  return value >= min && value <= max ? value : undefined;
-}
-
 const BOOLEAN = `${TRUTHY_WORDS.join(', ')} (on) or ${FALSY_WORDS.join(', ')} (off), any case`;
+
+function parseBoolean(raw: string): boolean | undefined {
+  const word = raw.trim().toLowerCase();
+  if ((TRUTHY_WORDS as readonly string[]).includes(word)) return true;
+  if ((FALSY_WORDS as readonly string[]).includes(word)) return false;
+  return undefined;
+}
+
+function parseInterval(raw: string): number | undefined {
+  const text = raw.trim();
+  const value = DECIMAL.test(text) ? Number(text) : Number.NaN;
+  return value === 0 || (value >= MIN_SAMPLE_INTERVAL_SECONDS && value <= MAX_TIMER_SECONDS) ? value : undefined;
+}
 
 function gym<T>(
   key: string,
@@ -79,7 +57,7 @@ function gym<T>(
 }
 
 function flag(key: string, defaultValue: boolean): GymVariable<boolean> {
-  return gym(key, defaultValue, defaultValue ? '`1` (on)' : '`0` (off)', BOOLEAN, parseBooleanWord);
+  return gym(key, defaultValue, defaultValue ? '`1` (on)' : '`0` (off)', BOOLEAN, parseBoolean);
 }
 
 /** Every shared Gym variable, by config field. */
@@ -99,20 +77,14 @@ export const GYM_VARIABLES = {
     'otlp',
     '`otlp`',
     `one of ${TELEMETRY_EXPORTERS.join(', ')}, any case`,
-    (raw) => {
-      const word = raw.trim().toLowerCase();
-      return (TELEMETRY_EXPORTERS as readonly string[]).includes(word) ? (word as TelemetryExporter) : undefined;
-    },
+    (raw) => TELEMETRY_EXPORTERS.find((exporter) => exporter === raw.trim().toLowerCase()),
   ),
   runId: gym<string | undefined>(
     'RUN_ID',
     undefined,
     '`SLURM_JOB_ID`, else 12 random hex characters',
     '1 to 256 printable ASCII characters, no spaces',
-    (raw) => {
-      const text = raw.trim();
-      return RUN_ID.test(text) ? text : undefined;
-    },
+    (raw) => /^[\x21-\x7e]{1,256}$/.exec(raw.trim())?.[0],
   ),
   serviceNamePerServer: flag('SERVICE_NAME_PER_SERVER', true),
   sandboxResourceSampleIntervalSeconds: gym(
@@ -120,12 +92,7 @@ export const GYM_VARIABLES = {
     0,
     '`0` (no sampling)',
     `0 (no sampling) or a plain decimal number of seconds from ${MIN_SAMPLE_INTERVAL_SECONDS} to ${MAX_TIMER_SECONDS}, such as 5 or 0.5`,
-    (raw) => {
-      const value = parseDecimal(raw);
-      if (value === undefined) return undefined;
-      if (value === 0) return 0;
-      return value >= MIN_SAMPLE_INTERVAL_SECONDS && value <= MAX_TIMER_SECONDS ? value : undefined;
-    },
+    parseInterval,
   ),
   observer: flag('OBSERVER', true),
   shutdownTimeoutMillis: gym(
@@ -133,7 +100,10 @@ export const GYM_VARIABLES = {
     5000,
     '`5000`',
     'a whole number of milliseconds from 1 to 600000',
-    (raw) => parseWhole(raw, 1, 600_000),
+    (raw) => {
+      const value = /^\d+$/.test(raw.trim()) ? Number(raw) : 0;
+      return value >= 1 && value <= 600_000 ? value : undefined;
+    },
   ),
 } as const;
 
@@ -143,15 +113,11 @@ export interface RawValue {
   readonly value: string;
 }
 
-/**
- * The first non-blank value among `names`, with its name; `undefined` when all are unset or
- * blank. Own properties only: a polluted `Object.prototype` never switches anything on.
- */
+/** The first non-blank value among `names`, with its name; `undefined` when all are unset or blank. */
 export function readVariable(env: NodeJS.ProcessEnv, names: readonly string[]): RawValue | undefined {
   for (const name of names) {
-    if (!Object.hasOwn(env, name)) continue;
     const value = env[name];
-    if (typeof value === 'string' && value.trim() !== '') return { name, value };
+    if (value !== undefined && value.trim() !== '') return { name, value };
   }
   return undefined;
 }
@@ -161,10 +127,7 @@ export type ReadResult<T> =
   | { readonly ok: true; readonly value: T; readonly from: RawValue | undefined }
   | { readonly ok: false; readonly from: RawValue; readonly message: string };
 
-/**
- * Reads and parses one variable: its default when unset or blank, its value when well formed,
- * else `ok: false` with one message naming the variable, the value and what is allowed.
- */
+/** Reads one variable: its default when unset or blank, its value when well formed, else one message. */
 export function readGymVariable<T>(env: NodeJS.ProcessEnv, variable: GymVariable<T>): ReadResult<T> {
   const from = readVariable(env, variable.names);
   if (from === undefined) return { ok: true, value: variable.defaultValue, from };
@@ -175,9 +138,5 @@ export function readGymVariable<T>(env: NodeJS.ProcessEnv, variable: GymVariable
 
 /** `NAME="value" is not valid (allowed: …)`, with the value capped. */
 export function malformedMessage(from: RawValue, allowed: string): string {
-  const shown =
-    from.value.length > 80
-      ? `${JSON.stringify(from.value.slice(0, 79))}… (${from.value.length} chars)`
-      : JSON.stringify(from.value);
-  return `${from.name}=${shown} is not valid (allowed: ${allowed})`;
+  return `${from.name}=${quote(from.value)} is not valid (allowed: ${allowed})`;
 }

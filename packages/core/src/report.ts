@@ -1,47 +1,90 @@
-// Once-only reporting, one policy for every package. Telemetry never throws into the program it
-// observes; it says so once through `diag.warn` and carries on. "Once" per kind of trouble,
-// per process (shared by every copy of every package), because a broken meter fails on every
-// call and a log line per call would turn a telemetry problem into an outage of the log
-// pipeline. A logger that throws is one more thing to survive.
-//
-// Reporting is not caching: a caller that hit a failing meter reports it here and tries
-// again on its next call (see instrument-source.ts); only the message is once.
+// How every gym-telemetry package speaks about trouble: the failure policy, a short rendering
+// of a bad value, and once-only reporting through `diag.warn`. "Once" per kind of trouble, per
+// process (shared by every copy of every package), because a broken meter fails on every call
+// and a log line per call would turn a telemetry problem into an outage of the log pipeline.
+// Reporting is not caching: a caller that hit a failing meter tries again on its next call.
 
 import { diag } from '@opentelemetry/api';
-import { describeError } from './describe-value.js';
 import { sharedSlot } from './shared-slot.js';
+
+/** The failure policy of every gym-telemetry package, word for word as each README states it. */
+export const FAILURE_POLICY =
+  'Telemetry never throws into your code and never changes what your code returns; a programming error in arguments throws at once, naming the value and what is allowed.' as const;
+
+const MAX_CHARS = 80;
+
+function cap(text: string): string {
+  return text.length > MAX_CHARS ? `${text.slice(0, MAX_CHARS - 1)}…` : text;
+}
+
+/** `text` as a JSON string, cut at 80 characters with `…` and its length when longer. */
+export function quote(text: string): string {
+  return text.length > MAX_CHARS ? `${JSON.stringify(cap(text))} (${text.length} chars)` : JSON.stringify(text);
+}
+
+/**
+ * `value` for a message: its type and a short rendering, e.g. `string "verfy"`, `number NaN`,
+ * `object (Array) ["verify"]`. A cycle does not throw: this runs while an error is reported.
+ */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'string':
+      return `string ${quote(value)}`;
+    case 'undefined':
+    case 'function':
+      return typeof value;
+    case 'symbol':
+      return `symbol ${cap(value.description ?? '')}`;
+    case 'object': {
+      const tag = Object.prototype.toString.call(value).slice(8, -1);
+      try {
+        return `object (${tag}) ${cap(JSON.stringify(value) ?? '{…}')}`;
+      } catch {
+        // A cycle or a BigInt: JSON cannot render it.
+        return `object (${tag}) {…}`;
+      }
+    }
+    default:
+      return `${typeof value} ${String(value)}`;
+  }
+}
+
+/** The message of a thrown value, one line, capped. */
+export function describeError(error: unknown): string {
+  return error instanceof Error ? cap(`${error.name}: ${error.message}`.replace(/\s+/g, ' ')) : describeValue(error);
+}
+
+/** The `RangeError` of a programming error in arguments: what was checked, the value, what is allowed. */
+export function invalidChoice(what: string, value: unknown, allowed: readonly string[] | string): RangeError {
+  const list = typeof allowed === 'string' ? allowed : `one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`;
+  return new RangeError(`${what} must be ${list}; got ${describeValue(value)}`);
+}
 
 const reported = sharedSlot('@gym/core/reported@1', () => new Set<string>());
 
-/** Reports trouble once per kind, through `diag.warn`, with a fixed prefix naming the package. */
+/** Reports trouble once per kind, through `diag.warn`, prefixed with the package's name. */
 export interface Reporter {
   /**
-   * Writes `message` (built only the first time, when a function) as one `diag.warn` line the
-   * first time `kind` is seen by this reporter's package in this process. `error`, when given,
-   * is appended as one short line. Never throws.
+   * Writes `message` (built only the first time, when a function), and `error` as one short
+   * line, the first time this package reports `kind` in this process. Never throws.
    */
   warnOnce(kind: string, message: string | (() => string), error?: unknown): void;
-  /** Whether `kind` was already reported by this package in this process. */
-  hasReported(kind: string): boolean;
 }
 
 /** The reporter of the package named `packageName` (e.g. `@gym/metrics`). */
 export function createReporter(packageName: string): Reporter {
-  const prefix = `${packageName}:`;
   return {
     warnOnce(kind, message, error) {
       const key = `${packageName}\u0000${kind}`;
       if (reported.has(key)) return;
       reported.add(key);
       try {
-        const text = typeof message === 'function' ? message() : message;
-        diag.warn(error === undefined ? `${prefix} ${text}` : `${prefix} ${text}: ${describeError(error)}`);
+        const text = `${packageName}: ${typeof message === 'function' ? message() : message}`;
+        diag.warn(error === undefined ? text : `${text}: ${describeError(error)}`);
       } catch {
         // A throwing logger (or message builder) must not reach the caller.
       }
-    },
-    hasReported(kind) {
-      return reported.has(`${packageName}\u0000${kind}`);
     },
   };
 }

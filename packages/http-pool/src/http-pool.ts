@@ -27,7 +27,7 @@ import {
   SERVER_NAME_PATTERN,
 } from '@gym/constants';
 import { createInstrument, createReporter, invalidChoice, resolveMeter } from '@gym/core/internal';
-import type { Attributes, Histogram, MeterProvider, ObservableResult } from '@opentelemetry/api';
+import type { Attributes, Histogram, MeterProvider, ObservableCounter, ObservableResult } from '@opentelemetry/api';
 import { waiterFor } from './waiter.js';
 
 const SCOPE = { name: '@gym/http-pool' } as const;
@@ -69,11 +69,6 @@ export interface HttpPoolTelemetry {
   stop(): void;
 }
 
-interface Recorder {
-  readonly histogram: Histogram;
-  stopped: boolean;
-}
-
 const INERT: HttpPoolTelemetry = Object.freeze({
   observe<P extends ObservablePool>(pool: P, origin: string | URL): P {
     originOf(origin, 'observe: origin');
@@ -93,91 +88,79 @@ export function startHttpPoolTelemetry(options: HttpPoolTelemetryOptions = {}): 
   const names = destinationNames(options.destinations);
   const meter = resolveMeter(options, SCOPE, reporter);
   if (meter === undefined) return INERT;
-  let recorder: Recorder;
-  const counts = new Map<string, number>();
+  // One attribute set per destination name, built once; connect_total counts by it.
+  const byName = new Map<string, Attributes>();
+  for (const name of [HTTP_DESTINATION_EXTERNAL, ...names.values()]) {
+    byName.set(name, Object.freeze({ [ATTR_HTTP_DESTINATION_SERVER_NAME]: name }));
+  }
+  const counts = new Map<Attributes, number>();
   const observeCounts = (result: ObservableResult) => {
-    for (const [name, count] of counts) result.observe(count, destinationAttributes(name));
+    for (const [attributes, count] of counts) result.observe(count, attributes);
   };
   const onCreate = (message: unknown) => {
     const origin = (message as { request?: { origin?: unknown } } | null)?.request?.origin;
-    const name = (typeof origin === 'string' && names.get(origin)) || HTTP_DESTINATION_EXTERNAL;
-    counts.set(name, (counts.get(name) ?? 0) + 1);
+    const attributes = byName.get((typeof origin === 'string' && names.get(origin)) || HTTP_DESTINATION_EXTERNAL)!;
+    counts.set(attributes, (counts.get(attributes) ?? 0) + 1);
   };
-  let removeCallback = () => {};
+  let histogram: Histogram;
+  let counter: ObservableCounter;
   try {
-    recorder = { histogram: createInstrument(meter, INSTRUMENTS.httpPoolQueueDuration), stopped: false };
-    const counter = createInstrument(meter, INSTRUMENTS.httpPoolConnectTotal);
+    histogram = createInstrument(meter, INSTRUMENTS.httpPoolQueueDuration);
+    counter = createInstrument(meter, INSTRUMENTS.httpPoolConnectTotal);
     counter.addCallback(observeCounts);
-    removeCallback = () => counter.removeCallback(observeCounts);
   } catch (error) {
     reporter.warnOnce('instruments', 'creating the connection-pool instruments failed; nothing is recorded', error);
     return INERT;
   }
   subscribe(REQUEST_CREATE_CHANNEL, onCreate);
+  let stopped = false;
+
+  /** The pool's own dispatch, timing the requests `pool` queues under `name`. */
+  function timedDispatch(pool: ObservablePool, name: string): DispatchFunction {
+    const dispatch = pool.dispatch as unknown as DispatchFunction;
+    const ok = queueAttributes(name, 'ok');
+    const abandoned = queueAttributes(name, 'abandoned');
+    const record = (queuedAt: number, gotConnection: boolean) => {
+      if (stopped) return;
+      try {
+        histogram.record(performance.now() - queuedAt, gotConnection ? ok : abandoned);
+      } catch (error) {
+        reporter.warnOnce('record', 'recording a connection-pool wait failed; the request is unaffected', error);
+      }
+    };
+    return (options, handler) => {
+      if (stopped) return dispatch.call(pool, options, handler);
+      const waiter = waiterFor(handler, record);
+      const accepted = dispatch.call(pool, options, waiter);
+      // Did the pool queue this request? Not when undici already started (or ended) it, nor
+      // when the pool said it has room for more (queueing makes dispatch return false).
+      // Otherwise the request sits in the pool's queue exactly when the queue is not empty:
+      // while requests wait, every connection is busy, so a new request joins them at the
+      // end. The common case (a free connection) reads no stats and no clock.
+      if (!waiter.left && !accepted && pool.stats.queued > 0) waiter.queue(performance.now());
+      return accepted;
+    };
+  }
+
   return {
     observe(pool, origin) {
-      const name = names.get(originOf(origin, 'observe: origin')) ?? HTTP_DESTINATION_EXTERNAL;
-      const dispatch = timedDispatch(pool, recorder, name);
+      const dispatch = timedDispatch(pool, names.get(originOf(origin, 'observe: origin')) ?? HTTP_DESTINATION_EXTERNAL);
       // What undici's own `compose` returns: the pool, with only `dispatch` replaced. (Not
       // `compose` itself: undici 7 converts every handler on that path, which costs a local
       // request about 10%.)
       return new Proxy(pool, { get: (target, key) => (key === 'dispatch' ? dispatch : Reflect.get(target, key)) });
     },
     stop() {
-      if (recorder.stopped) return;
-      recorder.stopped = true;
+      if (stopped) return;
+      stopped = true;
       unsubscribe(REQUEST_CREATE_CHANNEL, onCreate);
       try {
-        removeCallback();
+        counter.removeCallback(observeCounts);
       } catch (error) {
         reporter.warnOnce('stop', 'removing the connect_total callback failed', error);
       }
     },
   };
-}
-
-/** The pool's own dispatch, timing the requests `pool` queues under `name`. */
-function timedDispatch(pool: ObservablePool, recorder: Recorder, name: string): DispatchFunction {
-  const dispatch = pool.dispatch as unknown as DispatchFunction;
-  const ok = queueAttributes(name, 'ok');
-  const abandoned = queueAttributes(name, 'abandoned');
-  const record = (queuedAt: number, gotConnection: boolean) => {
-    if (recorder.stopped) return;
-    try {
-      recorder.histogram.record(performance.now() - queuedAt, gotConnection ? ok : abandoned);
-    } catch (error) {
-      reporter.warnOnce('record', 'recording a connection-pool wait failed; the request is unaffected', error);
-    }
-  };
-  return (options, handler) => {
-    if (recorder.stopped) return dispatch.call(pool, options, handler);
-    const waiter = waiterFor(handler, record);
-    const accepted = dispatch.call(pool, options, waiter);
-    // Did the pool queue this request? Not when undici already started (or ended) it, nor when
-    // the pool said it has room for more (queueing makes dispatch return false). Otherwise the
-    // request sits in the pool's queue exactly when the queue is not empty: while requests
-    // wait, every connection is busy, so a new request joins them at the end. The clock now is
-    // when it joined. The common case (a free connection) reads no stats and no clock.
-    if (!waiter.left && !accepted) {
-      try {
-        if (pool.stats.queued > 0) waiter.queue(performance.now());
-      } catch (error) {
-        reporter.warnOnce('stats', "reading the pool's stats failed; this request is not timed", error);
-      }
-    }
-    return accepted;
-  };
-}
-
-const destinationAttributeSets = new Map<string, Attributes>();
-
-function destinationAttributes(name: string): Attributes {
-  let attributes = destinationAttributeSets.get(name);
-  if (attributes === undefined) {
-    attributes = Object.freeze({ [ATTR_HTTP_DESTINATION_SERVER_NAME]: name });
-    destinationAttributeSets.set(name, attributes);
-  }
-  return attributes;
 }
 
 function queueAttributes(name: string, outcome: HttpPoolQueueOutcome): Attributes {
@@ -190,27 +173,23 @@ function queueAttributes(name: string, outcome: HttpPoolQueueOutcome): Attribute
 }
 
 /** The origin of `value` as undici writes it (`http://host:port`, default port left out). */
-function originOf(value: unknown, what: string): string {
-  let origin: string | undefined;
+function originOf(value: string | URL, what: string): string {
+  let origin = '';
   try {
-    origin = typeof value === 'string' || value instanceof URL ? new URL(value).origin : undefined;
+    origin = new URL(value).origin;
   } catch {
-    origin = undefined;
+    // Not a URL: refused below.
   }
-  if (origin === undefined || !/^https?:\/\//.test(origin)) {
+  if (!/^https?:\/\//.test(origin)) {
     throw invalidChoice(`startHttpPoolTelemetry: ${what}`, value, 'an http(s) origin such as http://127.0.0.1:8000');
   }
   return origin;
 }
 
-function destinationNames(destinations: Readonly<Record<string, string>> | undefined): ReadonlyMap<string, string> {
+function destinationNames(destinations: Readonly<Record<string, string>> = {}): ReadonlyMap<string, string> {
   const names = new Map<string, string>();
-  if (destinations === undefined) return names;
-  if (typeof destinations !== 'object' || destinations === null) {
-    throw invalidChoice('startHttpPoolTelemetry: destinations', destinations, 'an object of origin → name');
-  }
   for (const [key, name] of Object.entries(destinations)) {
-    if (typeof name !== 'string' || !SERVER_NAME_PATTERN.test(name)) {
+    if (!SERVER_NAME_PATTERN.test(name)) {
       throw invalidChoice(
         `startHttpPoolTelemetry: destinations[${JSON.stringify(key)}]`,
         name,

@@ -14,14 +14,8 @@ type Handler = Record<string, Callback | undefined>;
 export type Settle = (queuedAt: number, gotConnection: boolean) => void;
 
 /** A forwarding handler that times the wait of a queued request. */
-export interface Waiter {
+abstract class Waiter {
   /** True once undici started the request or ended it (so it is not waiting in a queue). */
-  readonly left: boolean;
-  /** Called by the observed dispatch when the pool queued the request, with the clock then. */
-  queue(now: number): void;
-}
-
-abstract class WaiterBase implements Waiter {
   left = false;
   #queuedAt = -1;
   constructor(
@@ -29,6 +23,7 @@ abstract class WaiterBase implements Waiter {
     private readonly settle: Settle,
   ) {}
 
+  /** Called by the observed dispatch when the pool queued the request, with the clock then. */
   queue(now: number): void {
     this.#queuedAt = now;
   }
@@ -49,7 +44,7 @@ abstract class WaiterBase implements Waiter {
 }
 
 /** undici 7+ handlers (`onRequestStart` and the `onResponse*` callbacks). */
-class ControllerWaiter extends WaiterBase {
+class ControllerWaiter extends Waiter {
   onRequestStart(controller: unknown, context: unknown): unknown {
     try {
       return this.handler.onRequestStart?.(controller, context);
@@ -79,7 +74,7 @@ class ControllerWaiter extends WaiterBase {
 }
 
 /** Older handlers (`onConnect`, `onHeaders`, `onData`, `onComplete`, `onError`, …). */
-class AbortWaiter extends WaiterBase {
+class AbortWaiter extends Waiter {
   onConnect(abort: unknown, context: unknown): unknown {
     try {
       return this.handler.onConnect?.(abort, context);

@@ -1,29 +1,48 @@
 // The recorder. `GymMetrics` holds where to record (an injected provider, else the global
-// provider while exporting); its instruments come from the meter it resolves, made once per
-// meter (gym-instruments.ts). The free functions delegate to one default instance: the global
-// provider.
+// provider while exporting); its four instruments come from the meter it resolves, made once
+// per meter from their @gym/constants entries. The free functions delegate to one default
+// instance. `gym.server.request_duration_ms` is not written on purpose: undimensioned, it
+// would merge every route.
 //
-// Nothing here throws into the caller: a bad value is dropped and reported once, and a meter,
-// provider or logger that throws is reported once (the logger's own failure is swallowed by
-// @gym/core) and retried on the next call. One try/catch per recording method, at its edge.
+// Nothing here throws into the caller: a bad value is dropped (never clamped: a clamped
+// duration would be a lie in a dashboard) and reported once per recorder, field and kind of
+// mistake; a meter, provider or logger that throws is reported once and retried on the next
+// call. One try/catch per recording method, at its edge.
 
-import { METRIC_SERVERS_ACTIVE } from '@gym/constants';
-import { resolveMeter } from '@gym/core/internal';
-import { instrumentsOf } from './gym-instruments.js';
+import { INSTRUMENTS, METRIC_SERVERS_ACTIVE } from '@gym/constants';
+import { createInstrument, describeValue, perMeter, resolveMeter, sharedSlot } from '@gym/core/internal';
+import type { MeterProvider } from '@opentelemetry/api';
 import { isOrchestrator } from './orchestrator.js';
 import { reporter, SCOPE } from './scope.js';
-import type { MetricsOptions } from './types.js';
-import {
-  isValidCount,
-  isValidDuration,
-  reportInvalidCount,
-  reportInvalidDuration,
-  reportInvalidFlag,
-} from './validate.js';
-import { tallyVerify } from './verify-tally.js';
 
-const DROPPED_CALL = 'the call was dropped (nothing recorded)';
-const DROPPED_POINT = 'the duration point was dropped; the outcome still counts in the success rate';
+/** Where a {@link GymMetrics} records. */
+export interface MetricsOptions {
+  /**
+   * Record on this provider's `@gym/metrics` meter. Absent or `null`: the global MeterProvider,
+   * and only while metrics are exporting.
+   */
+  readonly meterProvider?: MeterProvider | null | undefined;
+}
+
+const instrumentsOf = perMeter((meter) => ({
+  rolloutDuration: createInstrument(meter, INSTRUMENTS.rolloutDuration),
+  verifyDuration: createInstrument(meter, INSTRUMENTS.verifyDuration),
+  verifySuccessRate: createInstrument(meter, INSTRUMENTS.verifySuccessRate),
+  serversActive: createInstrument(meter, INSTRUMENTS.serversActive),
+}));
+
+/** Name of the shared slot of the verify tally; the shape below is only ever extended. */
+export const VERIFY_TALLY_SLOT = '@gym/metrics/verify-tally@1';
+
+/** Verify calls counted so far in this process. */
+export interface VerifyTally {
+  calls: number;
+  completed: number;
+}
+
+// Process-wide and cumulative (Gym's definition of the rate; a window would need a clock on
+// the hot path), counted even while nothing exports, and shared by every copy of the package.
+const tally = sharedSlot<VerifyTally>(VERIFY_TALLY_SLOT, () => ({ calls: 0, completed: 0 }));
 
 /**
  * Records the `gym.*` rollout, verify and fleet instruments. Nothing it does throws into the
@@ -53,14 +72,13 @@ export class GymMetrics {
    * @param ms - The rollout's wall time in milliseconds, a finite number >= 0.
    */
   recordRolloutDuration(ms: number): void {
-    if (!isValidDuration(ms)) {
-      reportInvalidDuration('recordRolloutDuration', 'ms', ms, DROPPED_CALL);
+    if (!isDuration(ms)) {
+      reportInvalid('recordRolloutDuration', 'ms', ms, 'duration', DROPPED_CALL);
       return;
     }
     try {
       const meter = resolveMeter(this.#source, SCOPE, reporter);
-      if (meter === undefined) return;
-      instrumentsOf(meter).rolloutDuration.record(ms);
+      if (meter !== undefined) instrumentsOf(meter).rolloutDuration.record(ms);
     } catch (error) {
       reportFailure(error);
     }
@@ -81,18 +99,19 @@ export class GymMetrics {
    */
   recordVerify(ms: number, succeeded: boolean): void {
     if (typeof succeeded !== 'boolean') {
-      reportInvalidFlag('recordVerify', 'succeeded', succeeded);
+      reportInvalid('recordVerify', 'succeeded', succeeded, 'flag', DROPPED_CALL);
       return;
     }
-    const validMs = isValidDuration(ms);
-    if (!validMs) reportInvalidDuration('recordVerify', 'ms', ms, DROPPED_POINT);
+    const validMs = isDuration(ms);
+    if (!validMs) reportInvalid('recordVerify', 'ms', ms, 'duration', DROPPED_POINT);
     try {
-      const rate = tallyVerify(succeeded);
+      tally.calls += 1;
+      if (succeeded) tally.completed += 1;
       const meter = resolveMeter(this.#source, SCOPE, reporter);
       if (meter === undefined) return;
       const instruments = instrumentsOf(meter);
       if (validMs) instruments.verifyDuration.record(ms);
-      instruments.verifySuccessRate.record(rate);
+      instruments.verifySuccessRate.record(tally.completed / tally.calls);
     } catch (error) {
       reportFailure(error);
     }
@@ -109,19 +128,16 @@ export class GymMetrics {
    * @param count - Servers in the fleet, an integer >= 0.
    */
   recordActiveServers(count: number): void {
-    if (!isValidCount(count)) {
-      reportInvalidCount('recordActiveServers', 'count', count);
+    if (!(Number.isInteger(count) && count >= 0)) {
+      reportInvalid('recordActiveServers', 'count', count, 'count', DROPPED_CALL);
       return;
     }
     try {
       // Resolved first: the refusal speaks only when the write would have been exported.
       const meter = resolveMeter(this.#source, SCOPE, reporter);
       if (meter === undefined) return;
-      if (!isOrchestrator()) {
-        reporter.warnOnce('recordActiveServers:not-orchestrator', refusal);
-        return;
-      }
-      instrumentsOf(meter).serversActive.record(count);
+      if (isOrchestrator()) instrumentsOf(meter).serversActive.record(count);
+      else reporter.warnOnce('recordActiveServers:not-orchestrator', REFUSAL);
     } catch (error) {
       reportFailure(error);
     }
@@ -146,6 +162,36 @@ export function recordActiveServers(count: number): void {
   DEFAULT.recordActiveServers(count);
 }
 
+const DROPPED_CALL = 'the call was dropped (nothing recorded)';
+const DROPPED_POINT = 'the duration point was dropped; the outcome still counts in the success rate';
+const ALLOWED = { duration: 'a finite number of milliseconds >= 0', count: 'an integer >= 0', flag: 'true or false' };
+
+/** A finite number >= 0. NaN fails the comparison: one branch on the hot path. */
+function isDuration(ms: unknown): ms is number {
+  return typeof ms === 'number' && ms >= 0 && ms !== Number.POSITIVE_INFINITY;
+}
+
+function reportInvalid(
+  recorder: string,
+  field: string,
+  value: unknown,
+  kind: keyof typeof ALLOWED,
+  dropped: string,
+): void {
+  let mistake = 'not an integer';
+  if (kind === 'flag') mistake = 'not a boolean';
+  else if (typeof value !== 'number') mistake = 'not a number';
+  else if (Number.isNaN(value)) mistake = 'NaN';
+  else if (!Number.isFinite(value)) mistake = 'infinite';
+  else if (value < 0) mistake = 'negative';
+  reporter.warnOnce(
+    `${recorder}.${field}:${mistake}`,
+    () =>
+      `${recorder}: ${field} = ${describeValue(value)} is ${mistake}; allowed: ${ALLOWED[kind]}. ` +
+      `${dropped[0]!.toUpperCase()}${dropped.slice(1)}; later ${mistake} values of ${field} are dropped silently.`,
+  );
+}
+
 function reportFailure(error: unknown): void {
   reporter.warnOnce(
     'record',
@@ -154,11 +200,8 @@ function reportFailure(error: unknown): void {
   );
 }
 
-function refusal(): string {
-  return (
-    `recordActiveServers refused: ${METRIC_SERVERS_ACTIVE} has one writer, the orchestrator, and ` +
-    'this process has not declared itself the orchestrator. Call declareOrchestrator() in the ' +
-    "orchestrator process (or initialise @gym/otel-bootstrap with serverType 'orchestrator'); " +
-    'servers must not write this gauge. Nothing was recorded; later calls here are refused silently.'
-  );
-}
+const REFUSAL =
+  `recordActiveServers refused: ${METRIC_SERVERS_ACTIVE} has one writer, the orchestrator, and ` +
+  'this process has not declared itself the orchestrator. Call declareOrchestrator() in the ' +
+  "orchestrator process (or initialise @gym/otel-bootstrap with serverType 'orchestrator'); " +
+  'servers must not write this gauge. Nothing was recorded; later calls here are refused silently.';

@@ -1,0 +1,132 @@
+// Where a package's instruments come from. A meter or tracer: an injected provider's, else
+// the global provider's, and the global one only while exporting (one global read, so a
+// process with telemetry off never asks the OpenTelemetry API for anything). An instrument:
+// from its entry in @gym/constants' INSTRUMENTS table, so no package restates a kind, unit,
+// description or bucket list; made once per meter, so a process that re-initialises
+// telemetry gets fresh instruments. Nothing failing is cached: the next call tries again.
+
+import type { InstrumentEntry, InstrumentKind } from '@gym/constants';
+import type * as api from '@opentelemetry/api';
+import { metrics, trace, ValueType } from '@opentelemetry/api';
+import type { Reporter } from './report.js';
+import { isMetricsExporting, isTracesExporting } from './telemetry-state.js';
+
+/** Where to record metrics. Absent (or `null`): the global provider, while exporting. */
+export interface MeterSourceOptions {
+  readonly meterProvider?: api.MeterProvider | null | undefined;
+}
+
+/** Where to record spans. Absent (or `null`): the global provider, while exporting. */
+export interface TracerSourceOptions {
+  readonly tracerProvider?: api.TracerProvider | null | undefined;
+}
+
+/** The instrumentation scope a package records under. */
+export interface InstrumentScope {
+  readonly name: string;
+  readonly version?: string;
+}
+
+// The last answer, so the hot path of a process that records on one provider under one scope
+// is a compare (the SDK's own getMeter builds a key string per call).
+let last: { provider: object; scope: InstrumentScope; value: api.Meter | api.Tracer } | undefined;
+
+function fromProvider<P extends object, T extends api.Meter | api.Tracer>(
+  kind: 'meter' | 'tracer',
+  provider: P,
+  get: (this: P, name: string, version?: string) => T,
+  scope: InstrumentScope,
+  reporter: Reporter,
+): T | undefined {
+  if (last?.provider === provider && last.scope === scope) return last.value as T;
+  try {
+    const value = get.call(provider, scope.name, scope.version);
+    last = { provider, scope, value };
+    return value;
+  } catch (error) {
+    reporter.warnOnce(
+      kind,
+      `getting a ${kind} failed; nothing was recorded this time, the next call tries again`,
+      error,
+    );
+    return undefined;
+  }
+}
+
+/** The meter to record on, or `undefined` (not exporting, or it failed: reported once). Never throws. */
+export function resolveMeter(
+  options: MeterSourceOptions | null | undefined,
+  scope: InstrumentScope,
+  reporter: Reporter,
+): api.Meter | undefined {
+  const provider = options?.meterProvider ?? (isMetricsExporting() ? metrics.getMeterProvider() : undefined);
+  return provider && fromProvider('meter', provider, provider.getMeter, scope, reporter);
+}
+
+/** The tracer to record on, or `undefined` (not exporting, or it failed: reported once). Never throws. */
+export function resolveTracer(
+  options: TracerSourceOptions | null | undefined,
+  scope: InstrumentScope,
+  reporter: Reporter,
+): api.Tracer | undefined {
+  const provider = options?.tracerProvider ?? (isTracesExporting() ? trace.getTracerProvider() : undefined);
+  return provider && fromProvider('tracer', provider, provider.getTracer, scope, reporter);
+}
+
+/** The OpenTelemetry API type each kind creates. */
+export interface InstrumentOfKind {
+  histogram: api.Histogram;
+  counter: api.Counter;
+  'up-down counter': api.UpDownCounter;
+  gauge: api.Gauge;
+  'observable counter': api.ObservableCounter;
+  'observable up-down counter': api.ObservableUpDownCounter;
+  'observable gauge': api.ObservableGauge;
+}
+
+/**
+ * Creates `entry`'s instrument on `meter`, a histogram with its boundaries as advice (a view
+ * the user sets up still wins). Throws when the meter does.
+ */
+export function createInstrument<E extends InstrumentEntry>(meter: api.Meter, entry: E): InstrumentOfKind[E['kind']];
+export function createInstrument(meter: api.Meter, entry: InstrumentEntry): InstrumentOfKind[InstrumentKind] {
+  const { name } = entry;
+  const options: api.MetricOptions = {
+    description: entry.description,
+    unit: entry.unit,
+    valueType: entry.valueType === 'int' ? ValueType.INT : ValueType.DOUBLE,
+  };
+  switch (entry.kind) {
+    case 'histogram':
+      // A copy: the API types the advice as mutable, the table's lists are `as const`.
+      return meter.createHistogram(name, { ...options, advice: { explicitBucketBoundaries: [...entry.boundaries] } });
+    case 'counter':
+      return meter.createCounter(name, options);
+    case 'up-down counter':
+      return meter.createUpDownCounter(name, options);
+    case 'gauge':
+      return meter.createGauge(name, options);
+    case 'observable counter':
+      return meter.createObservableCounter(name, options);
+    case 'observable up-down counter':
+      return meter.createObservableUpDownCounter(name, options);
+    case 'observable gauge':
+      return meter.createObservableGauge(name, options);
+  }
+}
+
+/**
+ * A per-meter memo of `create`, kept as long as the meter lives. When `create` throws, the
+ * error reaches the caller (who reports it) and nothing is kept.
+ */
+export function perMeter<T>(create: (meter: api.Meter) => T): (meter: api.Meter) => T {
+  const made = new WeakMap<api.Meter, T>();
+  return (meter) => {
+    let value = made.get(meter);
+    if (value === undefined) {
+      value = create(meter);
+      made.set(meter, value);
+    }
+    return value;
+  };
+}
