@@ -1,13 +1,12 @@
-// Typed input → span attributes, checked by plain code where it is written. Telemetry input
-// never throws, as in OpenTelemetry itself: a field this package does not know (a typo such as
-// `memoryMB`) is ignored and reported once, and a value that breaks its rule is dropped with
-// one diag warning. A number appears only when somebody stated it: 0 stays 0, and an absent
-// or dropped amount is named under `…unspecified`, never written as 0. The keys depend only on
-// the typed data, never on which provider produced it.
+// Typed input → span attributes, checked by plain code where it is written. As in OpenTelemetry
+// itself, telemetry input never throws: a field this package does not know (a typo such as
+// `memoryMB`) is ignored and reported once, and a value that breaks its rule is dropped with one
+// diag warning. An absent or dropped amount is named under `…unspecified`, never written as 0.
 
 import {
   ATTR_SANDBOX_ID,
   ATTR_SANDBOX_REQUEST_ID,
+  ATTR_SANDBOX_RESOURCE_FINAL,
   SANDBOX_ALLOCATION_PREFIX,
   SANDBOX_ATTRIBUTE_PREFIX,
   SANDBOX_PROVIDER_PATTERN,
@@ -26,51 +25,61 @@ import type {
   SandboxSpec,
 } from './types.js';
 
-type Written = Record<string, SandboxAttributeValue>;
+type Written = Record<string, string | number>;
+/** A value's test, and the rule as a warning states it. */
+type Rule = readonly [test: (value: unknown) => boolean, text: string];
 
-/** Typed field → key suffix, in the order the keys are written. */
+const text = (value: unknown, max: number): value is string =>
+  typeof value === 'string' && value.length >= 1 && value.length <= max;
+// Names become part of a key (components) or a bounded value (sources, kinds).
+const NAME: Rule = [
+  (v) => typeof v === 'string' && SANDBOX_PROVIDER_PATTERN.test(v),
+  `a name matching ${SANDBOX_PROVIDER_PATTERN}`,
+];
+const AMOUNT: Rule = [(v) => typeof v === 'number' && v >= 0 && v !== Number.POSITIVE_INFINITY, 'a finite number >= 0'];
+const GPU_TYPE: Rule = [(v) => text(v, 128), 'a string of 1 to 128 characters'];
+// An identity, not an address: a value that starts like `scheme://` is an endpoint.
+const IDENTITY: Rule = [
+  (v) => text(v, 256) && !/^[a-z][a-z0-9+.-]*:\/\//i.test(v),
+  'an identity of 1 to 256 characters, not an endpoint',
+];
+const VALUE: Rule = [isAttributeValue, 'a string, a boolean or a finite number'];
+
+/** Typed field, key suffix and rule, in the order the keys are written. */
 const AMOUNT_FIELDS = [
-  ['cpu', 'cpu'],
-  ['memoryMib', 'memory_mib'],
-  ['diskGib', 'disk_gib'],
-  ['gpu', 'gpu'],
-  ['gpuType', 'gpu_type'],
-] as const satisfies readonly (readonly [keyof SandboxResourceAmounts, string])[];
+  ['cpu', 'cpu', AMOUNT],
+  ['memoryMib', 'memory_mib', AMOUNT],
+  ['diskGib', 'disk_gib', AMOUNT],
+  ['gpu', 'gpu', AMOUNT],
+  ['gpuType', 'gpu_type', GPU_TYPE],
+] as const satisfies readonly (readonly [keyof SandboxResourceAmounts, string, Rule])[];
+const AMOUNT_KEYS = AMOUNT_FIELDS.map(([field]) => field);
 
-const AMOUNT_KEYS: ReadonlySet<string> = new Set(AMOUNT_FIELDS.map(([field]) => field));
-const DESIGNATOR_KEYS: ReadonlySet<string> = new Set(['kind', 'id', 'scope']);
-const ALLOCATION_KEYS: ReadonlySet<string> = new Set(['source', 'components', 'designator', 'host']);
-const COMPONENT_KEYS: ReadonlySet<string> = new Set(['name', 'requests', 'limits']);
+/**
+ * Whether a caller's attribute (or, with `sample`, a provider's sample value) may use `key`:
+ * under `nemo.gym.sandbox.`, and not a key this package writes itself. A sample may also write
+ * under `…resource.`, except the final flag and the sampler's counters.
+ */
+export function isFreeKey(key: string, sample: boolean): boolean {
+  if (!key.startsWith(SANDBOX_ATTRIBUTE_PREFIX) || key === ATTR_SANDBOX_ID || key === ATTR_SANDBOX_REQUEST_ID) {
+    return false;
+  }
+  if (key.startsWith(SANDBOX_RESOURCE_PREFIX)) {
+    return sample && key !== ATTR_SANDBOX_RESOURCE_FINAL && !key.startsWith(`${SANDBOX_RESOURCE_PREFIX}sampler.`);
+  }
+  return !key.startsWith(SANDBOX_REQUESTED_PREFIX) && !key.startsWith(SANDBOX_ALLOCATION_PREFIX);
+}
 
-/** A value that starts like `scheme://` is an endpoint, not an identity. */
-const URL_LIKE = /^[a-z][a-z0-9+.-]*:\/\//i;
-/** Names that become part of a key (component names) or a bounded value (sources, kinds): the provider-name rule. */
-const NAME_RULE = `a name matching ${SANDBOX_PROVIDER_PATTERN}`;
-const AMOUNT_RULE = 'a finite number >= 0';
-const IDENTITY_RULE = 'an identity of 1 to 256 characters, not an endpoint';
-
-/** The key families this package writes itself; a caller may not set them. */
-const RESERVED_PREFIXES = [SANDBOX_REQUESTED_PREFIX, SANDBOX_ALLOCATION_PREFIX, SANDBOX_RESOURCE_PREFIX] as const;
-
-/** True for a value this package writes: a string, a boolean or a finite number. */
+/** Whether `value` may be written: a string, a boolean or a finite number. */
 export function isAttributeValue(value: unknown): value is SandboxAttributeValue {
   return (
     typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))
   );
 }
 
-/** True when `key` belongs to a family this package writes itself (requested, allocation, resource, the ids). */
-export function isReservedKey(key: string): boolean {
-  if (key === ATTR_SANDBOX_ID || key === ATTR_SANDBOX_REQUEST_ID) return true;
-  return RESERVED_PREFIXES.some((prefix) => key.startsWith(prefix));
-}
-
-/** `amounts` under `nemo.gym.sandbox.requested.` (see {@link allocationAttributes} for the amount rules). */
+/** `spec.resources` under `nemo.gym.sandbox.requested.` (see {@link allocationAttributes} for the amount rules). */
 export function requestedAttributes(spec: SandboxSpec): Record<string, string | number> {
-  return writeAmounts({}, spec.resources, SANDBOX_REQUESTED_PREFIX, 'SandboxSpec.resources') as Record<
-    string,
-    string | number
-  >;
+  return writeAmounts({}, spec.resources, SANDBOX_REQUESTED_PREFIX, 'SandboxSpec.resources');
 }
 
 /**
@@ -86,23 +95,17 @@ export function requestedAttributes(spec: SandboxSpec): Record<string, string | 
 export function allocationAttributes(allocation: ResourceAllocation): Record<string, string | number> {
   const out: Written = {};
   const where = 'ResourceAllocation';
-  unknownFields(allocation, ALLOCATION_KEYS, where);
-  if (isName(allocation.source)) out[`${SANDBOX_ALLOCATION_PREFIX}source`] = allocation.source;
-  else dropped(`${where}.source`, allocation.source, NAME_RULE);
-  if (allocation.designator !== undefined) {
-    writeDesignator(out, allocation.designator, `${SANDBOX_ALLOCATION_PREFIX}designator.`, `${where}.designator`);
-  }
-  if (allocation.host !== undefined) {
-    writeDesignator(out, allocation.host, `${SANDBOX_ALLOCATION_PREFIX}host.`, `${where}.host`);
+  unknownFields(allocation, ['source', 'components', 'designator', 'host'], where);
+  if (valid(allocation.source, NAME, `${where}.source`)) out[`${SANDBOX_ALLOCATION_PREFIX}source`] = allocation.source;
+  for (const part of ['designator', 'host'] as const) {
+    const designator = allocation[part];
+    if (designator !== undefined) writeDesignator(out, designator, part, `${where}.${part}`);
   }
   const byName = new Map<string, ResourceAllocation['components'][number]>();
+  const unique: Rule = [(v) => NAME[0](v) && !byName.has(v as string), `${NAME[1]}, unique within the allocation`];
   for (const component of allocation.components) {
-    unknownFields(component, COMPONENT_KEYS, `${where}.components[]`);
-    if (!isName(component.name) || byName.has(component.name)) {
-      dropped(`${where}.components[].name`, component.name, `${NAME_RULE}, unique within the allocation`);
-    } else {
-      byName.set(component.name, component);
-    }
+    unknownFields(component, ['name', 'requests', 'limits'], `${where}.components[]`);
+    if (valid(component.name, unique, `${where}.components[].name`)) byName.set(component.name, component);
   }
   // Sorted, so two providers that list the same components in another order agree.
   const names = [...byName.keys()].sort();
@@ -113,29 +116,22 @@ export function allocationAttributes(allocation: ResourceAllocation): Record<str
     writeAmounts(out, component.requests, `${base}requests.`, `${where}.components[].requests`);
     writeAmounts(out, component.limits, `${base}limits.`, `${where}.components[].limits`);
   }
-  return out as Record<string, string | number>;
+  return out;
 }
 
-/**
- * The caller's attributes that may go on a record: keys under `nemo.gym.sandbox.` that this
- * package does not write itself, with string, boolean or finite number values. Anything else
- * is left out, with one warning per kind.
- */
-export function callerAttributes(attributes: SandboxAttributes, where: string): Written {
-  const out: Written = {};
-  for (const key of Object.keys(attributes)) {
-    const value = attributes[key];
-    if (!key.startsWith(SANDBOX_ATTRIBUTE_PREFIX) || isReservedKey(key)) {
+/** The caller's attributes that may go on a record (see {@link isFreeKey}); the rest is left out, one warning per kind. */
+export function callerAttributes(attributes: SandboxAttributes, where: string): SandboxAttributes {
+  const out: Record<string, SandboxAttributeValue> = {};
+  for (const [key, value] of Object.entries(attributes)) {
+    if (!isFreeKey(key, false)) {
       reporter.warnOnce(
         `caller-key:${where}`,
         () =>
           `${where}: key ${describeValue(key)} is not one a caller may set (a key under '${SANDBOX_ATTRIBUTE_PREFIX}' ` +
           'that this package does not write itself); it was left out (later ones are left out silently)',
       );
-    } else if (isAttributeValue(value)) {
+    } else if (valid(value, VALUE, `${where}.${key}`)) {
       out[key] = value;
-    } else {
-      dropped(`${where}.${key}`, value, 'a string, a boolean or a finite number');
     }
   }
   return out;
@@ -158,63 +154,42 @@ export function recordAttributes(carried: SandboxAttributes, own: Attributes): A
 function writeAmounts(out: Written, amounts: SandboxResourceAmounts, prefix: string, where: string): Written {
   unknownFields(amounts, AMOUNT_KEYS, where);
   const unspecified: string[] = [];
-  for (const [field, suffix] of AMOUNT_FIELDS) {
+  for (const [field, suffix, rule] of AMOUNT_FIELDS) {
     const value = amounts[field];
-    if (value === undefined) {
-      unspecified.push(suffix);
-    } else if (field === 'gpuType' ? isText(value, 128) : isAmount(value)) {
-      out[prefix + suffix] = value;
-    } else {
-      dropped(`${where}.${field}`, value, field === 'gpuType' ? 'a string of 1 to 128 characters' : AMOUNT_RULE);
-      unspecified.push(suffix);
-    }
+    if (value !== undefined && valid(value, rule, `${where}.${field}`)) out[prefix + suffix] = value;
+    else unspecified.push(suffix);
   }
   if (unspecified.length > 0) out[`${prefix}unspecified`] = unspecified.sort().join(',');
   return out;
 }
 
-function writeDesignator(out: Written, designator: ResourceDesignator, prefix: string, where: string): void {
-  unknownFields(designator, DESIGNATOR_KEYS, where);
-  if (isName(designator.kind)) out[`${prefix}kind`] = designator.kind;
-  else dropped(`${where}.kind`, designator.kind, NAME_RULE);
-  if (isIdentity(designator.id)) out[`${prefix}id`] = designator.id;
-  else dropped(`${where}.id`, designator.id, IDENTITY_RULE);
-  if (designator.scope === undefined) return;
-  if (isIdentity(designator.scope)) out[`${prefix}scope`] = designator.scope;
-  else dropped(`${where}.scope`, designator.scope, IDENTITY_RULE);
+function writeDesignator(out: Written, designator: ResourceDesignator, part: string, where: string): void {
+  unknownFields(designator, ['kind', 'id', 'scope'], where);
+  const prefix = `${SANDBOX_ALLOCATION_PREFIX}${part}.`;
+  if (valid(designator.kind, NAME, `${where}.kind`)) out[`${prefix}kind`] = designator.kind;
+  if (valid(designator.id, IDENTITY, `${where}.id`)) out[`${prefix}id`] = designator.id;
+  if (designator.scope !== undefined && valid(designator.scope, IDENTITY, `${where}.scope`)) {
+    out[`${prefix}scope`] = designator.scope;
+  }
 }
 
-function isAmount(value: unknown): value is number {
-  return typeof value === 'number' && value >= 0 && value !== Number.POSITIVE_INFINITY;
-}
-
-function isText(value: unknown, max: number): value is string {
-  return typeof value === 'string' && value.length >= 1 && value.length <= max;
-}
-
-function isIdentity(value: unknown): value is string {
-  return isText(value, 256) && !URL_LIKE.test(value);
-}
-
-function isName(value: unknown): value is string {
-  return typeof value === 'string' && SANDBOX_PROVIDER_PATTERN.test(value);
-}
-
-/** One warning per field: a value was dropped. */
-function dropped(field: string, value: unknown, rule: string): void {
+/** Whether `value` keeps `rule`; when not, one warning per field: the value was dropped. */
+function valid(value: unknown, [test, rule]: Rule, field: string): boolean {
+  if (test(value)) return true;
   reporter.warnOnce(
     `dropped:${field}`,
     () => `${field} = ${describeValue(value)} is not ${rule}; it was dropped (later ones are dropped silently)`,
   );
+  return false;
 }
 
 /** One warning per unknown field name: a typo such as `memoryMB` would otherwise pass unseen. */
-function unknownFields(input: object, known: ReadonlySet<string>, where: string): void {
+function unknownFields(input: object, known: readonly string[], where: string): void {
   for (const key of Object.keys(input)) {
-    if (known.has(key)) continue;
+    if (known.includes(key)) continue;
     reporter.warnOnce(
       `unknown:${where}.${key}`,
-      () => `${where} has no field ${describeValue(key)} (known: ${[...known].join(', ')}); it was ignored`,
+      () => `${where} has no field ${describeValue(key)} (known: ${known.join(', ')}); it was ignored`,
     );
   }
 }

@@ -4,29 +4,46 @@
 // first call, before the caller's close runs (so a close that throws or hangs changes
 // nothing), and never subtracts what was not added; a borrowed (attached) sandbox is never
 // added nor subtracted. Whether to record is decided when the create starts and holds to the
-// release, so telemetry switched on mid-life never subtracts a sandbox it did not add.
+// release, so telemetry switched on mid-life never subtracts a sandbox it did not add. Unlike
+// the records these are metrics, but they follow Gym's rule for the `sandbox` span group: with
+// the group off none is recorded, whatever meter was injected.
 //
 // It only counts and times: the caller's functions run as given, and what they return comes
 // back unchanged. Anything with a callable `then` is asynchronous (execa's subprocess, a
 // Promise of another realm): it is timed to its settlement, not to the synchronous return.
 
 import { isPromise } from 'node:util/types';
-import { ATTR_SANDBOX_PROVIDER, SANDBOX_PROVIDER_PATTERN } from '@gym/constants';
-import { invalidChoice, type MeterSourceOptions } from '@gym/core/internal';
-import type { Attributes } from '@opentelemetry/api';
-import {
-  lifecycleInstruments,
-  reportMetricFailure,
-  type SandboxLifecycleInstruments,
-} from './lifecycle-instruments.js';
+import { ATTR_SANDBOX_PROVIDER, INSTRUMENTS, SANDBOX_PROVIDER_PATTERN } from '@gym/constants';
+import { isMetricsExporting } from '@gym/core';
+import { createInstrument, invalidChoice, perMeter, resolveMeter } from '@gym/core/internal';
+import type { Attributes, Counter, Histogram, UpDownCounter } from '@opentelemetry/api';
+import { reporter, SCOPE, sandboxGroupOn } from './scope.js';
 import type { SandboxLifecycleOptions, SandboxLifecycleState } from './types.js';
+
+interface Instruments {
+  readonly active: UpDownCounter;
+  readonly startupDuration: Histogram;
+  readonly execDuration: Histogram;
+  readonly transferDuration: Histogram;
+  readonly createRetries: Counter;
+}
+
+const instrumentsOf = perMeter(
+  (meter): Instruments => ({
+    active: createInstrument(meter, INSTRUMENTS.sandboxActive),
+    startupDuration: createInstrument(meter, INSTRUMENTS.sandboxStartupDuration),
+    execDuration: createInstrument(meter, INSTRUMENTS.sandboxExecDuration),
+    transferDuration: createInstrument(meter, INSTRUMENTS.sandboxTransferDuration),
+    createRetries: createInstrument(meter, INSTRUMENTS.sandboxCreateRetry),
+  }),
+);
 
 /** Attribute objects, one per provider name, built once (a process uses a handful). */
 const byProvider = new Map<string, Attributes>();
 
 /**
- * The lifecycle metrics of one sandbox: `gym.sandbox.active`, `…startup_duration_ms`,
- * `…exec_duration_ms`, `…transfer_duration_ms` and `…create_retry_total`, by
+ * The lifecycle metrics of one sandbox (`gym.sandbox.active`, `…startup_duration_ms`,
+ * `…exec_duration_ms`, `…transfer_duration_ms`, `…create_retry_total`), by
  * `nemo.gym.sandbox.provider`.
  *
  * ```ts
@@ -37,22 +54,19 @@ const byProvider = new Map<string, Attributes>();
  * await lifecycle.release(() => sandbox.remove()); // -1 once, even if remove() throws
  * ```
  *
- * Nothing is recorded while the `sandbox` span group is off, or while no metrics export and
- * no `meterProvider` was given. The constructor throws a `RangeError` for a provider name
- * that is not one (a programming error); nothing else here throws for telemetry's sake.
+ * The constructor throws a `RangeError` for a provider name that is not one (a programming
+ * error, on or off); nothing else here throws for telemetry's sake.
  */
 export class SandboxLifecycle {
   readonly #attributes: Attributes;
-  readonly #source: MeterSourceOptions | undefined;
-  readonly #owned: boolean;
+  readonly #options: SandboxLifecycleOptions;
   #state: SandboxLifecycleState = 'new';
   /** The instruments the +1 went to; the -1 goes to the same ones. */
-  #added: SandboxLifecycleInstruments | undefined;
+  #added: Instruments | undefined;
 
   constructor(options: SandboxLifecycleOptions) {
     this.#attributes = providerAttributes(options.provider);
-    this.#source = options.meterProvider === undefined ? undefined : { meterProvider: options.meterProvider };
-    this.#owned = options.owned ?? true;
+    this.#options = options;
   }
 
   /** Where this sandbox is: `new`, `creating`, `held` (created), `released`. */
@@ -61,14 +75,13 @@ export class SandboxLifecycle {
   }
 
   /**
-   * Runs `create` and returns what it returns. When it returns (or what it returned settles
-   * fulfilled), the sandbox is held: `gym.sandbox.active` +1 and its startup duration
-   * recorded. When it throws (or rejects), nothing is recorded and `create` may be called
-   * again. For a borrowed sandbox, or a lifecycle already created or released, `create` just
-   * runs.
+   * Runs `create` and returns what it returns. When it returns (or what it returned fulfils),
+   * the sandbox is held: `gym.sandbox.active` +1 and its startup duration recorded. When it
+   * throws (or rejects), nothing is recorded and `create` may be called again. For a borrowed
+   * sandbox, or a lifecycle already created or released, `create` just runs.
    */
   create<T>(create: () => T): T {
-    if (!this.#owned || this.#state !== 'new') return create();
+    if (this.#options.owned === false || this.#state !== 'new') return create();
     this.#state = 'creating';
     const instruments = this.#instruments();
     const started = instruments === undefined ? 0 : performance.now();
@@ -76,23 +89,18 @@ export class SandboxLifecycle {
       if (this.#state !== 'creating') return; // released while creating: adds nothing
       this.#state = created ? 'held' : 'new';
       if (!created || instruments === undefined) return;
-      try {
+      safely(() => {
         instruments.active.add(1, this.#attributes);
         this.#added = instruments;
         instruments.startupDuration.record(performance.now() - started, this.#attributes);
-      } catch (error) {
-        reportMetricFailure(error);
-      }
+      });
     });
   }
 
   /** Counts one retried create attempt (`gym.sandbox.create_retry_total` +1); call it from inside `create`. */
   retried(): void {
-    try {
-      this.#instruments()?.createRetries.add(1, this.#attributes);
-    } catch (error) {
-      reportMetricFailure(error);
-    }
+    const instruments = this.#instruments();
+    if (instruments !== undefined) safely(() => instruments.createRetries.add(1, this.#attributes));
   }
 
   /**
@@ -101,19 +109,12 @@ export class SandboxLifecycle {
    * it returns or throws comes back unchanged.
    */
   exec<T>(exec: () => T): T {
-    const instruments = this.#instruments();
-    if (instruments === undefined) return exec(); // off: not even a promise wrapped
-    return timed(exec, instruments.execDuration, this.#attributes);
+    return this.#timed('execDuration', exec);
   }
 
-  /**
-   * Runs `transfer` (an upload into the sandbox or a download out of it) and records its
-   * duration into `gym.sandbox.transfer_duration_ms`, exactly as {@link exec} does.
-   */
+  /** Runs `transfer` (an upload or a download) into `gym.sandbox.transfer_duration_ms`, as {@link exec} does. */
   transfer<T>(transfer: () => T): T {
-    const instruments = this.#instruments();
-    if (instruments === undefined) return transfer();
-    return timed(transfer, instruments.transferDuration, this.#attributes);
+    return this.#timed('transferDuration', transfer);
   }
 
   /**
@@ -128,23 +129,42 @@ export class SandboxLifecycle {
       this.#state = 'released';
       const added = this.#added;
       this.#added = undefined;
-      try {
-        added?.active.add(-1, this.#attributes);
-      } catch (error) {
-        reportMetricFailure(error);
-      }
+      if (added !== undefined) safely(() => added.active.add(-1, this.#attributes));
     }
     return close?.();
   }
 
-  /** The instruments to record on now, or `undefined`. Never throws. */
-  #instruments(): SandboxLifecycleInstruments | undefined {
-    try {
-      return lifecycleInstruments(this.#source);
-    } catch (error) {
-      reportMetricFailure(error);
-      return undefined;
-    }
+  #timed<T>(histogram: 'execDuration' | 'transferDuration', run: () => T): T {
+    const instruments = this.#instruments();
+    if (instruments === undefined) return run(); // off: not even a promise wrapped
+    const started = performance.now();
+    return observe(run, () =>
+      safely(() => instruments[histogram].record(performance.now() - started, this.#attributes)),
+    );
+  }
+
+  /** The instruments to record on now, or `undefined`. Off, one read of the shared state. Never throws. */
+  #instruments(): Instruments | undefined {
+    const options = this.#options;
+    if ((options.meterProvider == null && !isMetricsExporting()) || !sandboxGroupOn()) return undefined;
+    return safely(() => {
+      const meter = resolveMeter(options, SCOPE, reporter);
+      return meter && instrumentsOf(meter);
+    });
+  }
+}
+
+/** The one edge of every lifecycle recording: a meter that throws is reported once, never passed on. */
+function safely<T>(record: () => T): T | undefined {
+  try {
+    return record();
+  } catch (error) {
+    reporter.warnOnce(
+      'lifecycle-metric',
+      'recording a sandbox lifecycle metric failed; the value was dropped (the next call tries again)',
+      error,
+    );
+    return undefined;
   }
 }
 
@@ -158,18 +178,6 @@ function providerAttributes(provider: string): Attributes {
   attributes = Object.freeze({ [ATTR_SANDBOX_PROVIDER]: provider });
   byProvider.set(provider, attributes);
   return attributes;
-}
-
-/** Runs `run` and records its duration into `histogram` once it has settled. */
-function timed<T>(run: () => T, histogram: SandboxLifecycleInstruments['execDuration'], attributes: Attributes): T {
-  const started = performance.now();
-  return observe(run, () => {
-    try {
-      histogram.record(performance.now() - started, attributes);
-    } catch (error) {
-      reportMetricFailure(error);
-    }
-  });
 }
 
 /**
