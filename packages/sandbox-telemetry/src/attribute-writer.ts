@@ -77,20 +77,14 @@ export function isAttributeValue(value: unknown): value is SandboxAttributeValue
   );
 }
 
-/** `spec.resources` under `nemo.gym.sandbox.requested.` (see {@link allocationAttributes} for the amount rules). */
+/** `spec.resources` under `nemo.gym.sandbox.requested.`, by the amount rules of {@link allocationAttributes}. */
 export function requestedAttributes(spec: SandboxSpec): Record<string, string | number> {
   return writeAmounts({}, spec.resources, SANDBOX_REQUESTED_PREFIX, 'SandboxSpec.resources');
 }
 
 /**
- * The attributes of an allocation: `…allocation.source`; `…allocation.designator.kind|id|scope`
- * and `…allocation.host.kind|id|scope` when present; `…allocation.components` = the component
- * names, sorted and comma-joined (`''` when there are none); and per component
- * `…allocation.component.<name>.requests.<resource>` and `….limits.<resource>`, where a
- * resource is `cpu`, `memory_mib`, `disk_gib`, `gpu` or `gpu_type`, written only when stated
- * (0 stays 0), and `….unspecified` lists the others, sorted and comma-joined. A bad value is
- * dropped (one diag warning) and counts as unspecified; a component whose name is not a
- * bounded name, or repeats one, is dropped whole; an unknown field is reported once.
+ * An allocation under `nemo.gym.sandbox.allocation.`: an amount only when stated (0 stays 0),
+ * the others listed under `…unspecified`; a component whose name is bad or repeated is dropped.
  */
 export function allocationAttributes(allocation: ResourceAllocation): Record<string, string | number> {
   const out: Written = {};
@@ -119,7 +113,7 @@ export function allocationAttributes(allocation: ResourceAllocation): Record<str
   return out;
 }
 
-/** The caller's attributes that may go on a record (see {@link isFreeKey}); the rest is left out, one warning per kind. */
+/** The caller's attributes that may go on a record; the rest is left out, one warning per kind. */
 export function callerAttributes(attributes: SandboxAttributes, where: string): SandboxAttributes {
   const out: Record<string, SandboxAttributeValue> = {};
   for (const [key, value] of Object.entries(attributes)) {
@@ -138,9 +132,8 @@ export function callerAttributes(attributes: SandboxAttributes, where: string): 
 }
 
 /**
- * The attributes of one record: the request id (when carried), then `own` (this package's
- * keys), then the rest of `carried`. Own keys first, so the SDK's attribute count limit drops
- * caller keys first, and a carried key never replaces one of ours.
+ * The request id (when carried), then `own`, then the rest of `carried`: the SDK's attribute
+ * count limit drops caller keys first, and a carried key never replaces one of ours.
  */
 export function recordAttributes(carried: SandboxAttributes, own: Attributes): Attributes {
   const attributes: Attributes = {};
@@ -173,7 +166,7 @@ function writeDesignator(out: Written, designator: ResourceDesignator, part: str
   }
 }
 
-/** Whether `value` keeps `rule`; when not, one warning per field: the value was dropped. */
+/** Whether `value` keeps `rule`; when not, it is dropped with one warning per field. */
 function valid(value: unknown, [test, rule]: Rule, field: string): boolean {
   if (test(value)) return true;
   reporter.warnOnce(

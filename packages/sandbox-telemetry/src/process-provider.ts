@@ -22,17 +22,11 @@ import type {
 } from './types.js';
 
 /**
- * A {@link ResourceProvider} for sandboxes that are local child processes (Linux).
+ * A {@link ResourceProvider} for sandboxes that are local child processes (Linux). A sample
+ * holds CPU seconds so far, cores in use since the previous sample of the same handle object,
+ * and VmRSS / VmHWM in MiB.
  *
- * `resourceSample(handle)` reads `/proc/<pid>/stat` and `/proc/<pid>/status`: CPU seconds so
- * far, CPU cores in use since the previous sample of the same handle object (absent on the
- * first), and VmRSS / VmHWM in MiB (absent when the kernel does not report them). It rejects
- * when the process is gone, is a zombie, or its pid now belongs to another process.
- *
- * `resourceAllocation(handle)` reports source `local-process`, the process and the host, and
- * one component `process` with the handle's own `requests` / `limits` (`{}` otherwise).
- *
- * @throws RangeError for an option that is not one (naming it and what is allowed).
+ * @throws RangeError for an option that is not one.
  */
 export function createProcessResourceProvider(options?: ProcessResourceProviderOptions): ProcessResourceProvider {
   const procRoot = (options?.procRoot ?? '/proc').replace(/\/+$/, '');

@@ -28,12 +28,9 @@ const NOT_RECORDED: SandboxAttributes = Object.freeze({});
 const NOTHING: Promise<undefined> = Promise.resolve(undefined);
 
 /**
- * Records one sandbox request, before provisioning (a request whose create then fails still
- * counts): one `gym.sandbox.request` span with a new `nemo.gym.sandbox.request.id` (a UUID),
- * the requested shape and the caller's `attributes`. Returns the frozen attributes every later
- * record of that sandbox carries (the request id plus the caller's); hand them to
- * {@link recordAllocation} and {@link ResourceSampler}. While nothing would be exported it
- * returns a shared empty object without reading its arguments. Never throws.
+ * Records one sandbox request before provisioning (a create that then fails still counts) and
+ * returns the attributes every later record of that sandbox carries: a new request id and the
+ * caller's `attributes`. While nothing would be exported, a shared empty object.
  */
 export function recordRequest(
   spec: SandboxSpec,
@@ -63,11 +60,9 @@ export function recordRequest(
 }
 
 /**
- * Asks `provider` what it gave the sandbox and records it as one `gym.sandbox.allocation` span
- * (parented to `handle.context`, else the active context) with `nemo.gym.sandbox.id`,
- * {@link allocationAttributes} and the carried `attributes`. Resolves to the allocation when
- * recorded, else `undefined`: nothing is exported (the provider is not asked), the handle is
- * borrowed, the provider has no `resourceAllocation`, or it failed (reported once). Never rejects.
+ * Asks `provider` what it gave an owned sandbox and records it, parented to `handle.context`
+ * (else the active context). Resolves to the allocation when recorded, else `undefined`
+ * (nothing exporting: the provider is not even asked). Never rejects.
  */
 export function recordAllocation<H extends SandboxHandle>(
   handle: H,

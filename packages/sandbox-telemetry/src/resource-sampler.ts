@@ -41,11 +41,9 @@ const TIMED_OUT = Symbol('timed out');
 type Outcome = { readonly value: unknown } | { readonly error: unknown } | typeof TIMED_OUT;
 
 /**
- * Seconds between sandbox resource samples, or 0 (do not sample): non-zero only while traces
- * really export and the `sandbox` span group is on. The interval is the published telemetry
- * state's, else `NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS` (read by @gym/core's
- * one grammar, so `1e1` is malformed here as it is for the bootstrap); a malformed or too short
- * value gives 0 and one diag warning, never an exception.
+ * Seconds between sandbox resource samples, or 0 (do not sample): the published telemetry
+ * state's interval, else `NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS` read by
+ * @gym/core's one grammar, while traces export and the `sandbox` span group is on.
  */
 export function samplingInterval(): number {
   if (!isTracesExporting() || !sandboxGroupOn()) return 0;
@@ -74,12 +72,9 @@ function checkedInterval(seconds: number, where: string): number {
 }
 
 /**
- * Samples one sandbox every `intervalSeconds` through `provider.resourceSample(handle)` and
- * writes each sample as a `gym.sandbox.resource.sample` span parented to `handle.context`
- * (else the context active at `start()`), carrying `nemo.gym.sandbox.id`, the sample's values
- * and `attributes` (from {@link recordRequest}). `stop()` writes exactly one final record.
- * Provider trouble and bad values are dropped, counted in {@link ResourceSampler.stats} and
- * reported once per kind; no timer of the sampler keeps the process alive.
+ * Samples one sandbox every `intervalSeconds` through `provider.resourceSample(handle)` into
+ * `gym.sandbox.resource.sample` spans parented to `handle.context` (else the context active at
+ * `start()`), carrying the sandbox id, the sample and `attributes` (from {@link recordRequest}).
  */
 export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
   readonly #provider: ResourceProvider<H>;
@@ -97,9 +92,9 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
   #parent: Context | undefined;
 
   /**
-   * @param intervalSeconds seconds between samples (usually {@link samplingInterval}()); 0
-   *   disables the sampler, and so does a value outside 0.1 to 2147483.647 (one warning).
-   * @throws RangeError when `options.stopTimeoutSeconds` is not a number of seconds from 0 to 2147483.647.
+   * @param intervalSeconds usually {@link samplingInterval}(); 0, or a value outside 0.1 to
+   *   2147483.647 (one warning), leaves the sampler off.
+   * @throws RangeError for a `stopTimeoutSeconds` out of range.
    */
   constructor(
     provider: ResourceProvider<H>,
@@ -120,7 +115,6 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
     this.#options = options;
   }
 
-  /** Live counters (the same object for the sampler's whole life). */
   get stats(): Readonly<ResourceSamplerStats> {
     return this.#stats;
   }
@@ -129,10 +123,7 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
     return this.#state;
   }
 
-  /**
-   * Starts the loop; idempotent. Does nothing once stopped, for a borrowed handle (its owner
-   * samples it), an interval of 0, a provider without `resourceSample`, or nothing exporting.
-   */
+  /** Starts the loop, unless already started or stopped, borrowed, off or nothing exporting. */
   start(): void {
     if (this.#state !== 'idle' || this.#intervalMs === 0) return;
     const tracer = sandboxTracer(this.#options);
@@ -145,9 +136,8 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
   }
 
   /**
-   * Ends the loop and writes the one final record (only if a loop ran), made of the running
-   * sample if there is one, else of a last one; a sample that has not settled within
-   * `stopTimeoutSeconds` is abandoned. Every call returns the same promise; it never rejects.
+   * Ends the loop and writes the one final record (if a loop ran), made of the running sample
+   * if there is one, else of a last one. Always the same promise; it never rejects.
    */
   stop(): Promise<void> {
     if (this.#stopped !== undefined) return this.#stopped;

@@ -9,53 +9,28 @@
 // the group off none is recorded, whatever meter was injected.
 //
 // It only counts and times: the caller's functions run as given, and what they return comes
-// back unchanged. Anything with a callable `then` is asynchronous (execa's subprocess, a
-// Promise of another realm): it is timed to its settlement, not to the synchronous return.
+// back unchanged.
 
 import { isPromise } from 'node:util/types';
 import { ATTR_SANDBOX_PROVIDER, INSTRUMENTS, SANDBOX_PROVIDER_PATTERN } from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
 import { createInstrument, invalidChoice, perMeter, resolveMeter } from '@gym/core/internal';
-import type { Attributes, Counter, Histogram, UpDownCounter } from '@opentelemetry/api';
+import type { Attributes } from '@opentelemetry/api';
 import { reporter, SCOPE, sandboxGroupOn } from './scope.js';
 import type { SandboxLifecycleOptions, SandboxLifecycleState } from './types.js';
 
-interface Instruments {
-  readonly active: UpDownCounter;
-  readonly startupDuration: Histogram;
-  readonly execDuration: Histogram;
-  readonly transferDuration: Histogram;
-  readonly createRetries: Counter;
-}
-
-const instrumentsOf = perMeter(
-  (meter): Instruments => ({
-    active: createInstrument(meter, INSTRUMENTS.sandboxActive),
-    startupDuration: createInstrument(meter, INSTRUMENTS.sandboxStartupDuration),
-    execDuration: createInstrument(meter, INSTRUMENTS.sandboxExecDuration),
-    transferDuration: createInstrument(meter, INSTRUMENTS.sandboxTransferDuration),
-    createRetries: createInstrument(meter, INSTRUMENTS.sandboxCreateRetry),
-  }),
-);
-
-/** Attribute objects, one per provider name, built once (a process uses a handful). */
-const byProvider = new Map<string, Attributes>();
+const instrumentsOf = perMeter((meter) => ({
+  active: createInstrument(meter, INSTRUMENTS.sandboxActive),
+  startupDuration: createInstrument(meter, INSTRUMENTS.sandboxStartupDuration),
+  execDuration: createInstrument(meter, INSTRUMENTS.sandboxExecDuration),
+  transferDuration: createInstrument(meter, INSTRUMENTS.sandboxTransferDuration),
+  createRetries: createInstrument(meter, INSTRUMENTS.sandboxCreateRetry),
+}));
+type Instruments = ReturnType<typeof instrumentsOf>;
 
 /**
- * The lifecycle metrics of one sandbox (`gym.sandbox.active`, `…startup_duration_ms`,
- * `…exec_duration_ms`, `…transfer_duration_ms`, `…create_retry_total`), by
- * `nemo.gym.sandbox.provider`.
- *
- * ```ts
- * const lifecycle = new SandboxLifecycle({ provider: 'docker' });
- * const sandbox = await lifecycle.create(() => docker.create(spec)); // +1, startup recorded; nothing if it throws
- * await lifecycle.transfer(() => sandbox.upload(files)); // transfer duration, whether it returns or throws
- * await lifecycle.exec(() => sandbox.run(command)); // exec duration, whether it returns or throws
- * await lifecycle.release(() => sandbox.remove()); // -1 once, even if remove() throws
- * ```
- *
- * The constructor throws a `RangeError` for a provider name that is not one (a programming
- * error, on or off); nothing else here throws for telemetry's sake.
+ * The lifecycle metrics of one sandbox, by `nemo.gym.sandbox.provider`. The constructor throws
+ * a `RangeError` for a provider name that is not one (on or off); nothing else here throws.
  */
 export class SandboxLifecycle {
   readonly #attributes: Attributes;
@@ -65,20 +40,21 @@ export class SandboxLifecycle {
   #added: Instruments | undefined;
 
   constructor(options: SandboxLifecycleOptions) {
-    this.#attributes = providerAttributes(options.provider);
+    const provider = options.provider;
+    if (typeof provider !== 'string' || !SANDBOX_PROVIDER_PATTERN.test(provider)) {
+      throw invalidChoice('provider', provider, `a string matching ${SANDBOX_PROVIDER_PATTERN}`);
+    }
+    this.#attributes = Object.freeze({ [ATTR_SANDBOX_PROVIDER]: provider }); // built once, off or on
     this.#options = options;
   }
 
-  /** Where this sandbox is: `new`, `creating`, `held` (created), `released`. */
   get state(): SandboxLifecycleState {
     return this.#state;
   }
 
   /**
-   * Runs `create` and returns what it returns. When it returns (or what it returned fulfils),
-   * the sandbox is held: `gym.sandbox.active` +1 and its startup duration recorded. When it
-   * throws (or rejects), nothing is recorded and `create` may be called again. For a borrowed
-   * sandbox, or a lifecycle already created or released, `create` just runs.
+   * Runs `create`: when it returns (or what it returned fulfils), +1 and its startup duration;
+   * when it throws (or rejects), nothing, and it may be tried again.
    */
   create<T>(create: () => T): T {
     if (this.#options.owned === false || this.#state !== 'new') return create();
@@ -97,32 +73,25 @@ export class SandboxLifecycle {
     });
   }
 
-  /** Counts one retried create attempt (`gym.sandbox.create_retry_total` +1); call it from inside `create`. */
+  /** Counts one retried create attempt; call it from inside `create`. */
   retried(): void {
     const instruments = this.#instruments();
     if (instruments !== undefined) safely(() => instruments.createRetries.add(1, this.#attributes));
   }
 
-  /**
-   * Runs `exec` and records its duration into `gym.sandbox.exec_duration_ms`, up to the
-   * settlement of what it returns when that is a thenable, whether it succeeds or fails. What
-   * it returns or throws comes back unchanged.
-   */
+  /** Runs `exec` and records its duration, to its settlement when it returns a thenable, however it ends. */
   exec<T>(exec: () => T): T {
     return this.#timed('execDuration', exec);
   }
 
-  /** Runs `transfer` (an upload or a download) into `gym.sandbox.transfer_duration_ms`, as {@link exec} does. */
+  /** Runs `transfer` (an upload or a download) and records its duration, as {@link exec} does. */
   transfer<T>(transfer: () => T): T {
     return this.#timed('transferDuration', transfer);
   }
 
   /**
-   * Releases the sandbox: the first call subtracts it from `gym.sandbox.active` (only if it
-   * was added), then runs `close` if given and returns what it returns (its error comes back
-   * unchanged; the count has already moved). Later calls subtract nothing and just run
-   * `close`, so a caller may retry a close that failed. A release during a create that has
-   * not finished yet means that create, when it finishes, adds nothing.
+   * The first call subtracts the sandbox (if it was added), then every call runs `close` and
+   * returns what it returns, so a close that failed may be retried.
    */
   release<T = undefined>(close?: () => T): T | undefined {
     if (this.#state !== 'released') {
@@ -168,25 +137,11 @@ function safely<T>(record: () => T): T | undefined {
   }
 }
 
-/** `{ 'nemo.gym.sandbox.provider': provider }`, built once per name; a `RangeError` for a name that is not one. */
-function providerAttributes(provider: string): Attributes {
-  let attributes = byProvider.get(provider);
-  if (attributes !== undefined) return attributes;
-  if (typeof provider !== 'string' || !SANDBOX_PROVIDER_PATTERN.test(provider)) {
-    throw invalidChoice('provider', provider, `a string matching ${SANDBOX_PROVIDER_PATTERN}`);
-  }
-  attributes = Object.freeze({ [ATTR_SANDBOX_PROVIDER]: provider });
-  byProvider.set(provider, attributes);
-  return attributes;
-}
-
 /**
- * Runs `run` and calls `settled(true)` when it returns or what it returned fulfils,
- * `settled(false)` when it throws or rejects (`settled` never throws). What `run` returned
- * comes back unchanged in kind: a native promise (of any realm) as a promise that settles
- * the same way, so a rejection nobody handles stays unhandled; any other thenable as the
- * very same object, its own API intact (execa's `stdout`, `kill()`), observed through its
- * own `then`.
+ * Runs `run` and calls `settled(ok)` once it returned or threw, or what it returned settled.
+ * A native promise (of any realm) comes back as a promise that settles the same way, so a
+ * rejection nobody handles stays unhandled; any other thenable (execa's subprocess) comes back
+ * as the very same object, its own API intact, observed through its own `then`.
  */
 function observe<T>(run: () => T, settled: (ok: boolean) => void): T {
   let result: T;

@@ -4,13 +4,13 @@
 
 import type { Context, MeterProvider, TracerProvider } from '@opentelemetry/api';
 
-/** Identity of a thing that holds resources (a pod, a container, a host); never an endpoint. */
+/** Identity of a thing that holds resources (a pod, a host): `id` and `scope` are never endpoints. */
 export interface ResourceDesignator {
-  /** What kind of thing it is; matches `^[a-z0-9][a-z0-9_.-]{0,62}$` (e.g. `pod`, `host`). */
+  /** Matches `^[a-z0-9][a-z0-9_.-]{0,62}$` (e.g. `pod`, `host`). */
   readonly kind: string;
-  /** Its identity within `scope` (1 to 256 characters; a value that looks like a URL is dropped). */
+  /** 1 to 256 characters. */
   readonly id: string;
-  /** Where `id` is unique (a namespace, a cluster, a region); 1 to 256 characters. */
+  /** Where `id` is unique (a namespace, a cluster); 1 to 256 characters. */
   readonly scope?: string;
 }
 
@@ -79,12 +79,8 @@ export interface ResourceProvider<H extends SandboxHandle = SandboxHandle> {
   resourceSample?(handle: H): SandboxAttributes | Promise<SandboxAttributes>;
 }
 
-/** Where records go. */
 export interface SandboxTelemetryOptions {
-  /**
-   * Write records to this provider's tracer, whatever the span groups. Without it, to the
-   * global tracer, only while traces export and the `sandbox` span group is on.
-   */
+  /** Used whatever the span groups; without it, the global one while traces export and `sandbox` is on. */
   readonly tracerProvider?: TracerProvider | undefined;
 }
 
@@ -105,9 +101,9 @@ export interface ResourceSamplerOptions extends SandboxTelemetryOptions {
 export interface ResourceSamplerStats {
   /** Sample records written, the final one included. */
   readonly samples: number;
-  /** Provider calls that threw, rejected, returned no object or (at stop) did not settle in time; tracer failures. */
+  /** Provider calls that failed, returned no object or did not settle by the stop deadline; tracer failures. */
   readonly errors: number;
-  /** Sample values dropped one by one: a key outside `nemo.gym.sandbox.` or reserved, or a bad value. */
+  /** Sample values dropped one by one (a reserved or foreign key, a bad value). */
   readonly dropped: number;
   /** Ticks skipped because the previous sample was still running. */
   readonly skipped: number;
@@ -118,33 +114,30 @@ export type ResourceSamplerState = 'idle' | 'running' | 'stopping' | 'stopped';
 /** A sandbox that is a local child process (see {@link createProcessResourceProvider}). */
 export interface ProcessSandboxHandle extends SandboxHandle {
   readonly pid: number;
-  /** What the launcher reserved for the process, if anything (reported as is in the allocation). */
+  /** What the launcher reserved for and imposed on the process, if anything: reported as is. */
   readonly requests?: SandboxResourceAmounts;
-  /** Limits the launcher imposed on the process, if any (reported as is in the allocation). */
   readonly limits?: SandboxResourceAmounts;
 }
 
-/** The provider {@link createProcessResourceProvider} returns: both capabilities, with their exact return types. */
+/** What {@link createProcessResourceProvider} returns: both capabilities, with their exact types. */
 export interface ProcessResourceProvider extends ResourceProvider<ProcessSandboxHandle> {
   resourceAllocation(handle: ProcessSandboxHandle): ResourceAllocation;
   resourceSample(handle: ProcessSandboxHandle): Promise<SandboxAttributes>;
 }
 
+/** Defaults: `/proc`, USER_HZ 100, `os.hostname()`. */
 export interface ProcessResourceProviderOptions {
-  /** Root of the proc filesystem. Default `/proc` (a container that sees the host's at `/host/proc` says so here). */
   readonly procRoot?: string;
-  /** USER_HZ, the unit of CPU times in `/proc/<pid>/stat`. Default 100. */
   readonly clockTicksPerSecond?: number;
-  /** Host identity reported in the allocation. Default `os.hostname()`. */
   readonly hostname?: string;
 }
 
 export interface SandboxLifecycleOptions {
-  /** The one metric attribute (`nemo.gym.sandbox.provider`): a name chosen in code, e.g. `docker`, never an id. */
+  /** `nemo.gym.sandbox.provider`: a name chosen in code (`docker`), never an id. */
   readonly provider: string;
-  /** `false` for a borrowed sandbox that another owner created and removes: never added nor subtracted. Default `true`. */
+  /** `false` for a borrowed sandbox: never added nor subtracted. Default `true`. */
   readonly owned?: boolean | undefined;
-  /** Record here; without it, on the global MeterProvider while metrics export. Never while `sandbox` is off. */
+  /** Without it, the global MeterProvider while metrics export. */
   readonly meterProvider?: MeterProvider | undefined;
 }
 
