@@ -1,6 +1,5 @@
-export { allocationAttributes, requestedAttributes } from './attribute-writer.js';
 export { createProcessResourceProvider } from './process-provider.js';
-export { recordAllocation, recordRequest } from './records.js';
+export { allocationAttributes, recordAllocation, recordRequest, requestedAttributes } from './records.js';
 export { ResourceSampler, samplingInterval } from './resource-sampler.js';
 export { SandboxLifecycle } from './sandbox-lifecycle.js';
 export type {

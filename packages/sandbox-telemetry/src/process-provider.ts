@@ -1,9 +1,7 @@
-// A real ResourceProvider for sandboxes that are local child processes on Linux, read straight
-// from /proc: no native module, no `ps` subprocess per sample. It reports only what the kernel
-// says (CPU time and resident memory of that one process, not its descendants), and an
-// allocation that names the process and host but states no amount unless the launcher put a
-// reservation or limit on the handle itself. A process that is gone (or whose pid now belongs
-// to another process) makes the sample reject, which the sampler drops and counts.
+// A ResourceProvider for local child processes on Linux, read straight from /proc: no native
+// module, no `ps` per sample. It reports only what the kernel says about that one process (not
+// its descendants), and invents no allocation amount. A process that is gone (or whose pid now
+// belongs to another) makes the sample reject, which the sampler drops and counts.
 
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';

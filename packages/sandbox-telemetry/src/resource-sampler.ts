@@ -1,9 +1,7 @@
-// Periodic resource samples of one sandbox, as spans in the sandbox's trace. The loop is a
-// fixed-rate interval that skips (and counts) a tick while the previous sample still runs,
-// rather than a chain of timeouts: a slow provider then shows up as a number on the final
-// record instead of silently stretching the interval, and two samples of one sandbox never
-// run at once. The provider call and the writing of a record are the two edges, each with one
-// catch; nothing here throws into the sandbox's owner once the loop runs.
+// Periodic resource samples of one sandbox, as spans in its trace. A fixed-rate interval that
+// skips (and counts) a tick while the previous sample still runs, rather than a chain of
+// timeouts: a slow provider shows up as a number on the final record instead of silently
+// stretching the interval. The provider call and the record are the two edges, one catch each.
 
 import {
   ATTR_SANDBOX_ID,
@@ -24,7 +22,7 @@ import {
   readGymVariable,
 } from '@gym/core/internal';
 import { type Attributes, type Context, context, SpanKind, type Tracer } from '@opentelemetry/api';
-import { isAttributeValue, isFreeKey, recordAttributes } from './attribute-writer.js';
+import { isAttributeValue, isFreeKey, recordAttributes } from './records.js';
 import { reporter, sandboxGroupOn, sandboxTracer } from './scope.js';
 import type {
   ResourceProvider,

@@ -1,15 +1,8 @@
 // One sandbox's lifecycle metrics, with Gym's edge rules built in so a caller cannot get them
-// wrong: a create that fails adds nothing and records no startup; a sandbox that fails after
-// its handle was returned is released, which nets 0; release subtracts exactly once, at its
-// first call, before the caller's close runs (so a close that throws or hangs changes
-// nothing), and never subtracts what was not added; a borrowed (attached) sandbox is never
-// added nor subtracted. Whether to record is decided when the create starts and holds to the
-// release, so telemetry switched on mid-life never subtracts a sandbox it did not add. Unlike
-// the records these are metrics, but they follow Gym's rule for the `sandbox` span group: with
-// the group off none is recorded, whatever meter was injected.
-//
-// It only counts and times: the caller's functions run as given, and what they return comes
-// back unchanged.
+// wrong. Release subtracts at its first call, before the caller's close runs, so a close that
+// throws or hangs changes nothing. Whether to record is decided when the create starts and
+// holds to the release, so telemetry switched on mid-life never subtracts what it did not add.
+// Unlike the records these are metrics, but Gym gates them on the `sandbox` span group too.
 
 import { isPromise } from 'node:util/types';
 import { ATTR_SANDBOX_PROVIDER, INSTRUMENTS, SANDBOX_PROVIDER_PATTERN } from '@gym/constants';
