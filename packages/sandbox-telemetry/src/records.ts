@@ -83,7 +83,7 @@ export function recordRequest(
   let carried = NOT_RECORDED;
   try {
     const requestId = randomUUID();
-    const caller = attributes === undefined ? {} : callerAttributes(attributes, 'recordRequest attributes');
+    const caller = attributes === undefined ? {} : callerAttributes(attributes);
     carried = Object.freeze({ [ATTR_SANDBOX_REQUEST_ID]: requestId, ...caller });
     // Own keys first: the SDK's attribute count limit then drops caller keys first.
     const own = { [ATTR_SANDBOX_REQUEST_ID]: requestId, ...requestedAttributes(spec), ...caller };
@@ -182,7 +182,8 @@ export function allocationAttributes(allocation: ResourceAllocation): Record<str
 }
 
 /** The caller's attributes that may go on a record; the rest is left out, one warning per kind. */
-export function callerAttributes(attributes: SandboxAttributes, where: string): SandboxAttributes {
+function callerAttributes(attributes: SandboxAttributes): SandboxAttributes {
+  const where = 'recordRequest attributes';
   const out: Record<string, SandboxAttributeValue> = {};
   for (const [key, value] of Object.entries(attributes)) {
     if (!isFreeKey(key, false)) {

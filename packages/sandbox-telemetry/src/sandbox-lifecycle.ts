@@ -38,7 +38,7 @@ export class SandboxLifecycle {
       throw invalidChoice('provider', provider, `a string matching ${SANDBOX_PROVIDER_PATTERN}`);
     }
     this.#attributes = Object.freeze({ [ATTR_SANDBOX_PROVIDER]: provider }); // built once, off or on
-    this.#options = options;
+    this.#options = { ...options }; // a caller's later edit of its options object changes nothing here
   }
 
   get state(): SandboxLifecycleState {
