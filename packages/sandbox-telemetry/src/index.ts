@@ -1,9 +1,6 @@
-export { allocationAttributes, requestedAttributes } from './attribute-writer.js';
 export { createProcessResourceProvider } from './process-provider.js';
-export { recordAllocation } from './record-allocation.js';
-export { recordRequest } from './record-request.js';
-export { ResourceSampler } from './resource-sampler.js';
-export { samplingInterval } from './sampling-interval.js';
+export { allocationAttributes, recordAllocation, recordRequest, requestedAttributes } from './records.js';
+export { ResourceSampler, samplingInterval } from './resource-sampler.js';
 export { SandboxLifecycle } from './sandbox-lifecycle.js';
 export type {
   ComponentAllocation,

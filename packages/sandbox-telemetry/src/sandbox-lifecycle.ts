@@ -1,74 +1,56 @@
 // One sandbox's lifecycle metrics, with Gym's edge rules built in so a caller cannot get them
-// wrong: a create that fails adds nothing and records no startup; a sandbox that fails after
-// its handle was returned is released, which nets 0; release subtracts exactly once, at its
-// first call, before the caller's close runs (so a close that throws or hangs changes
-// nothing), and never subtracts what was not added; a borrowed (attached) sandbox is never
-// added nor subtracted. Whether to record is decided when the create starts and holds to the
-// release, so telemetry switched on mid-life never subtracts a sandbox it did not add.
-//
-// It only counts and times: the caller's functions run as given, and what they return comes
-// back unchanged. Anything with a callable `then` is asynchronous (execa's subprocess, a
-// Promise of another realm): it is timed to its settlement, not to the synchronous return.
+// wrong. Release subtracts at its first call, before the caller's close runs, so a close that
+// throws or hangs changes nothing. Whether to record is decided when the create starts and
+// holds to the release, so telemetry switched on mid-life never subtracts what it did not add.
+// Unlike the records these are metrics, but Gym gates them on the `sandbox` span group too.
 
 import { isPromise } from 'node:util/types';
-import { ATTR_SANDBOX_PROVIDER, SANDBOX_PROVIDER_PATTERN } from '@gym/constants';
-import { invalidChoice, type MeterSourceOptions } from '@gym/core/internal';
+import { ATTR_SANDBOX_PROVIDER, INSTRUMENTS, SANDBOX_PROVIDER_PATTERN } from '@gym/constants';
+import { isMetricsExporting } from '@gym/core';
+import { createInstrument, invalidChoice, perMeter, resolveMeter } from '@gym/core/internal';
 import type { Attributes } from '@opentelemetry/api';
-import {
-  lifecycleInstruments,
-  reportMetricFailure,
-  type SandboxLifecycleInstruments,
-} from './lifecycle-instruments.js';
+import { reporter, SCOPE, sandboxGroupOn } from './scope.js';
 import type { SandboxLifecycleOptions, SandboxLifecycleState } from './types.js';
 
-/** Attribute objects, one per provider name, built once (a process uses a handful). */
-const byProvider = new Map<string, Attributes>();
+const instrumentsOf = perMeter((meter) => ({
+  active: createInstrument(meter, INSTRUMENTS.sandboxActive),
+  startupDuration: createInstrument(meter, INSTRUMENTS.sandboxStartupDuration),
+  execDuration: createInstrument(meter, INSTRUMENTS.sandboxExecDuration),
+  transferDuration: createInstrument(meter, INSTRUMENTS.sandboxTransferDuration),
+  createRetries: createInstrument(meter, INSTRUMENTS.sandboxCreateRetry),
+}));
+type Instruments = ReturnType<typeof instrumentsOf>;
 
 /**
- * The lifecycle metrics of one sandbox: `gym.sandbox.active`, `…startup_duration_ms`,
- * `…exec_duration_ms`, `…transfer_duration_ms` and `…create_retry_total`, by
- * `nemo.gym.sandbox.provider`.
- *
- * ```ts
- * const lifecycle = new SandboxLifecycle({ provider: 'docker' });
- * const sandbox = await lifecycle.create(() => docker.create(spec)); // +1, startup recorded; nothing if it throws
- * await lifecycle.transfer(() => sandbox.upload(files)); // transfer duration, whether it returns or throws
- * await lifecycle.exec(() => sandbox.run(command)); // exec duration, whether it returns or throws
- * await lifecycle.release(() => sandbox.remove()); // -1 once, even if remove() throws
- * ```
- *
- * Nothing is recorded while the `sandbox` span group is off, or while no metrics export and
- * no `meterProvider` was given. The constructor throws a `RangeError` for a provider name
- * that is not one (a programming error); nothing else here throws for telemetry's sake.
+ * The lifecycle metrics of one sandbox, by `nemo.gym.sandbox.provider`. The constructor throws
+ * a `RangeError` for a provider name that is not one (on or off); nothing else here throws.
  */
 export class SandboxLifecycle {
   readonly #attributes: Attributes;
-  readonly #source: MeterSourceOptions | undefined;
-  readonly #owned: boolean;
+  readonly #options: SandboxLifecycleOptions;
   #state: SandboxLifecycleState = 'new';
   /** The instruments the +1 went to; the -1 goes to the same ones. */
-  #added: SandboxLifecycleInstruments | undefined;
+  #added: Instruments | undefined;
 
   constructor(options: SandboxLifecycleOptions) {
-    this.#attributes = providerAttributes(options.provider);
-    this.#source = options.meterProvider === undefined ? undefined : { meterProvider: options.meterProvider };
-    this.#owned = options.owned ?? true;
+    const provider = options.provider;
+    if (typeof provider !== 'string' || !SANDBOX_PROVIDER_PATTERN.test(provider)) {
+      throw invalidChoice('provider', provider, `a string matching ${SANDBOX_PROVIDER_PATTERN}`);
+    }
+    this.#attributes = Object.freeze({ [ATTR_SANDBOX_PROVIDER]: provider }); // built once, off or on
+    this.#options = { ...options }; // a caller's later edit of its options object changes nothing here
   }
 
-  /** Where this sandbox is: `new`, `creating`, `held` (created), `released`. */
   get state(): SandboxLifecycleState {
     return this.#state;
   }
 
   /**
-   * Runs `create` and returns what it returns. When it returns (or what it returned settles
-   * fulfilled), the sandbox is held: `gym.sandbox.active` +1 and its startup duration
-   * recorded. When it throws (or rejects), nothing is recorded and `create` may be called
-   * again. For a borrowed sandbox, or a lifecycle already created or released, `create` just
-   * runs.
+   * Runs `create`: when it returns (or what it returned fulfils), +1 and its startup duration;
+   * when it throws (or rejects), nothing, and it may be tried again.
    */
   create<T>(create: () => T): T {
-    if (!this.#owned || this.#state !== 'new') return create();
+    if (this.#options.owned === false || this.#state !== 'new') return create();
     this.#state = 'creating';
     const instruments = this.#instruments();
     const started = instruments === undefined ? 0 : performance.now();
@@ -76,109 +58,83 @@ export class SandboxLifecycle {
       if (this.#state !== 'creating') return; // released while creating: adds nothing
       this.#state = created ? 'held' : 'new';
       if (!created || instruments === undefined) return;
-      try {
+      safely(() => {
         instruments.active.add(1, this.#attributes);
         this.#added = instruments;
         instruments.startupDuration.record(performance.now() - started, this.#attributes);
-      } catch (error) {
-        reportMetricFailure(error);
-      }
+      });
     });
   }
 
-  /** Counts one retried create attempt (`gym.sandbox.create_retry_total` +1); call it from inside `create`. */
+  /** Counts one retried create attempt; call it from inside `create`. */
   retried(): void {
-    try {
-      this.#instruments()?.createRetries.add(1, this.#attributes);
-    } catch (error) {
-      reportMetricFailure(error);
-    }
+    const instruments = this.#instruments();
+    if (instruments !== undefined) safely(() => instruments.createRetries.add(1, this.#attributes));
   }
 
-  /**
-   * Runs `exec` and records its duration into `gym.sandbox.exec_duration_ms`, up to the
-   * settlement of what it returns when that is a thenable, whether it succeeds or fails. What
-   * it returns or throws comes back unchanged.
-   */
+  /** Runs `exec` and records its duration, to its settlement when it returns a thenable, however it ends. */
   exec<T>(exec: () => T): T {
-    const instruments = this.#instruments();
-    if (instruments === undefined) return exec(); // off: not even a promise wrapped
-    return timed(exec, instruments.execDuration, this.#attributes);
+    return this.#timed('execDuration', exec);
   }
 
-  /**
-   * Runs `transfer` (an upload into the sandbox or a download out of it) and records its
-   * duration into `gym.sandbox.transfer_duration_ms`, exactly as {@link exec} does.
-   */
+  /** Runs `transfer` (an upload or a download) and records its duration, as {@link exec} does. */
   transfer<T>(transfer: () => T): T {
-    const instruments = this.#instruments();
-    if (instruments === undefined) return transfer();
-    return timed(transfer, instruments.transferDuration, this.#attributes);
+    return this.#timed('transferDuration', transfer);
   }
 
   /**
-   * Releases the sandbox: the first call subtracts it from `gym.sandbox.active` (only if it
-   * was added), then runs `close` if given and returns what it returns (its error comes back
-   * unchanged; the count has already moved). Later calls subtract nothing and just run
-   * `close`, so a caller may retry a close that failed. A release during a create that has
-   * not finished yet means that create, when it finishes, adds nothing.
+   * The first call subtracts the sandbox (if it was added), then every call runs `close` and
+   * returns what it returns, so a close that failed may be retried.
    */
   release<T = undefined>(close?: () => T): T | undefined {
     if (this.#state !== 'released') {
       this.#state = 'released';
       const added = this.#added;
       this.#added = undefined;
-      try {
-        added?.active.add(-1, this.#attributes);
-      } catch (error) {
-        reportMetricFailure(error);
-      }
+      if (added !== undefined) safely(() => added.active.add(-1, this.#attributes));
     }
     return close?.();
   }
 
-  /** The instruments to record on now, or `undefined`. Never throws. */
-  #instruments(): SandboxLifecycleInstruments | undefined {
-    try {
-      return lifecycleInstruments(this.#source);
-    } catch (error) {
-      reportMetricFailure(error);
-      return undefined;
-    }
+  #timed<T>(histogram: 'execDuration' | 'transferDuration', run: () => T): T {
+    const instruments = this.#instruments();
+    if (instruments === undefined) return run(); // off: not even a promise wrapped
+    const started = performance.now();
+    return observe(run, () =>
+      safely(() => instruments[histogram].record(performance.now() - started, this.#attributes)),
+    );
+  }
+
+  /** The instruments to record on now, or `undefined`. Off, one read of the shared state. Never throws. */
+  #instruments(): Instruments | undefined {
+    const options = this.#options;
+    if ((options.meterProvider == null && !isMetricsExporting()) || !sandboxGroupOn()) return undefined;
+    return safely(() => {
+      const meter = resolveMeter(options, SCOPE, reporter);
+      return meter && instrumentsOf(meter);
+    });
   }
 }
 
-/** `{ 'nemo.gym.sandbox.provider': provider }`, built once per name; a `RangeError` for a name that is not one. */
-function providerAttributes(provider: string): Attributes {
-  let attributes = byProvider.get(provider);
-  if (attributes !== undefined) return attributes;
-  if (typeof provider !== 'string' || !SANDBOX_PROVIDER_PATTERN.test(provider)) {
-    throw invalidChoice('provider', provider, `a string matching ${SANDBOX_PROVIDER_PATTERN}`);
+/** The one edge of every lifecycle recording: a meter that throws is reported once, never passed on. */
+function safely<T>(record: () => T): T | undefined {
+  try {
+    return record();
+  } catch (error) {
+    reporter.warnOnce(
+      'lifecycle-metric',
+      'recording a sandbox lifecycle metric failed; the value was dropped (the next call tries again)',
+      error,
+    );
+    return undefined;
   }
-  attributes = Object.freeze({ [ATTR_SANDBOX_PROVIDER]: provider });
-  byProvider.set(provider, attributes);
-  return attributes;
-}
-
-/** Runs `run` and records its duration into `histogram` once it has settled. */
-function timed<T>(run: () => T, histogram: SandboxLifecycleInstruments['execDuration'], attributes: Attributes): T {
-  const started = performance.now();
-  return observe(run, () => {
-    try {
-      histogram.record(performance.now() - started, attributes);
-    } catch (error) {
-      reportMetricFailure(error);
-    }
-  });
 }
 
 /**
- * Runs `run` and calls `settled(true)` when it returns or what it returned fulfils,
- * `settled(false)` when it throws or rejects (`settled` never throws). What `run` returned
- * comes back unchanged in kind: a native promise (of any realm) as a promise that settles
- * the same way, so a rejection nobody handles stays unhandled; any other thenable as the
- * very same object, its own API intact (execa's `stdout`, `kill()`), observed through its
- * own `then`.
+ * Runs `run` and calls `settled(ok)` once it returned or threw, or what it returned settled.
+ * A native promise (of any realm) comes back as a promise that settles the same way, so a
+ * rejection nobody handles stays unhandled; any other thenable (execa's subprocess) comes back
+ * as the very same object, its own API intact, observed through its own `then`.
  */
 function observe<T>(run: () => T, settled: (ok: boolean) => void): T {
   let result: T;

@@ -1,14 +1,26 @@
-// The instrumentation scope and the one reporter of this package. Every message goes through
-// @gym/core's once-only reporting: one `diag.warn` per kind of trouble per process (a sampler
-// that fails every few seconds for hours is one problem, not ten thousand lines).
+// The package's instrumentation scope, its once-only reporter (@gym/core's: one `diag.warn` per
+// kind of trouble per process) and the gate every record passes before it reads any input.
 
-import { createReporter, type InstrumentScope } from '@gym/core/internal';
+import { currentSpanGroups, isTracesExporting } from '@gym/core';
+import { createReporter, resolveTracer } from '@gym/core/internal';
+import type { Tracer } from '@opentelemetry/api';
+import type { SandboxTelemetryOptions } from './types.js';
 
-/** Instrumentation scope name of every record and every lifecycle instrument. */
-export const SCOPE_NAME = '@gym/sandbox-telemetry';
+export const SCOPE = Object.freeze({ name: '@gym/sandbox-telemetry' });
 
-/** Instrumentation scope of the tracer and the meter this package resolves. */
-export const SCOPE: InstrumentScope = Object.freeze({ name: SCOPE_NAME });
+export const reporter = createReporter(SCOPE.name);
 
-/** Reports trouble once per kind, prefixed `@gym/sandbox-telemetry:`. */
-export const reporter = createReporter(SCOPE_NAME);
+/** Whether the `sandbox` span group is on: it gates the lifecycle metrics and global records alike. */
+export function sandboxGroupOn(): boolean {
+  return currentSpanGroups().has('sandbox');
+}
+
+/**
+ * The tracer of a record, or `undefined` when nothing would be exported: an injected provider
+ * is used whatever the span groups (the caller said where); the global one only while traces
+ * export and the `sandbox` group is on. Off, this is one read of the shared state.
+ */
+export function sandboxTracer(options: SandboxTelemetryOptions | undefined): Tracer | undefined {
+  if (options?.tracerProvider == null && (!isTracesExporting() || !sandboxGroupOn())) return undefined;
+  return resolveTracer(options, SCOPE, reporter);
+}

@@ -117,12 +117,6 @@ describe('resourceSample', () => {
     writeFileSync(join(root, '49', 'status'), '');
     await expect(provider().resourceSample(handle(49))).rejects.toThrow('malformed stat line');
   });
-
-  it.each([0, -1, 1.5, Number.NaN, '12', undefined])('rejects pid %p', async (pid) => {
-    await expect(provider().resourceSample({ id: 'x', owned: true, pid } as never)).rejects.toThrow(
-      'handle.pid must be a positive integer',
-    );
-  });
 });
 
 describe('resourceAllocation', () => {
