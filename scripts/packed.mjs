@@ -5,7 +5,7 @@
 // - scripts/install-sizes.mjs installs each library alone and measures it.
 //
 // `preparePacked(line)` packs once per content: the install lives in the system temporary
-// folder under a hash of what it is made of (each packed library's package.json, README, LICENSE
+// folder (one folder per checkout) under a hash of what it is made of (each packed library's package.json, README, LICENSE
 // and dist/, the SDK line's versions, the test libraries), and is reused while that hash holds.
 // Usage: node scripts/packed.mjs 2|3   (the SDK line; prints the folder of the install)
 import { execFile } from 'node:child_process';
@@ -147,7 +147,9 @@ export function packedKey(line, folders = withDependencies(PACKED_LIBRARIES)) {
  * a suite that copies built packages from the repository root copies the installed ones.
  */
 export async function preparePacked(line) {
-  const cache = join(tmpdir(), 'gym-telemetry-packed');
+  // One cache folder per checkout: a run replaces only its own checkout's older installs.
+  const checkout = createHash('sha256').update(repo).digest('hex').slice(0, 8);
+  const cache = join(tmpdir(), 'gym-telemetry-packed', checkout);
   const folders = withDependencies(PACKED_LIBRARIES);
   if (!folders.every((folder) => existsSync(join(repo, 'packages', folder, 'dist', 'index.js')))) {
     throw new Error('the libraries are not built: run npm run build');
