@@ -159,8 +159,10 @@ export async function preparePacked(line) {
   if (existsSync(join(dir, '.ready'))) return dir;
 
   mkdirSync(cache, { recursive: true });
+  // Older installs of this line, and what an interrupted run left over an hour ago.
   for (const old of readdirSync(cache)) {
-    if (old.startsWith(`otel${line}-`)) rmSync(join(cache, old), { recursive: true, force: true });
+    const stale = old.startsWith('partial-') && Date.now() - statSync(join(cache, old)).mtimeMs > 3_600_000;
+    if (old.startsWith(`otel${line}-`) || stale) rmSync(join(cache, old), { recursive: true, force: true });
   }
   const partial = emptyProject(join(cache, `partial-${key}-${process.pid}`));
   try {
