@@ -68,8 +68,9 @@ const workspace = {
 };
 
 /**
- * `@gym/<name>` and its subpaths → the installed file that package's `exports` gives `import`;
- * `@opentelemetry/<name>` → the installed package. The test kit stays the workspace's source.
+ * `@gym/<name>` and its subpaths → the installed file that package's `exports` gives `import`
+ * (PACKED_LIBRARIES and their dependencies); `@opentelemetry/<name>` → the installed package.
+ * The test kit stays the workspace's source.
  */
 function packedProject(dir) {
   const installed = join(dir, 'node_modules');
@@ -93,6 +94,8 @@ function packedProject(dir) {
     moduleNameMapper: {
       ...gym,
       '^@gym/test-kit$': '<rootDir>/packages/test-kit/src/index.ts',
+      // Any other library fails to resolve, loudly, rather than load a workspace copy beside these.
+      '^@gym/(.*)$': `${dir}/not-in-PACKED_LIBRARIES/@gym/$1`,
       [`^@opentelemetry/(${OTEL_PACKAGES.join('|')})$`]: `${installed}/@opentelemetry/$1`,
       ...relativeJs,
     },

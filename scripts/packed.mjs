@@ -113,7 +113,7 @@ function sdkSpecs(line) {
   const operations = readJson(join(repo, 'packages', 'operations', 'package.json')).devDependencies;
   return [
     ...OTEL_PACKAGES.map((pkg) => `@opentelemetry/${pkg}@${pins[`@opentelemetry/${pkg}`]}`),
-    ...TEST_LIBRARIES.map((pkg) => `${pkg}@${operations[pkg]}`),
+    ...TEST_LIBRARIES.filter((pkg) => operations[pkg]).map((pkg) => `${pkg}@${operations[pkg]}`),
   ];
 }
 

@@ -59,3 +59,8 @@ it('the test kit copies built packages from the install (REPO_ROOT is its reposi
   }
   expect(realpathSync(join(REPO_ROOT, 'node_modules'))).toBe(realpathSync(installed));
 });
+
+it('a library that is not packed does not resolve, so no workspace copy loads beside the packed ones', () => {
+  // @gym/observer is not among the packed libraries (scripts/packed.mjs PACKED_LIBRARIES).
+  expect(() => import.meta.resolve('@gym/observer')).toThrow(/not-in-PACKED_LIBRARIES/);
+});
