@@ -9,12 +9,18 @@
 // Skipped suites are named, with the reason, in one line per reason: programs missing from PATH
 // (`[needs on PATH: …]` in a title, see @gym/test-kit requireTools) and `[skipped: …]` titles.
 //
+// A whole run (no paths given) also runs the defect suites of @gym/operations over the packed
+// tarballs, installed with this run's SDK line (scripts/packed.mjs; jest project `packed`,
+// reused while the libraries' build is unchanged). GYM_PACKED=1 adds that project to a run
+// with paths too, GYM_PACKED=0 leaves it out.
+//
 // GYM_JEST_RESULTS names the results file (default .jest-results.json); GYM_JEST_LABEL, when
 // set, prefixes this run's lines so that only scripts/sum-results.mjs prints the bare summary.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { otelLine } from '../jest.config.js';
+import { preparePacked } from './packed.mjs';
 import { skipSummary } from './skip-summary.mjs';
 
 const require = createRequire(import.meta.url);
@@ -38,9 +44,23 @@ rmSync(results, { force: true });
 
 const args = process.argv.slice(2);
 const paths = args.filter((arg) => !arg.startsWith('-'));
+const env = { ...process.env, TURBO_TELEMETRY_DISABLED: '1' };
+if (process.env.GYM_PACKED === '1' || (process.env.GYM_PACKED !== '0' && paths.length === 0)) {
+  try {
+    env.GYM_PACKED_DIR = await preparePacked(otelLine);
+    process.stdout.write(`${label}the defect suites also run over the packed tarballs in ${env.GYM_PACKED_DIR}\n`);
+  } catch (error) {
+    process.stdout.write(
+      `${label}packing the libraries failed: ${error?.stderr || error}\n${label}0 passed, 1 failed\n`,
+    );
+    process.exit(1);
+  }
+}
+
 if (otelLine === 2 && paths.length === 0) {
   const libraries = LIBRARIES.filter((name) => existsSync(`${root}packages/${name}/test`));
   args.push(...libraries.map((name) => `packages/${name}/`));
+  if (env.GYM_PACKED_DIR) args.push('test/packed/');
   process.stdout.write(
     `${label}Node ${process.versions.node}: the libraries' suites (${libraries.join(', ')}) against OpenTelemetry JS 2.x; ` +
       'the bootstrap, demo and repository suites need Node ≥ 22.15 (OpenTelemetry JS 3.x) and run under `npm test`, ' +
@@ -58,7 +78,7 @@ const run = spawnSync(
     `--outputFile=${results}`,
     ...args,
   ],
-  { stdio: 'inherit', env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' } },
+  { stdio: 'inherit', env },
 );
 
 let passed = 0;

@@ -6,8 +6,16 @@ import { cpSync, existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The repository root (this file is packages/test-kit/src/package-copies.ts, or its dist). */
-export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** Set by jest.config.js in the `packed` project: the install of the packed tarballs. */
+const packed = (globalThis as { GYM_PACKED_DIR?: string }).GYM_PACKED_DIR;
+
+/**
+ * The repository root (this file is packages/test-kit/src/package-copies.ts, or its dist). In
+ * the `packed` jest project it is the install's `repo/` folder, laid out like the repository
+ * (packages/<name> and node_modules are the installed tarballs and their dependencies), so a
+ * suite that copies or links built packages from here gets what users install.
+ */
+export const REPO_ROOT = packed ? `${join(packed, 'repo')}/` : fileURLToPath(new URL('../../../', import.meta.url));
 
 /** Copies the built workspace package `packages/<name>` (package.json + dist) to `to`. */
 export function copyBuiltPackage(name: string, to: string): void {
