@@ -77,7 +77,7 @@ export interface PrometheusEndpointLimits {
   readonly requestTimeoutMs?: number;
   /** An idle keep-alive connection is closed after this long (default 5000; 1 to 600000). */
   readonly keepAliveTimeoutMs?: number;
-  /** Open connections at most; beyond it the oldest connection that has not sent a request (else the oldest idle one) is closed for the newcomer (default 64; 1 to 65536). */
+  /** Open connections kept; beyond it a connection's first request closes the oldest connection that has not sent a request (else the oldest idle one), and beyond twice it a newcomer does so at accept (default 64; 1 to 65536). */
   readonly maxConnections?: number;
 }
 
