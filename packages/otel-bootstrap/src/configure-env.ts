@@ -5,9 +5,8 @@
 // all, so turning telemetry off leaves the environment exactly as it was.
 
 import { describeError, describeValue, GYM_VARIABLES, readVariable } from '@gym/core/internal';
-import { envString, isValidFieldString, loadTelemetryConfig, ownEnvironment, readEnabledSwitch } from './config.js';
+import { isSwitchedOff, loadTelemetryConfig, resolveRunId } from './config.js';
 import { OTEL_VARIABLES } from './otel-variables.js';
-import { resolveRunId } from './run-id.js';
 import type { ConfigureTelemetryEnvOptions, TelemetryConfig } from './types.js';
 import { reportWarning } from './warnings.js';
 
@@ -29,8 +28,10 @@ const EXPECTED_TYPE: { readonly [K in WrittenKey]: 'boolean' | 'string' | 'numbe
   serviceName: 'string',
 };
 
-function isBlank(value: string | undefined): boolean {
-  return value === undefined || value.trim() === '';
+/** The canonical string of a config value in the environment (booleans as `1`/`0`). */
+function envString(value: boolean | number | string): string {
+  if (typeof value === 'boolean') return value ? '1' : '0';
+  return String(value);
 }
 
 /**
@@ -46,12 +47,11 @@ function configStrings(config: unknown): Partial<Record<WrittenKey, string>> | s
   }
   const strings: Partial<Record<WrittenKey, string>> = {};
   for (const key of Object.keys(WRITTEN) as WrittenKey[]) {
-    // Own properties only: a polluted Object.prototype must not configure the fleet.
-    const value = Object.hasOwn(config, key) ? (config as Record<string, unknown>)[key] : undefined;
+    const value = (config as Record<string, unknown>)[key];
     if (value === undefined || value === null) continue;
-    const expected = EXPECTED_TYPE[key];
-    const text = typeof value === expected ? envString(value as boolean | number | string) : undefined;
-    if (text === undefined || !isValidFieldString(key, text)) {
+    // The same grammar the environment goes through (core's, or the standard row's).
+    const text = typeof value === EXPECTED_TYPE[key] ? envString(value as boolean | number | string) : undefined;
+    if (text === undefined || WRITTEN[key].parse(key === 'serviceName' ? text.trim() : text) === undefined) {
       return `config.${key} is not valid (allowed: ${WRITTEN[key].allowed}); got ${describeValue(value)}`;
     }
     strings[key] = text;
@@ -84,13 +84,12 @@ export function configureTelemetryEnv(
       return null;
     }
     // What the children will see: the user's environment first, then the config block.
-    const own = ownEnvironment(env);
-    const view: Record<string, string | undefined> = { ...own };
+    const view: NodeJS.ProcessEnv = { ...env };
     for (const key of Object.keys(strings) as WrittenKey[]) {
       const variable = WRITTEN[key];
-      if (readVariable(own, variable.names) === undefined) view[variable.names[0]] = strings[key];
+      if (readVariable(env, variable.names) === undefined) view[variable.names[0]] = strings[key];
     }
-    if (readEnabledSwitch(view) === 'off') return null;
+    if (isSwitchedOff(view)) return null;
     const result = loadTelemetryConfig(view);
     if (!result.ok) {
       reportWarning(onWarning, `telemetry is disabled for the fleet: ${result.error}`);
@@ -100,9 +99,8 @@ export function configureTelemetryEnv(
     const runId = resolveRunId(effective.runId, view);
     for (const key of Object.keys(WRITTEN) as WrittenKey[]) {
       const name = WRITTEN[key].names[0];
-      if (!isBlank(own[name])) continue;
-      const value = key === 'runId' ? runId : effective[key];
-      env[name] = envString(value);
+      if (readVariable(env, [name]) !== undefined) continue;
+      env[name] = envString(key === 'runId' ? runId : effective[key]);
     }
     return runId;
   } catch (error) {

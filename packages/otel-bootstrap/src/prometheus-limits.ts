@@ -9,7 +9,7 @@
 // OTEL_* variable exists for them. The check is plain code, not zod: it runs on every
 // `initTelemetry` call, also when telemetry is off, and an off process must not load zod.
 
-import { describeError, describeValue, invalidChoice } from '@gym/core/internal';
+import { describeValue, invalidChoice } from '@gym/core/internal';
 import type { PrometheusEndpointLimits } from './types.js';
 
 /** The bounds used for an option that is not given. */
@@ -37,32 +37,20 @@ const RANGES: Readonly<Record<LimitKey, readonly [number, number, string]>> = {
 const KEYS = Object.keys(RANGES) as LimitKey[];
 
 /**
- * The bounds `value` (the `prometheus` option) asks for, every one filled in. Only own
- * properties count (a polluted `Object.prototype` sets nothing); each is read once. Throws a
+ * The bounds `value` (the `prometheus` option) asks for, every one filled in. Throws a
  * `TypeError` or `RangeError` naming the option, the value and what is allowed, for anything
  * that is not `undefined` or an object of known keys with whole numbers in range, and when
  * the request timeout is shorter than the headers timeout (Node refuses that pair).
  */
-export function checkPrometheusLimits(
-  value: unknown,
-  what = 'initTelemetry: options.prometheus',
-): Readonly<Required<PrometheusEndpointLimits>> {
+export function checkPrometheusLimits(value: unknown): Readonly<Required<PrometheusEndpointLimits>> {
+  const what = 'initTelemetry: options.prometheus';
   if (value === undefined) return PROMETHEUS_LIMITS_DEFAULTS;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new TypeError(`${what} must be an object of HTTP limits when given; got ${describeValue(value)}`);
   }
-  // No prototype: a key not given must read as undefined, not as a polluted Object.prototype's.
-  const given: Partial<Record<LimitKey, unknown>> = Object.create(null);
-  let names: string[];
-  try {
-    names = Object.keys(value);
-    for (const name of names) {
-      if (!(KEYS as string[]).includes(name)) throw invalidChoice(`${what}: an option name`, name, KEYS);
-      given[name as LimitKey] = (value as Record<string, unknown>)[name];
-    }
-  } catch (error) {
-    if (error instanceof RangeError) throw error;
-    throw new TypeError(`${what} could not be read (${describeError(error)})`);
+  const given = value as Partial<Record<LimitKey, unknown>>;
+  for (const name of Object.keys(given)) {
+    if (!(KEYS as string[]).includes(name)) throw invalidChoice(`${what}: an option name`, name, KEYS);
   }
   const limits = { ...PROMETHEUS_LIMITS_DEFAULTS };
   for (const key of KEYS) {

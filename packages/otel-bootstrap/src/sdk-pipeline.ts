@@ -1,8 +1,8 @@
 // The only module that touches the OpenTelemetry SDK, and only through `await import()`:
 // a process with telemetry off never reaches it, so it never loads a byte of the SDK.
 //
-// The providers are built by hand (sdk-metrics MeterProvider, sdk-trace TracerProvider) rather than through NodeSDK: the exporters are ours to choose from
-// NEMO_GYM_OTEL_EXPORTER, we must know whether each signal really exports, we bind the
+// The providers are built by hand rather than through NodeSDK: the exporters are ours to
+// choose from NEMO_GYM_OTEL_EXPORTER, we must know whether each signal really exports, we bind the
 // Prometheus endpoint ourselves (so a port clash is a setup failure, not a silent log line,
 // and port 0 works), and we register each global only when nobody else did.
 //
@@ -12,7 +12,6 @@
 // slot) or a provider registered where this API cannot read it is "not exporting", said once.
 
 import type { Server } from 'node:http';
-import { describeError } from '@gym/core/internal';
 import {
   type Attributes,
   type ContextManager,
@@ -32,14 +31,13 @@ import type { ExportResult } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import type { MetricReader, PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace';
-import { apiSlotVersion, type OtelGlobalKind, registeredGlobal } from './otel-globals.js';
+import { apiSlotVersion, registeredGlobal } from './otel-globals.js';
 import { closePrometheusServer, startPrometheusServer } from './prometheus-server.js';
 import { SCOPE_NAME } from './scope.js';
+import type { PrometheusEndpointLimits, TelemetryConfig } from './types.js';
 
 /** The resource attribute of the service name (semantic conventions, stable). */
 const ATTR_SERVICE_NAME = 'service.name';
-
-import type { PrometheusEndpointLimits, TelemetryConfig } from './types.js';
 
 /** What the pipeline is built from. */
 export interface PipelineInput {
@@ -108,39 +106,24 @@ export interface ReusedProvider {
 function inspectProvider(kind: 'metrics' | 'trace', provider: unknown): ReusedProvider {
   const signal = SIGNALS[kind];
   const real = delegateOf(provider) as Record<string, unknown> | undefined;
-  try {
-    if (real === undefined || real === null) return { signal, exporting: false, serviceName: undefined };
-    if (kind === 'metrics') {
-      const shared = real._sharedState as { metricCollectors?: unknown[]; resource?: ResourceLike } | undefined;
-      if (Array.isArray(shared?.metricCollectors)) {
-        return { signal, exporting: shared.metricCollectors.length > 0, serviceName: serviceNameIn(shared.resource) };
-      }
-      return { signal, exporting: !isNoop(real, 'NoopMeterProvider'), serviceName: undefined };
-    }
-    const active = real._activeSpanProcessor as { _spanProcessors?: unknown[] } | undefined;
-    if (Array.isArray(active?._spanProcessors)) {
-      return {
-        signal,
-        exporting: active._spanProcessors.length > 0,
-        serviceName: serviceNameIn(real._resource as ResourceLike | undefined),
-      };
-    }
-    return { signal, exporting: !isNoop(real, 'NoopTracerProvider'), serviceName: undefined };
-  } catch {
-    return { signal, exporting: true, serviceName: undefined };
+  if (real === undefined || real === null) return { signal, exporting: false, serviceName: undefined };
+  const serviceNameIn = (resource: unknown): string | undefined => {
+    const name = (resource as { attributes?: Record<string, unknown> } | undefined)?.attributes?.[ATTR_SERVICE_NAME];
+    return typeof name === 'string' ? name : undefined;
+  };
+  const sdk =
+    kind === 'metrics'
+      ? (real._sharedState as { metricCollectors?: unknown[]; resource?: unknown } | undefined)
+      : {
+          metricCollectors: (real._activeSpanProcessor as { _spanProcessors?: unknown[] })?._spanProcessors,
+          resource: real._resource,
+        };
+  if (Array.isArray(sdk?.metricCollectors)) {
+    return { signal, exporting: sdk.metricCollectors.length > 0, serviceName: serviceNameIn(sdk.resource) };
   }
-}
-
-type ResourceLike = { attributes?: Record<string, unknown> };
-
-function serviceNameIn(resource: ResourceLike | undefined): string | undefined {
-  const name = resource?.attributes?.[ATTR_SERVICE_NAME];
-  return typeof name === 'string' ? name : undefined;
-}
-
-/** The API's no-op providers, by class name (the provider may come from another copy of the API). */
-function isNoop(provider: Record<string, unknown>, className: string): boolean {
-  return provider.constructor?.name === className;
+  // The API's no-op providers, by class name (the provider may come from another copy of the API).
+  const noop = kind === 'metrics' ? 'NoopMeterProvider' : 'NoopTracerProvider';
+  return { signal, exporting: real.constructor?.name !== noop, serviceName: undefined };
 }
 
 /** The SDK objects this pipeline built and therefore owns. */
@@ -173,52 +156,27 @@ function existing(kind: 'metrics' | 'trace'): Existing {
 const SIGNAL_NAMES = { metrics: 'MeterProvider', trace: 'TracerProvider' } as const;
 const SIGNALS = { metrics: 'metrics', trace: 'traces' } as const;
 
-function slotOwner(): string {
+/** Why a signal does not export: its provider is `hidden` from this API, or was refused. */
+function problem(kind: 'metrics' | 'trace', why: 'hidden' | 'refused'): RegistrationProblem {
   const version = apiSlotVersion();
-  return version === undefined ? '' : ` (the global slot belongs to @opentelemetry/api ${version})`;
-}
-
-function hiddenProblem(kind: 'metrics' | 'trace'): RegistrationProblem {
+  const owner = version === undefined ? '' : ` (the global slot belongs to @opentelemetry/api ${version})`;
   return {
     signal: SIGNALS[kind],
-    reason: `a ${SIGNAL_NAMES[kind]} is registered through another copy of @opentelemetry/api that this one cannot use${slotOwner()}`,
+    reason:
+      why === 'hidden'
+        ? `a ${SIGNAL_NAMES[kind]} is registered through another copy of @opentelemetry/api that this one cannot use${owner}`
+        : `registering the ${SIGNAL_NAMES[kind]} with @opentelemetry/api failed${owner}`,
   };
 }
 
-function refusedProblem(kind: 'metrics' | 'trace', error: unknown): RegistrationProblem {
-  const cause = error === undefined ? '' : `: ${describeError(error)}`;
-  return {
-    signal: SIGNALS[kind],
-    reason: `registering the ${SIGNAL_NAMES[kind]} with @opentelemetry/api failed${slotOwner()}${cause}`,
-  };
-}
-
-/** Registers `provider` and checks the API hands it out; false (never a throw) otherwise. */
-function register(
-  kind: 'metrics' | 'trace',
-  provider: MeterProvider | TracerProvider,
-): { ok: boolean; error?: unknown } {
-  try {
-    if (kind === 'metrics') {
-      return { ok: metrics.setGlobalMeterProvider(provider as MeterProvider) && existing('metrics') === 'visible' };
-    }
-    return {
-      ok:
-        trace.setGlobalTracerProvider(provider as TracerProvider) && delegateOf(trace.getTracerProvider()) === provider,
-    };
-  } catch (error) {
-    return { ok: false, error };
+/** Registers `provider` and checks the API hands it out. */
+function register(kind: 'metrics' | 'trace', provider: MeterProvider | TracerProvider): boolean {
+  if (kind === 'metrics') {
+    return metrics.setGlobalMeterProvider(provider as MeterProvider) && existing('metrics') === 'visible';
   }
-}
-
-/** Registers a context manager or propagator when the slot is free; false when refused. */
-function registerQuietly(kind: OtelGlobalKind, action: () => boolean): boolean {
-  if (registeredGlobal(kind) !== undefined) return false;
-  try {
-    return action();
-  } catch {
-    return false;
-  }
+  return (
+    trace.setGlobalTracerProvider(provider as TracerProvider) && delegateOf(trace.getTracerProvider()) === provider
+  );
 }
 
 /**
@@ -245,8 +203,8 @@ export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipel
   const problems: RegistrationProblem[] = [];
   const metricsBefore = config.metricsEnabled ? existing('metrics') : 'none';
   const tracesBefore = config.tracesEnabled ? existing('trace') : 'none';
-  if (metricsBefore === 'hidden') problems.push(hiddenProblem('metrics'));
-  if (tracesBefore === 'hidden') problems.push(hiddenProblem('trace'));
+  if (metricsBefore === 'hidden') problems.push(problem('metrics', 'hidden'));
+  if (tracesBefore === 'hidden') problems.push(problem('trace', 'hidden'));
   const buildMetrics = config.metricsEnabled && metricsBefore === 'none' && config.exporter !== 'none';
   const buildTraces =
     config.tracesEnabled && tracesBefore === 'none' && (config.exporter === 'otlp' || config.exporter === 'console');
@@ -294,15 +252,13 @@ export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipel
   let tracesExporting = tracesBefore === 'visible' && reuse('trace');
   if (owned.meterProvider !== undefined) {
     const now = existing('metrics');
-    const attempt = now === 'none' ? register('metrics', owned.meterProvider) : { ok: false };
-    if (attempt.ok) {
+    if (now === 'none' && register('metrics', owned.meterProvider)) {
       metricsExporting = true;
     } else {
       // Someone registered a provider while the SDK loaded (theirs wins when this API sees
       // it), or the API refused ours.
       metricsExporting = now === 'visible' && reuse('metrics');
-      if (now === 'none') problems.push(refusedProblem('metrics', attempt.error));
-      if (now === 'hidden') problems.push(hiddenProblem('metrics'));
+      if (now !== 'visible') problems.push(problem('metrics', now === 'none' ? 'refused' : 'hidden'));
       discarded.meterProvider = owned.meterProvider;
       discarded.prometheusServer = owned.prometheusServer;
       owned.meterProvider = undefined;
@@ -310,30 +266,22 @@ export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipel
       prometheusEndpoint = undefined;
     }
   }
-  if (owned.tracerProvider !== undefined) {
+  if (owned.tracerProvider !== undefined && owned.contextManager !== undefined && owned.propagator !== undefined) {
     const now = existing('trace');
-    const attempt = now === 'none' ? register('trace', owned.tracerProvider) : { ok: false };
-    if (attempt.ok) {
+    if (now === 'none' && register('trace', owned.tracerProvider)) {
       tracesExporting = true;
-      const manager = owned.contextManager;
-      if (
-        manager === undefined ||
-        !registerQuietly('context', () => context.setGlobalContextManager(manager.enable()))
-      ) {
-        manager?.disable();
+      // The context manager and propagator only where the slot is free: someone else's win.
+      const { contextManager, propagator } = owned;
+      if (registeredGlobal('context') !== undefined || !context.setGlobalContextManager(contextManager.enable())) {
+        contextManager.disable();
         owned.contextManager = undefined;
       }
-      const propagator = owned.propagator;
-      if (
-        propagator === undefined ||
-        !registerQuietly('propagation', () => propagation.setGlobalPropagator(propagator))
-      ) {
+      if (registeredGlobal('propagation') !== undefined || !propagation.setGlobalPropagator(propagator)) {
         owned.propagator = undefined;
       }
     } else {
       tracesExporting = now === 'visible' && reuse('trace');
-      if (now === 'none') problems.push(refusedProblem('trace', attempt.error));
-      if (now === 'hidden') problems.push(hiddenProblem('trace'));
+      if (now !== 'visible') problems.push(problem('trace', now === 'none' ? 'refused' : 'hidden'));
       discarded.tracerProvider = owned.tracerProvider;
       owned.tracerProvider = undefined;
       owned.contextManager = undefined;
@@ -511,18 +459,11 @@ async function loadContextManager(): Promise<ContextManager> {
 /** Resolves `true` after `millis` (a timer that never keeps the process alive), or `false` once `work` settles. */
 function raceDeadline(work: Promise<unknown>, millis: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(true), millis);
-    timer.unref();
-    work.then(
-      () => {
-        clearTimeout(timer);
-        resolve(false);
-      },
-      () => {
-        clearTimeout(timer);
-        resolve(false);
-      },
-    );
+    const timer = setTimeout(resolve, millis, true).unref();
+    void work.finally(() => {
+      clearTimeout(timer);
+      resolve(false);
+    });
   });
 }
 
@@ -567,28 +508,18 @@ async function shutdownOwned(
     })(),
   ]);
   const timedOut = deadlineMillis > 0 ? await raceDeadline(work, deadlineMillis) : false;
+  // A copy: steps that finish after the deadline add nothing to this report.
   const report: ShutdownReport = { errors: [...errors], timedOut };
-  try {
-    if (prometheusServer !== undefined) closePrometheusServer(prometheusServer);
-    if (meterProvider !== undefined && registeredGlobal('metrics') === meterProvider) metrics.disable();
-    if (tracerProvider !== undefined && delegateOf(registeredGlobal('trace')) === tracerProvider) trace.disable();
-    if (owned.contextManager !== undefined && registeredGlobal('context') === owned.contextManager) {
-      context.disable();
-    }
-    if (owned.propagator !== undefined && registeredGlobal('propagation') === owned.propagator) propagation.disable();
-  } catch (error) {
-    // A global slot that throws on delete: nothing more can be done.
-    return { errors: [...report.errors, error], timedOut };
-  }
+  if (prometheusServer !== undefined) closePrometheusServer(prometheusServer);
+  if (meterProvider !== undefined && registeredGlobal('metrics') === meterProvider) metrics.disable();
+  if (tracerProvider !== undefined && delegateOf(registeredGlobal('trace')) === tracerProvider) trace.disable();
+  if (owned.contextManager !== undefined && registeredGlobal('context') === owned.contextManager) context.disable();
+  if (owned.propagator !== undefined && registeredGlobal('propagation') === owned.propagator) propagation.disable();
   return report;
 }
 
 /** The real provider behind the API's global proxy (duck-typed: the proxy may come from another copy of the API). */
 function delegateOf(provider: unknown): unknown {
   const proxy = provider as Partial<Pick<ProxyTracerProvider, 'getDelegate'>> | undefined;
-  try {
-    return typeof proxy?.getDelegate === 'function' ? proxy.getDelegate() : provider;
-  } catch {
-    return undefined;
-  }
+  return typeof proxy?.getDelegate === 'function' ? proxy.getDelegate() : provider;
 }
