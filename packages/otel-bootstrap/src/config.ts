@@ -26,24 +26,12 @@ type Fields = Pick<TelemetryConfig, FieldKey>;
 type GymKey = keyof typeof GYM_VARIABLES;
 type OtlpKey = keyof typeof OTLP_VARIABLES;
 
-/** Defaults, used when every name of a variable is unset or blank. */
-export const CONFIG_DEFAULTS: Fields = Object.freeze({
-  enabled: GYM_VARIABLES.enabled.defaultValue,
-  spanGroups: GYM_VARIABLES.spanGroups.defaultValue,
-  tracesEnabled: GYM_VARIABLES.tracesEnabled.defaultValue,
-  metricsEnabled: GYM_VARIABLES.metricsEnabled.defaultValue,
-  exporter: GYM_VARIABLES.exporter.defaultValue,
-  runId: GYM_VARIABLES.runId.defaultValue,
-  serviceNamePerServer: GYM_VARIABLES.serviceNamePerServer.defaultValue,
-  sandboxResourceSampleIntervalSeconds: GYM_VARIABLES.sandboxResourceSampleIntervalSeconds.defaultValue,
-  observer: GYM_VARIABLES.observer.defaultValue,
-  shutdownTimeoutMillis: GYM_VARIABLES.shutdownTimeoutMillis.defaultValue,
-  serviceName: OTEL_VARIABLES.serviceName.defaultValue,
-  prometheusHost: OTEL_VARIABLES.prometheusHost.defaultValue,
-  prometheusPort: OTEL_VARIABLES.prometheusPort.defaultValue,
-  metricExportIntervalMillis: OTEL_VARIABLES.metricExportIntervalMillis.defaultValue,
-  metricExportTimeoutMillis: OTEL_VARIABLES.metricExportTimeoutMillis.defaultValue,
-});
+/** Defaults, used when every name of a variable is unset or blank: each variable's own. */
+export const CONFIG_DEFAULTS: Fields = Object.freeze(
+  Object.fromEntries(
+    [...Object.entries(GYM_VARIABLES), ...Object.entries(OTEL_VARIABLES)].map(([key, row]) => [key, row.defaultValue]),
+  ) as unknown as Fields,
+);
 
 /**
  * Whether the master switch (NEMO_GYM_OTEL_ENABLED, then NEMO_LENS_ENABLED) says off: unset,

@@ -5,7 +5,7 @@
 // all, so turning telemetry off leaves the environment exactly as it was.
 
 import { describeError, describeValue, GYM_VARIABLES, readVariable } from '@gym/core/internal';
-import { isSwitchedOff, loadTelemetryConfig, resolveRunId } from './config.js';
+import { CONFIG_DEFAULTS, isSwitchedOff, loadTelemetryConfig, resolveRunId } from './config.js';
 import { OTEL_VARIABLES } from './otel-variables.js';
 import type { ConfigureTelemetryEnvOptions, TelemetryConfig } from './types.js';
 import { reportWarning } from './warnings.js';
@@ -13,20 +13,6 @@ import { reportWarning } from './warnings.js';
 /** The variables the orchestrator hands down: Gym's own (@gym/core's table), plus `OTEL_SERVICE_NAME`. */
 const WRITTEN = { ...GYM_VARIABLES, serviceName: OTEL_VARIABLES.serviceName } as const;
 type WrittenKey = keyof typeof WRITTEN;
-
-const EXPECTED_TYPE: { readonly [K in WrittenKey]: 'boolean' | 'string' | 'number' } = {
-  enabled: 'boolean',
-  spanGroups: 'string',
-  tracesEnabled: 'boolean',
-  metricsEnabled: 'boolean',
-  exporter: 'string',
-  runId: 'string',
-  serviceNamePerServer: 'boolean',
-  sandboxResourceSampleIntervalSeconds: 'number',
-  observer: 'boolean',
-  shutdownTimeoutMillis: 'number',
-  serviceName: 'string',
-};
 
 /** The canonical string of a config value in the environment (booleans as `1`/`0`). */
 function envString(value: boolean | number | string): string {
@@ -50,7 +36,8 @@ function configStrings(config: unknown): Partial<Record<WrittenKey, string>> | s
     const value = (config as Record<string, unknown>)[key];
     if (value === undefined || value === null) continue;
     // The same grammar the environment goes through (core's, or the standard row's).
-    const text = typeof value === EXPECTED_TYPE[key] ? envString(value as boolean | number | string) : undefined;
+    const expected = key === 'runId' ? 'string' : typeof CONFIG_DEFAULTS[key];
+    const text = typeof value === expected ? envString(value as boolean | number | string) : undefined;
     if (text === undefined || WRITTEN[key].parse(key === 'serviceName' ? text.trim() : text) === undefined) {
       return `config.${key} is not valid (allowed: ${WRITTEN[key].allowed}); got ${describeValue(value)}`;
     }

@@ -1,28 +1,17 @@
 // The Prometheus endpoint's HTTP server: the exporter's own request handler
-// (`PrometheusExporter` with `preventServerStart`, then `getMetricsRequestHandler`) on a
-// `node:http` server whose built-in bounds are set. The server is ours, so a listen error
-// (EADDRINUSE) is a setup failure and port 0 works. Everything else is Node's:
-//
-// - `headersTimeout`, `requestTimeout` and `keepAliveTimeout`, checked every quarter of the
-//   shorter deadline (25 ms to 1 s) instead of Node's 30 s, so each holds within a second of
-//   what it says; Node answers a late client 408 and a malformed request 400 or 431, then
-//   closes the connection (and never writes into an answer under way);
-// - a socket timeout of the request timeout: a client that stops reading the answer is cut;
-// - the connection cap: beyond `maxConnections` connections, the first request on a
-//   connection closes the oldest connection that has not sent a request yet (a slow or silent
-//   client), else the oldest idle keep-alive one. Slow clients are left alone until a real
-//   request needs their place: closing them at accept let clients that reconnect at once
-//   churn thousands of sockets a second, which grew V8's young generation by 140 MiB. Beyond
-//   twice the cap a newcomer makes room at accept (else it is closed), so a scraper always
-//   gets in, however many slow clients there are;
-// - one request at a time per connection: a pipelined request waits until the answer before
-//   it is sent, at most 8 wait (beyond that the connection is closed), so a client that
-//   pipelines and never reads holds one answer, not one per request;
-// - at most one rendering at a time: scrapes that arrive while one is made wait for it to
-//   finish and then share one fresh rendering, so every answer reflects everything recorded
-//   before its request and a crowd of scrapers costs at most one collection at a time;
-// - one route: GET or HEAD of exactly `/metrics` (query ignored); 404 and 405 otherwise.
-//
+// (`PrometheusExporter` with `preventServerStart`) on a `node:http` server of ours, so a listen
+// error (EADDRINUSE) is a setup failure and port 0 works. Node's own bounds do most of the work
+// (header, request and keep-alive deadlines, checked every quarter of the shorter one instead
+// of every 30 s; a socket timeout for a client that stops reading; header count and size).
+// Three parts are ours, because Node has no switch for them (see docs/otel-bootstrap.md):
+// - the connection cap: past `maxConnections`, a connection's first request closes the oldest
+//   connection that has not sent one (else the oldest idle one); past twice the cap a
+//   newcomer does so at accept. Slow clients are left alone until a request needs their
+//   place: closing them at accept let clients that reconnect at once churn thousands of
+//   sockets a second and grew V8's young generation by 140 MiB;
+// - one request at a time per connection (at most 8 wait; more closes it), so a client that
+//   pipelines and never reads holds one answer;
+// - at most one rendering at a time, shared by the scrapes that arrive while it is made.
 // Loaded with `import()` from sdk-pipeline.ts, only when the `prometheus` exporter is in use.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -32,9 +21,9 @@ import type { PrometheusEndpointLimits } from './types.js';
 type Limits = Readonly<Required<PrometheusEndpointLimits>>;
 
 /** The one path served. */
-export const METRICS_PATH = '/metrics';
+const METRICS_PATH = '/metrics';
 /** The Prometheus text format the exporter writes (0.0.4), named fully; the exporter says only `text/plain`. */
-export const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 /** Headers kept per request: a scraper sends a handful; the rest are not parsed into objects. */
 const MAX_HEADERS_COUNT = 32;
 /** Header bytes per request (Node's default, fixed here so a process-wide flag cannot raise it). */
@@ -49,7 +38,7 @@ export interface MetricsHandler {
 }
 
 /** How often Node looks for expired header and request deadlines: a quarter of the shorter one, 25 ms to 1 s. */
-export function checkingIntervalMs(limits: Limits): number {
+function checkingIntervalMs(limits: Limits): number {
   return Math.min(1_000, Math.max(25, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)));
 }
 
@@ -140,21 +129,17 @@ function admit(server: Server, cap: number, serve: (request: IncomingMessage, re
   // Insertion order is age.
   const open = new Map<Socket, Connection>();
   const evictFor = (keep: Socket): boolean => {
-    let victim: Socket | undefined;
+    let silent: Socket | undefined;
+    let idle: Socket | undefined;
     for (const [other, state] of open) {
-      if (other !== keep && !state.requested) {
-        victim = other;
+      if (other === keep) continue;
+      if (!state.requested) {
+        silent = other;
         break;
       }
+      if (!state.busy) idle ??= other;
     }
-    if (victim === undefined) {
-      for (const [other, state] of open) {
-        if (other !== keep && !state.busy) {
-          victim = other;
-          break;
-        }
-      }
-    }
+    const victim = silent ?? idle;
     if (victim === undefined) return false;
     open.delete(victim);
     victim.destroy();

@@ -17,13 +17,11 @@ import {
   type ContextManager,
   context,
   createNoopMeter,
-  type Meter,
   type MeterProvider,
   metrics,
   ProxyTracerProvider,
   propagation,
   type TextMapPropagator,
-  type Tracer,
   type TracerProvider,
   trace,
 } from '@opentelemetry/api';
@@ -52,41 +50,20 @@ export interface PipelineInput {
   readonly prometheusLimits: Readonly<Required<PrometheusEndpointLimits>>;
 }
 
-/** What a bounded shutdown met. */
-export interface ShutdownReport {
-  /** Errors thrown or returned by the flush and shutdown steps that finished in time. */
+/** What a bounded shutdown met: the errors of the steps that finished in time, and whether the deadline passed first. */
+interface ShutdownReport {
   readonly errors: readonly unknown[];
-  /** The deadline passed first: what had not been exported by then may be lost. */
   readonly timedOut: boolean;
 }
 
-/** A signal that was asked for and does not export, and why. */
-export interface RegistrationProblem {
+/** A signal that was asked for and does not export (a refused or invisible registration), and why. */
+interface RegistrationProblem {
   readonly signal: 'metrics' | 'traces';
   readonly reason: string;
 }
 
-/** A running pipeline. */
-export interface Pipeline {
-  readonly meter: Meter;
-  readonly tracer: Tracer;
-  readonly metricsExporting: boolean;
-  readonly tracesExporting: boolean;
-  /** The provider that receives this process's metrics (ours or a reused one), when metrics export. */
-  readonly meterProvider: MeterProvider | undefined;
-  readonly prometheusEndpoint: string | undefined;
-  /** Why a signal that was asked for does not export (a refused or invisible registration). */
-  readonly problems: readonly RegistrationProblem[];
-  /** The signals that go to a provider someone else registered (our resource and exporter are not applied there). */
-  readonly reused: readonly ReusedProvider[];
-  /**
-   * Flushes then shuts down what this pipeline built, and unregisters the globals it
-   * registered, within `deadlineMillis`. Providers registered by someone else are left alone.
-   * Never rejects. The globals and the Prometheus endpoint are released even when the
-   * deadline passes first.
-   */
-  shutdown(deadlineMillis: number): Promise<ShutdownReport>;
-}
+/** A running pipeline (see startPipeline). */
+export type Pipeline = Awaited<ReturnType<typeof startPipeline>>;
 
 /** A provider someone else registered, reused for one signal, as far as it can be read. */
 export interface ReusedProvider {
@@ -105,31 +82,31 @@ export interface ReusedProvider {
  */
 function inspectProvider(kind: 'metrics' | 'trace', provider: unknown): ReusedProvider {
   const signal = SIGNALS[kind];
-  const real = delegateOf(provider) as Record<string, unknown> | undefined;
+  type Parts = { attributes?: Record<string, unknown> } | undefined;
+  const real = delegateOf(provider) as
+    | { _sharedState?: { metricCollectors?: unknown[]; resource?: Parts } }
+    | { _activeSpanProcessor?: { _spanProcessors?: unknown[] }; _resource?: Parts }
+    | undefined;
   if (real === undefined || real === null) return { signal, exporting: false, serviceName: undefined };
-  const serviceNameIn = (resource: unknown): string | undefined => {
-    const name = (resource as { attributes?: Record<string, unknown> } | undefined)?.attributes?.[ATTR_SERVICE_NAME];
-    return typeof name === 'string' ? name : undefined;
-  };
-  const sdk =
-    kind === 'metrics'
-      ? (real._sharedState as { metricCollectors?: unknown[]; resource?: unknown } | undefined)
-      : {
-          metricCollectors: (real._activeSpanProcessor as { _spanProcessors?: unknown[] })?._spanProcessors,
-          resource: real._resource,
-        };
-  if (Array.isArray(sdk?.metricCollectors)) {
-    return { signal, exporting: sdk.metricCollectors.length > 0, serviceName: serviceNameIn(sdk.resource) };
+  const [parts, resource] =
+    '_sharedState' in real
+      ? [real._sharedState?.metricCollectors, real._sharedState?.resource]
+      : '_activeSpanProcessor' in real
+        ? [real._activeSpanProcessor?._spanProcessors, real._resource]
+        : [undefined, undefined];
+  if (!Array.isArray(parts)) {
+    // The API's no-op provider, by class name (it may come from another copy of the API).
+    const noop = kind === 'metrics' ? 'NoopMeterProvider' : 'NoopTracerProvider';
+    return { signal, exporting: real.constructor?.name !== noop, serviceName: undefined };
   }
-  // The API's no-op providers, by class name (the provider may come from another copy of the API).
-  const noop = kind === 'metrics' ? 'NoopMeterProvider' : 'NoopTracerProvider';
-  return { signal, exporting: real.constructor?.name !== noop, serviceName: undefined };
+  const name = resource?.attributes?.[ATTR_SERVICE_NAME];
+  return { signal, exporting: parts.length > 0, serviceName: typeof name === 'string' ? name : undefined };
 }
 
 /** The SDK objects this pipeline built and therefore owns. */
 interface Owned {
   meterProvider?: { forceFlush(): Promise<void>; shutdown(): Promise<void> } & MeterProvider;
-  /** The push exporter behind our periodic reader (serialized; see serializeExports). */
+  /** The push exporter behind our periodic reader (see watchMetricExporter). */
   metricExporter?: SerializedExporter;
   tracerProvider?: { forceFlush(): Promise<void>; shutdown(): Promise<void> } & TracerProvider;
   prometheusServer?: Server;
@@ -187,9 +164,9 @@ function register(kind: 'metrics' | 'trace', provider: MeterProvider | TracerPro
  * the signal not exporting, with the reason in `problems`. Rejects on a setup failure
  * (a taken port, a broken SDK), after undoing what it built.
  */
-export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipeline> {
+export async function startPipeline(pipelineInput: PipelineInput) {
   // Failed exports, remembered so that shutdown does not report the same failure again. Once
-  // shutdown began, a failure is the final flush's, whenever it arrives.
+  // shutdown began, a failure is the final flush's, whenever it arrives (`final` is set here).
   const exportErrors = new WeakSet<object>();
   let final = false;
   const input: PipelineInput = {
@@ -227,7 +204,9 @@ export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipel
         resource,
         spanProcessors: [await buildSpanProcessor(input)],
       });
-      owned.contextManager = await loadContextManager();
+      // The AsyncLocalStorage context manager, as NodeSDK uses.
+      const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+      owned.contextManager = new AsyncLocalStorageContextManager();
       const { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } = await import(
         '@opentelemetry/core'
       );
@@ -248,17 +227,22 @@ export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipel
     reused.push(found);
     return found.exporting;
   };
+  /**
+   * Registers ours; else someone registered a provider while the SDK loaded (theirs wins when
+   * this API sees it), or the API refused ours: say why, and whether theirs exports.
+   */
+  const settle = (kind: 'metrics' | 'trace', provider: MeterProvider | TracerProvider): 'ours' | boolean => {
+    const now = existing(kind);
+    if (now === 'none' && register(kind, provider)) return 'ours';
+    if (now !== 'visible') problems.push(problem(kind, now === 'none' ? 'refused' : 'hidden'));
+    return now === 'visible' && reuse(kind);
+  };
   let metricsExporting = metricsBefore === 'visible' && reuse('metrics');
   let tracesExporting = tracesBefore === 'visible' && reuse('trace');
   if (owned.meterProvider !== undefined) {
-    const now = existing('metrics');
-    if (now === 'none' && register('metrics', owned.meterProvider)) {
-      metricsExporting = true;
-    } else {
-      // Someone registered a provider while the SDK loaded (theirs wins when this API sees
-      // it), or the API refused ours.
-      metricsExporting = now === 'visible' && reuse('metrics');
-      if (now !== 'visible') problems.push(problem('metrics', now === 'none' ? 'refused' : 'hidden'));
+    const settled = settle('metrics', owned.meterProvider);
+    metricsExporting = settled !== false;
+    if (settled !== 'ours') {
       discarded.meterProvider = owned.meterProvider;
       discarded.prometheusServer = owned.prometheusServer;
       owned.meterProvider = undefined;
@@ -267,9 +251,9 @@ export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipel
     }
   }
   if (owned.tracerProvider !== undefined && owned.contextManager !== undefined && owned.propagator !== undefined) {
-    const now = existing('trace');
-    if (now === 'none' && register('trace', owned.tracerProvider)) {
-      tracesExporting = true;
+    const settled = settle('trace', owned.tracerProvider);
+    tracesExporting = settled !== false;
+    if (settled === 'ours') {
       // The context manager and propagator only where the slot is free: someone else's win.
       const { contextManager, propagator } = owned;
       if (registeredGlobal('context') !== undefined || !context.setGlobalContextManager(contextManager.enable())) {
@@ -280,8 +264,6 @@ export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipel
         owned.propagator = undefined;
       }
     } else {
-      tracesExporting = now === 'visible' && reuse('trace');
-      if (now !== 'visible') problems.push(problem('trace', now === 'none' ? 'refused' : 'hidden'));
       discarded.tracerProvider = owned.tracerProvider;
       owned.tracerProvider = undefined;
       owned.contextManager = undefined;
@@ -304,11 +286,18 @@ export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipel
     tracer,
     metricsExporting,
     tracesExporting,
+    /** The provider that receives this process's metrics (ours or a reused one), when metrics export. */
     meterProvider,
     prometheusEndpoint,
-    problems,
-    reused,
-    shutdown: (deadlineMillis) => {
+    problems: problems as readonly RegistrationProblem[],
+    /** The signals that go to a provider someone else registered (our resource and exporter are not applied there). */
+    reused: reused as readonly ReusedProvider[],
+    /**
+     * Flushes then shuts down what this pipeline built and unregisters the globals it
+     * registered, within `deadlineMillis`; never rejects. The globals and the Prometheus
+     * endpoint are released even when the deadline passes first.
+     */
+    shutdown: (deadlineMillis: number): Promise<ShutdownReport> => {
       final = true;
       shutdownResult ??= shutdownOwned(owned, deadlineMillis, exportErrors);
       return shutdownResult;
@@ -425,7 +414,7 @@ async function buildMetricReader(
     );
     return { reader: exporter, server, endpoint };
   }
-  const onFailure = (error: unknown) => input.onExportFailure('metrics', error, false); // `final` is set by startPipeline's wrapper
+  const onFailure = (error: unknown) => input.onExportFailure('metrics', error, false);
   if (config.exporter === 'console') {
     const exporter = watchMetricExporter(new ConsoleMetricExporter(), onFailure);
     return { reader: new PeriodicExportingMetricReader({ exporter, ...periodic }), exporter };
@@ -439,7 +428,7 @@ async function buildMetricReader(
 async function buildSpanProcessor(input: PipelineInput): Promise<SpanProcessor> {
   const { config } = input;
   const { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor } = await import('@opentelemetry/sdk-trace');
-  const onFailure = (error: unknown) => input.onExportFailure('traces', error, false); // `final` is set by startPipeline's wrapper
+  const onFailure = (error: unknown) => input.onExportFailure('traces', error, false);
   if (config.exporter === 'console') {
     return new SimpleSpanProcessor({ exporter: watchSpanExporter(new ConsoleSpanExporter(), onFailure) });
   }
@@ -448,12 +437,6 @@ async function buildSpanProcessor(input: PipelineInput): Promise<SpanProcessor> 
   return new BatchSpanProcessor({
     exporter: watchSpanExporter(new OTLPTraceExporter(url === undefined ? {} : { url }), onFailure),
   });
-}
-
-/** The AsyncLocalStorage context manager (what NodeSDK and NodeTracerProvider use), loaded lazily. */
-async function loadContextManager(): Promise<ContextManager> {
-  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
-  return new AsyncLocalStorageContextManager();
 }
 
 /** Resolves `true` after `millis` (a timer that never keeps the process alive), or `false` once `work` settles. */

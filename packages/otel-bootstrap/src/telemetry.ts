@@ -59,28 +59,13 @@ function checkOptions(options: InitTelemetryOptions): Readonly<Required<Promethe
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`initTelemetry: options must be an object; got ${describeValue(options)}`);
   }
-  const { serverName, serverType, resourceAttributes, env, onWarning, prometheus } = options;
+  const { serverName, serverType, prometheus } = options;
   if (typeof serverName !== 'string' || serverName.trim() === '') {
     throw new TypeError(
       `initTelemetry: options.serverName must be a non-empty string; got ${describeValue(serverName)}`,
     );
   }
   if (!isServerType(serverType)) throw invalidChoice('initTelemetry: options.serverType', serverType, SERVER_TYPES);
-  if (resourceAttributes !== undefined && (typeof resourceAttributes !== 'object' || resourceAttributes === null)) {
-    throw new TypeError(
-      `initTelemetry: options.resourceAttributes must be an object of attributes when given; got ${describeValue(resourceAttributes)}`,
-    );
-  }
-  if (env !== undefined && (typeof env !== 'object' || env === null)) {
-    throw new TypeError(
-      `initTelemetry: options.env must be an environment object when given; got ${describeValue(env)}`,
-    );
-  }
-  if (onWarning !== undefined && typeof onWarning !== 'function') {
-    throw new TypeError(
-      `initTelemetry: options.onWarning must be a function when given; got ${describeValue(onWarning)}`,
-    );
-  }
   return checkPrometheusLimits(prometheus);
 }
 
@@ -269,26 +254,12 @@ async function setUp(
 }
 
 /**
- * Sets up this process's telemetry from the environment, once. The first call decides;
- * every later or concurrent call returns the same promise, whatever its options (even when
- * the first answer was `null`, and even after the environment changed).
- *
- * Resolves to a {@link TelemetryHandle} when `NEMO_GYM_OTEL_ENABLED` is on, else `null`.
- * Never rejects because of telemetry: a malformed variable or a failed setup (a Prometheus
- * port in use, a broken SDK) resolves to `null` after one warning through
- * `options.onWarning` (default `process.emitWarning`). It rejects only on programming
- * errors in `options` (a `TypeError` / `RangeError` naming the field).
- *
- * Service name `<OTEL_SERVICE_NAME>/<serverName>` (or the bare name with
- * `NEMO_GYM_OTEL_SERVICE_NAME_PER_SERVER=0`); resource attributes: `nemo.gym.version`,
- * `nemo.gym.server.name`, `nemo.gym.server.type`, `nemo.gym.service_group`, `nemo.run.id`,
- * over the caller's. A MeterProvider or TracerProvider that someone else registered, and
- * that this process's `@opentelemetry/api` hands out, is reused and never shut down. A signal
- * whose provider the API refuses to register (another API version owns its global slot), or
- * cannot see, is not exporting, with one warning. While metrics export and
- * `NEMO_GYM_OTEL_OBSERVER` is on, starts `@gym/observer`. Publishes the process state
- * (`setTelemetryState`) for the library packages. After {@link shutdownTelemetry}, resolves
- * to `null`.
+ * Sets up this process's telemetry from the environment, once: the first call decides, and
+ * every later or concurrent call returns the same promise, whatever its options. Resolves to
+ * a {@link TelemetryHandle} when `NEMO_GYM_OTEL_ENABLED` is on, else `null`; after
+ * {@link shutdownTelemetry}, `null`. Rejects only on programming errors in `options`; a
+ * malformed variable or a failed setup resolves `null` after one warning (see the README's
+ * failure policy).
  */
 export function initTelemetry(options: InitTelemetryOptions): Promise<TelemetryHandle | null> {
   let limits: Readonly<Required<PrometheusEndpointLimits>>;
@@ -308,15 +279,11 @@ export function getTelemetry(): TelemetryHandle | null {
 }
 
 /**
- * Flushes (forceFlush, then shutdown) what `initTelemetry` built, so everything recorded
- * before the call is exported, then unregisters it and publishes "nothing exports".
- * Bounded: it resolves within `NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS` (default 5000 ms) of the
- * flush starting, even when the collector refuses connections or never answers; what was not
- * exported by then may be lost (one warning says so), and the globals and the Prometheus
- * endpoint are released all the same. Providers registered by someone else are left
- * running. Idempotent (later calls return the same promise); a no-op before any
- * `initTelemetry`; waits for a setup in progress. Never rejects: errors are reported in one
- * warning through the warning handler.
+ * Flushes what `initTelemetry` built, so everything recorded before the call is exported,
+ * then unregisters it and publishes "nothing exports". Resolves within
+ * `NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS` even when the collector never answers (one warning
+ * says what may be lost). Providers registered by someone else are left running. Idempotent;
+ * waits for a setup in progress; never rejects.
  */
 export function shutdownTelemetry(): Promise<void> {
   if (initPromise === undefined) return Promise.resolve();
