@@ -44,14 +44,8 @@ export function isSwitchedOff(env: NodeJS.ProcessEnv): boolean {
 }
 
 /**
- * Parses the telemetry settings from `env` (default `process.env`): Gym's variables
- * (`NEMO_GYM_OTEL_<KEY>`, falling back to `NEMO_LENS_<KEY>` when the first is unset or blank)
- * by @gym/core's grammar; `OTEL_SERVICE_NAME`; and, only while what they configure is in use,
- * `OTEL_EXPORTER_PROMETHEUS_HOST|PORT` (exporter `prometheus`), `OTEL_METRIC_EXPORT_INTERVAL|TIMEOUT`
- * (exporter `otlp` or `console`) and the OTLP endpoint and protocol variables (exporter `otlp`,
- * per enabled signal). Others keep their defaults. Only own properties of `env` are read (@gym/core's reader).
- * Never throws: a malformed value gives `{ ok: false, error }` with one message naming every
- * bad variable.
+ * Parses the telemetry settings from `env` (own properties only, @gym/core's reader). Never
+ * throws: a malformed value gives `{ ok: false, error }`, one message naming every bad variable.
  */
 export function loadTelemetryConfig(env: NodeJS.ProcessEnv = process.env): TelemetryConfigResult {
   const problems = new Set<string>();

@@ -47,16 +47,11 @@ function configStrings(config: unknown): Partial<Record<WrittenKey, string>> | s
 }
 
 /**
- * Orchestrator side, before spawning servers: resolves the effective settings (the
- * environment, else `config`, else the defaults) and writes them into `env` (default
- * `process.env`) under their `NEMO_GYM_OTEL_*` names and `OTEL_SERVICE_NAME`, never
- * overwriting a variable that is already set (non-blank). Fixes one run id for the fleet:
- * the existing `NEMO_GYM_OTEL_RUN_ID` (or `NEMO_LENS_RUN_ID`), else `config.runId`, else
- * `SLURM_JOB_ID`, else 12 random hex characters.
- *
- * Returns the run id, or `null` when telemetry is disabled, in which case nothing at all is
- * written. A malformed config or environment value disables telemetry for the fleet with
- * one warning (see `options.onWarning`). Never throws.
+ * Orchestrator side, before spawning servers: writes the effective settings (the environment,
+ * else `config`, else the defaults) into `env` under their `NEMO_GYM_OTEL_*` names and
+ * `OTEL_SERVICE_NAME`, never overwriting a non-blank variable, with one run id for the fleet.
+ * Returns the run id, or `null` when telemetry is disabled (then nothing is written; a
+ * malformed value says so in one warning). Never throws.
  */
 export function configureTelemetryEnv(
   config?: Partial<TelemetryConfig> | null,

@@ -1,26 +1,17 @@
-// The client bounds of the Prometheus endpoint, and the check of the option that sets them.
-// The endpoint is an HTTP server in every process of a fleet; without bounds, one slow client
-// holds a socket for as long as Node's defaults allow (headers 60 s, request 300 s, checked
-// every 30 s) and a pile of idle sockets locks the scraper out. The defaults suit a scraper:
-// Prometheus sends a few hundred bytes of headers at once and no body, so seconds are generous.
-//
-// These are options of `initTelemetry`, not environment variables: the bounds belong to the
-// server's own HTTP policy (its code knows them, the orchestrator does not), and no standard
-// OTEL_* variable exists for them. The check is plain code, not zod: it runs on every
-// `initTelemetry` call, also when telemetry is off, and an off process must not load zod.
+// The `prometheus` option of `initTelemetry`: the client bounds of the Prometheus endpoint.
+// Options, not environment variables: the bounds belong to the server's own HTTP policy, and no
+// standard OTEL_* variable exists for them. The defaults suit a scraper, which sends a few
+// hundred bytes of headers at once and no body; Node's own (headers 60 s, request 300 s,
+// checked every 30 s) let one slow client hold a socket for minutes.
 
 import { describeValue, invalidChoice } from '@gym/core/internal';
 import type { PrometheusEndpointLimits } from './types.js';
 
 /** The bounds used for an option that is not given. */
 export const PROMETHEUS_LIMITS_DEFAULTS: Readonly<Required<PrometheusEndpointLimits>> = Object.freeze({
-  /** A scraper sends its headers in one packet; 5 s is Node's keep-alive default too. */
   headersTimeoutMs: 5_000,
-  /** A scrape has no body: the whole request is the headers, plus slack. */
   requestTimeoutMs: 10_000,
-  /** Idle between scrapes; Prometheus reconnects when it was closed. */
   keepAliveTimeoutMs: 5_000,
-  /** A handful of scrapers per process; room to spare, and each socket is cheap. */
   maxConnections: 64,
 });
 

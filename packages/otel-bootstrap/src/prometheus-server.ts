@@ -42,15 +42,18 @@ function checkingIntervalMs(limits: Limits): number {
   return Math.min(1_000, Math.max(25, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)));
 }
 
-function answer(response: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
-  const body = `${text}\n`;
-  response.writeHead(status, {
+function answer(response: ServerResponse, status: number, body: string, headers: Record<string, string>): void {
+  response.writeHead(status, { 'content-length': String(Buffer.byteLength(body)), ...headers });
+  response.end(body);
+}
+
+/** A refusal: one line of plain text. */
+function refuse(response: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  answer(response, status, `${text}\n`, {
     'content-type': 'text/plain; charset=utf-8',
-    'content-length': String(Buffer.byteLength(body)),
     'cache-control': 'no-store',
     ...headers,
   });
-  response.end(body);
 }
 
 /**
@@ -93,25 +96,15 @@ function route(
   request: IncomingMessage,
   response: ServerResponse,
 ): void {
-  const target = request.url ?? '';
-  const query = target.indexOf('?');
-  const path = query === -1 ? target : target.slice(0, query);
-  if (path !== METRICS_PATH) {
-    answer(response, 404, `not found: the metrics are at ${METRICS_PATH}`);
-    return;
-  }
-  if (request.method !== 'GET' && request.method !== 'HEAD') {
-    answer(response, 405, `method not allowed: ${METRICS_PATH} answers GET and HEAD`, { allow: 'GET, HEAD' });
-    return;
-  }
-  void render(request).then((text) => {
-    if (response.destroyed) return;
-    response.writeHead(200, {
-      'content-type': EXPOSITION_CONTENT_TYPE,
-      'content-length': String(Buffer.byteLength(text)),
+  if ((request.url ?? '').split('?', 1)[0] !== METRICS_PATH) {
+    refuse(response, 404, `not found: the metrics are at ${METRICS_PATH}`);
+  } else if (request.method !== 'GET' && request.method !== 'HEAD') {
+    refuse(response, 405, `method not allowed: ${METRICS_PATH} answers GET and HEAD`, { allow: 'GET, HEAD' });
+  } else {
+    void render(request).then((text) => {
+      if (!response.destroyed) answer(response, 200, text, { 'content-type': EXPOSITION_CONTENT_TYPE });
     });
-    response.end(text);
-  });
+  }
 }
 
 /** Per connection: whether an answer is under way, what waits behind it, whether it ever sent a request. */

@@ -157,12 +157,9 @@ function register(kind: 'metrics' | 'trace', provider: MeterProvider | TracerPro
 }
 
 /**
- * Builds and registers the pipeline `input.config` asks for. Per signal: disabled → no-op;
- * a provider already registered by someone else and visible to this API → reused
- * (exporting, never shut down); otherwise our own provider with the configured exporter
- * (`none`, and `prometheus` for traces, export nothing). A registration that fails leaves
- * the signal not exporting, with the reason in `problems`. Rejects on a setup failure
- * (a taken port, a broken SDK), after undoing what it built.
+ * Builds and registers the pipeline `input.config` asks for: per signal, nothing when off; a
+ * provider someone else registered, reused (never shut down); else ours with the configured
+ * exporter. Rejects on a setup failure (a taken port), after undoing what it built.
  */
 export async function startPipeline(pipelineInput: PipelineInput) {
   // Failed exports, remembered so that shutdown does not report the same failure again. Once

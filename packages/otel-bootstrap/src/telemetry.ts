@@ -127,26 +127,21 @@ async function setUp(
   // What was started before a failure, to be undone by it.
   let pipeline: Pipeline | undefined;
   let observer: Session['observer'];
+  const off = (warning: string | undefined): null => {
+    publishOff(orchestrator);
+    if (warning !== undefined) reportWarning(onWarning, warning);
+    return null;
+  };
   try {
     // The whole cost of a disabled process: one env read. No SDK.
     if (isSwitchedOff(env)) {
-      publishOff(orchestrator);
       const theirs = SDK_GLOBALS.filter(([kind]) => isGloballyRegistered(kind)).map(([, name]) => name);
-      if (theirs.length > 0) reportWarning(onWarning, offBesideSdkWarning(theirs));
-      return null;
+      return off(theirs.length > 0 ? offBesideSdkWarning(theirs) : undefined);
     }
     const result = loadTelemetryConfig(env);
-    if (!result.ok) {
-      publishOff(orchestrator);
-      reportWarning(onWarning, `telemetry is disabled: ${result.error}`);
-      return null;
-    }
-    if (!result.config.enabled) {
-      // NEMO_GYM_OTEL_ENABLED is on, so only the standard off-switch can have said off.
-      publishOff(orchestrator);
-      reportWarning(onWarning, 'telemetry is off: OTEL_SDK_DISABLED=true wins over NEMO_GYM_OTEL_ENABLED');
-      return null;
-    }
+    if (!result.ok) return off(`telemetry is disabled: ${result.error}`);
+    // NEMO_GYM_OTEL_ENABLED is on, so only the standard off-switch can have said off.
+    if (!result.config.enabled) return off('telemetry is off: OTEL_SDK_DISABLED=true wins over NEMO_GYM_OTEL_ENABLED');
     const config = Object.freeze({ ...result.config, runId: resolveRunId(result.config.runId, env) });
     const groups = resolveSpanGroups(config.spanGroups);
     if (groups.unknown.length > 0) reportWarning(onWarning, unknownGroupsWarning(groups.unknown));
@@ -242,14 +237,12 @@ async function setUp(
     });
     return handle;
   } catch (error) {
-    publishOff(orchestrator);
     session = undefined;
     current = null;
     observer?.stop();
     // Release what was registered; nothing was recorded on it, so there is nothing to wait for.
     void pipeline?.shutdown(0);
-    reportWarning(onWarning, `telemetry is disabled: setup failed (${describeError(error)})`);
-    return null;
+    return off(`telemetry is disabled: setup failed (${describeError(error)})`);
   }
 }
 
@@ -305,9 +298,7 @@ export function shutdownTelemetry(): Promise<void> {
       errors.length > 0 ? `met ${errors.length} error(s): ${errors.map(describeError).join('; ')}` : undefined,
     ].filter((part) => part !== undefined);
     if (said.length > 0) reportWarning(ending.onWarning, `telemetry shutdown ${said.join('; it ')}`);
-  })().catch(() => {
-    // Unreachable (setUp and pipeline.shutdown never reject); shutdown must not throw regardless.
-  });
+  })();
   return shutdownPromise;
 }
 
