@@ -1,20 +1,11 @@
-// The environment, parsed into one TelemetryConfig by plain functions. Gym's own variables
-// follow the one grammar of @gym/core (GYM_VARIABLES, read with readGymVariable): a value
-// means the same here as in every library and in Gym's Python servers. The standard OTEL_*
-// variables are the bootstrap's alone (otel-variables.ts, each with its parser). A malformed
-// value is not guessed at: the whole config is refused with one message naming every bad
-// variable, its value and what is allowed, and the caller turns telemetry off (the server
-// keeps running).
-//
-// A variable is read only while what it configures is in use: the Prometheus host and port
-// with the `prometheus` exporter, the OTLP variables with `otlp` (per enabled signal), the
-// export interval and timeout with a periodic reader. A typo in the settings of an exporter
-// nobody uses never turns telemetry off.
-//
-// The standard off-switches win over Gym's switches (the OpenTelemetry specification):
-// `OTEL_SDK_DISABLED=true` turns telemetry off whatever `NEMO_GYM_OTEL_ENABLED` says, and
-// `OTEL_{METRICS,TRACES}_EXPORTER=none` turns that signal off whatever
-// `NEMO_GYM_OTEL_{METRICS,TRACES}_ENABLED` and `NEMO_GYM_OTEL_EXPORTER` say.
+// The environment, parsed into one TelemetryConfig by plain functions: Gym's own variables by
+// the one grammar of @gym/core (a value means the same here as in every library and in Gym's
+// Python servers), the standard OTEL_* ones by the rows of otel-variables.ts. A malformed value
+// is not guessed at: the whole config is refused with one message naming every bad variable,
+// and the caller turns telemetry off. A variable is read only while what it configures is in
+// use, so a typo in the settings of an exporter nobody uses never turns telemetry off. The
+// standard off-switches (`OTEL_SDK_DISABLED`, `OTEL_{METRICS,TRACES}_EXPORTER=none`) win over
+// Gym's switches, as the OpenTelemetry specification says.
 
 import { GYM_VARIABLES, type GymVariable, malformedMessage, readGymVariable, readVariable } from '@gym/core/internal';
 import { OTEL_SWITCHES, OTEL_VARIABLES, OTLP_VARIABLES, type OtelVariable } from './otel-variables.js';

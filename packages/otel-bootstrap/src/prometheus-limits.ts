@@ -16,16 +16,7 @@ export const PROMETHEUS_LIMITS_DEFAULTS: Readonly<Required<PrometheusEndpointLim
 });
 
 type LimitKey = keyof PrometheusEndpointLimits;
-
-/** The allowed range of each bound. */
-const RANGES: Readonly<Record<LimitKey, readonly [number, number, string]>> = {
-  headersTimeoutMs: [1, 600_000, 'milliseconds'],
-  requestTimeoutMs: [1, 600_000, 'milliseconds'],
-  keepAliveTimeoutMs: [1, 600_000, 'milliseconds'],
-  maxConnections: [1, 65_536, 'connections'],
-};
-
-const KEYS = Object.keys(RANGES) as LimitKey[];
+const KEYS = Object.keys(PROMETHEUS_LIMITS_DEFAULTS) as LimitKey[];
 
 /**
  * The bounds `value` (the `prometheus` option) asks for, every one filled in. Throws a
@@ -47,10 +38,10 @@ export function checkPrometheusLimits(value: unknown): Readonly<Required<Prometh
   for (const key of KEYS) {
     const one = given[key];
     if (one === undefined) continue;
-    const [min, max, unit] = RANGES[key];
-    const allowed = `a whole number of ${unit} from ${min} to ${max}`;
+    const [max, unit] = key === 'maxConnections' ? [65_536, 'connections'] : [600_000, 'milliseconds'];
+    const allowed = `a whole number of ${unit} from 1 to ${max}`;
     if (typeof one !== 'number') throw new TypeError(`${what}.${key} must be ${allowed}; got ${describeValue(one)}`);
-    if (!Number.isInteger(one) || one < min || one > max) throw invalidChoice(`${what}.${key}`, one, allowed);
+    if (!Number.isInteger(one) || one < 1 || one > max) throw invalidChoice(`${what}.${key}`, one, allowed);
     limits[key] = one;
   }
   if (limits.requestTimeoutMs < limits.headersTimeoutMs) {

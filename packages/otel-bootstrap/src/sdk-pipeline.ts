@@ -216,8 +216,8 @@ export async function startPipeline(pipelineInput: PipelineInput) {
     throw error;
   }
 
-  // Registration comes last. Nothing below throws; what the API refuses is undone and said.
-  const discarded: Owned = {};
+  // Registration comes last; what the API refuses is undone and said. Nothing was recorded on
+  // a discarded provider, so its shutdown exports nothing: it runs in the background.
   const reused: ReusedProvider[] = [];
   const reuse = (kind: 'metrics' | 'trace'): boolean => {
     const found = inspectProvider(kind, kind === 'metrics' ? metrics.getMeterProvider() : trace.getTracerProvider());
@@ -240,8 +240,7 @@ export async function startPipeline(pipelineInput: PipelineInput) {
     const settled = settle('metrics', owned.meterProvider);
     metricsExporting = settled !== false;
     if (settled !== 'ours') {
-      discarded.meterProvider = owned.meterProvider;
-      discarded.prometheusServer = owned.prometheusServer;
+      void shutdownOwned({ meterProvider: owned.meterProvider, prometheusServer: owned.prometheusServer }, 0);
       owned.meterProvider = undefined;
       owned.prometheusServer = undefined;
       prometheusEndpoint = undefined;
@@ -261,15 +260,12 @@ export async function startPipeline(pipelineInput: PipelineInput) {
         owned.propagator = undefined;
       }
     } else {
-      discarded.tracerProvider = owned.tracerProvider;
+      void shutdownOwned({ tracerProvider: owned.tracerProvider }, 0);
       owned.tracerProvider = undefined;
       owned.contextManager = undefined;
       owned.propagator = undefined;
     }
   }
-  // Nothing was recorded on a discarded provider, so its shutdown exports nothing; it runs
-  // in the background and can only fail quietly.
-  void shutdownOwned(discarded, 0);
 
   const meterProvider = metricsExporting ? (owned.meterProvider ?? metrics.getMeterProvider()) : undefined;
   const meter = meterProvider === undefined ? createNoopMeter() : meterProvider.getMeter(SCOPE_NAME, input.version);

@@ -176,6 +176,41 @@ describe('the Prometheus endpoint bounds its clients', () => {
     expect((await readResponse(second)).status).toBe(200);
   });
 
+  it('over the cap, a slow newcomer closes nobody: the place is made when a request arrives', async () => {
+    const { prometheusEndpoint } = await start({
+      maxConnections: 1,
+      headersTimeoutMs: NEVER_MS,
+      requestTimeoutMs: NEVER_MS,
+      keepAliveTimeoutMs: NEVER_MS,
+    });
+    // Two slow clients, one over the cap. Closing a slow client at accept let clients that
+    // reconnect at once churn thousands of sockets a second; the older one must survive this.
+    const older = await client(prometheusEndpoint);
+    older.socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    const newer = await client(prometheusEndpoint);
+    newer.socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    older.socket.write('\r\n');
+    expect((await readResponse(older)).status).toBe(200);
+    // The request needed the place: the other slow client made room.
+    await newer.closed;
+    expect(newer.received()).toBe('');
+  });
+
+  it('beyond twice the cap, a newcomer makes room at once: the oldest silent connection is closed', async () => {
+    const { prometheusEndpoint } = await start({
+      maxConnections: 1,
+      headersTimeoutMs: NEVER_MS,
+      requestTimeoutMs: NEVER_MS,
+      keepAliveTimeoutMs: NEVER_MS,
+    });
+    const first = await client(prometheusEndpoint);
+    const second = await client(prometheusEndpoint);
+    await client(prometheusEndpoint);
+    await first.closed;
+    second.socket.write(requestText('/metrics'));
+    expect((await readResponse(second)).status).toBe(200);
+  });
+
   it('at the cap with only idle keep-alive connections, closes the oldest of them for the newcomer', async () => {
     const { prometheusEndpoint } = await start({
       maxConnections: 1,
