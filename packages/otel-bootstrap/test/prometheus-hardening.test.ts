@@ -44,6 +44,16 @@ async function start(
   return handle as TelemetryHandle & { prometheusEndpoint: string };
 }
 
+/** An endpoint with a connection cap and no deadline that could fire during a test. */
+function capped(maxConnections: number): ReturnType<typeof start> {
+  return start({
+    maxConnections,
+    headersTimeoutMs: NEVER_MS,
+    requestTimeoutMs: NEVER_MS,
+    keepAliveTimeoutMs: NEVER_MS,
+  });
+}
+
 async function client(endpoint: string): Promise<RawClient> {
   const raw = await openRaw(endpoint);
   open.push(raw);
@@ -151,12 +161,7 @@ describe('the Prometheus endpoint bounds its clients', () => {
   });
 
   it('at the cap admits the newcomer and closes the oldest connection that has not sent a request', async () => {
-    const { prometheusEndpoint } = await start({
-      maxConnections: 2,
-      headersTimeoutMs: NEVER_MS,
-      requestTimeoutMs: NEVER_MS,
-      keepAliveTimeoutMs: NEVER_MS,
-    });
+    const { prometheusEndpoint } = await capped(2);
     // Two slow clients in the middle of their request headers fill the cap. The server
     // accepts in connection order, so both are counted before the third one arrives.
     const first = await client(prometheusEndpoint);
@@ -177,12 +182,7 @@ describe('the Prometheus endpoint bounds its clients', () => {
   });
 
   it('over the cap, a slow newcomer closes nobody: the place is made when a request arrives', async () => {
-    const { prometheusEndpoint } = await start({
-      maxConnections: 1,
-      headersTimeoutMs: NEVER_MS,
-      requestTimeoutMs: NEVER_MS,
-      keepAliveTimeoutMs: NEVER_MS,
-    });
+    const { prometheusEndpoint } = await capped(1);
     // Two slow clients, one over the cap. Closing a slow client at accept let clients that
     // reconnect at once churn thousands of sockets a second; the older one must survive this.
     const older = await client(prometheusEndpoint);
@@ -197,12 +197,7 @@ describe('the Prometheus endpoint bounds its clients', () => {
   });
 
   it('beyond twice the cap, a newcomer makes room at once: the oldest silent connection is closed', async () => {
-    const { prometheusEndpoint } = await start({
-      maxConnections: 1,
-      headersTimeoutMs: NEVER_MS,
-      requestTimeoutMs: NEVER_MS,
-      keepAliveTimeoutMs: NEVER_MS,
-    });
+    const { prometheusEndpoint } = await capped(1);
     const first = await client(prometheusEndpoint);
     const second = await client(prometheusEndpoint);
     await client(prometheusEndpoint);
@@ -212,12 +207,7 @@ describe('the Prometheus endpoint bounds its clients', () => {
   });
 
   it('at the cap with only idle keep-alive connections, closes the oldest of them for the newcomer', async () => {
-    const { prometheusEndpoint } = await start({
-      maxConnections: 1,
-      headersTimeoutMs: NEVER_MS,
-      requestTimeoutMs: NEVER_MS,
-      keepAliveTimeoutMs: NEVER_MS,
-    });
+    const { prometheusEndpoint } = await capped(1);
     const idle = await client(prometheusEndpoint);
     idle.socket.write(requestText('/metrics'));
     expect((await readResponse(idle)).status).toBe(200);
