@@ -1,151 +1,52 @@
-// The environment, parsed into one TelemetryConfig by plain functions. Gym's own variables
-// follow the one grammar of @gym/core (GYM_VARIABLES, read with readGymVariable): a value
-// means the same here as in every library and in Gym's Python servers. The standard OTEL_*
-// variables are the bootstrap's alone (otel-variables.ts, each with its parser). A malformed
-// value is not guessed at: the whole config is refused with one message naming every bad
-// variable, its value and what is allowed, and the caller turns telemetry off (the server
-// keeps running).
-//
-// A variable is read only while what it configures is in use: the Prometheus host and port
-// with the `prometheus` exporter, the OTLP variables with `otlp` (per enabled signal), the
-// export interval and timeout with a periodic reader. A typo in the settings of an exporter
-// nobody uses never turns telemetry off.
-//
-// The standard off-switches win over Gym's switches (the OpenTelemetry specification):
-// `OTEL_SDK_DISABLED=true` turns telemetry off whatever `NEMO_GYM_OTEL_ENABLED` says, and
-// `OTEL_{METRICS,TRACES}_EXPORTER=none` turns that signal off whatever
-// `NEMO_GYM_OTEL_{METRICS,TRACES}_ENABLED` and `NEMO_GYM_OTEL_EXPORTER` say.
+// The environment, parsed into one TelemetryConfig by plain functions: Gym's own variables by
+// the one grammar of @gym/core (a value means the same here as in every library and in Gym's
+// Python servers), the standard OTEL_* ones by the rows of otel-variables.ts. A malformed value
+// is not guessed at: the whole config is refused with one message naming every bad variable,
+// and the caller turns telemetry off. A variable is read only while what it configures is in
+// use, so a typo in the settings of an exporter nobody uses never turns telemetry off. The
+// standard off-switches (`OTEL_SDK_DISABLED`, `OTEL_{METRICS,TRACES}_EXPORTER=none`) win over
+// Gym's switches, as the OpenTelemetry specification says.
 
-import {
-  describeError,
-  GYM_VARIABLES,
-  type GymVariable,
-  malformedMessage,
-  readGymVariable,
-  readVariable,
-} from '@gym/core/internal';
+import { GYM_VARIABLES, type GymVariable, malformedMessage, readGymVariable, readVariable } from '@gym/core/internal';
 import { OTEL_SWITCHES, OTEL_VARIABLES, OTLP_VARIABLES, type OtelVariable } from './otel-variables.js';
 import type { TelemetryConfig, TelemetryConfigResult } from './types.js';
 
-/** An environment to read: own string properties only (see {@link ownEnvironment}). */
-export type Environment = Readonly<Record<string, string | undefined>>;
-
 /** The config fields that come from one variable each (the OTLP URLs are derived). */
-export type FieldKey = Exclude<keyof TelemetryConfig, 'otlpTracesEndpoint' | 'otlpMetricsEndpoint'>;
+type FieldKey = Exclude<keyof TelemetryConfig, 'otlpTracesEndpoint' | 'otlpMetricsEndpoint'>;
 type Fields = Pick<TelemetryConfig, FieldKey>;
 type GymKey = keyof typeof GYM_VARIABLES;
 type OtlpKey = keyof typeof OTLP_VARIABLES;
 
-/** Defaults, used when every name of a variable is unset or blank. */
-export const CONFIG_DEFAULTS: Fields = Object.freeze({
-  enabled: GYM_VARIABLES.enabled.defaultValue,
-  spanGroups: GYM_VARIABLES.spanGroups.defaultValue,
-  tracesEnabled: GYM_VARIABLES.tracesEnabled.defaultValue,
-  metricsEnabled: GYM_VARIABLES.metricsEnabled.defaultValue,
-  exporter: GYM_VARIABLES.exporter.defaultValue,
-  runId: GYM_VARIABLES.runId.defaultValue,
-  serviceNamePerServer: GYM_VARIABLES.serviceNamePerServer.defaultValue,
-  sandboxResourceSampleIntervalSeconds: GYM_VARIABLES.sandboxResourceSampleIntervalSeconds.defaultValue,
-  observer: GYM_VARIABLES.observer.defaultValue,
-  shutdownTimeoutMillis: GYM_VARIABLES.shutdownTimeoutMillis.defaultValue,
-  serviceName: OTEL_VARIABLES.serviceName.defaultValue,
-  prometheusHost: OTEL_VARIABLES.prometheusHost.defaultValue,
-  prometheusPort: OTEL_VARIABLES.prometheusPort.defaultValue,
-  metricExportIntervalMillis: OTEL_VARIABLES.metricExportIntervalMillis.defaultValue,
-  metricExportTimeoutMillis: OTEL_VARIABLES.metricExportTimeoutMillis.defaultValue,
-});
-
-/** Names this package reads; everything else in the environment is left out of its view. */
-const READ_NAMES = new Set<string>([
-  ...Object.values(GYM_VARIABLES).flatMap((variable) => variable.names),
-  ...Object.values(OTEL_VARIABLES).flatMap((variable) => variable.names),
-  ...Object.values(OTLP_VARIABLES).flatMap((variable) => variable.names),
-  ...Object.values(OTEL_SWITCHES).flatMap((variable) => variable.names),
-  'SLURM_JOB_ID',
-]);
+/** Defaults, used when every name of a variable is unset or blank: each variable's own. */
+export const CONFIG_DEFAULTS: Fields = Object.freeze(
+  Object.fromEntries(
+    [...Object.entries(GYM_VARIABLES), ...Object.entries(OTEL_VARIABLES)].map(([key, row]) => [key, row.defaultValue]),
+  ) as unknown as Fields,
+);
 
 /**
- * The variables this package reads, copied from `env`'s OWN string properties into an object
- * without a prototype: a polluted `Object.prototype` can neither switch telemetry on nor
- * invent a value. A getter that throws is read as unset.
+ * Whether the master switch (NEMO_GYM_OTEL_ENABLED, then NEMO_LENS_ENABLED) says off: unset,
+ * blank or a falsy word (a malformed value is not off: the full parse then names it). Reading
+ * it is the whole cost of a disabled process.
  */
-export function ownEnvironment(env: NodeJS.ProcessEnv): Environment {
-  const own: Record<string, string | undefined> = Object.create(null);
-  for (const name of READ_NAMES) {
-    try {
-      if (!Object.hasOwn(env, name)) continue;
-      const value = env[name];
-      if (typeof value === 'string') own[name] = value;
-    } catch {
-      // Unreadable is unset.
-    }
-  }
-  return own;
-}
-
-/** A standard variable: `{ value }` (its default when unset or blank), or `{ problem }`. */
-function readStandard<T>(env: Environment, variable: OtelVariable<T>): { value: T } | { problem: string } {
-  const from = readVariable(env, variable.names);
-  if (from === undefined) return { value: variable.defaultValue };
-  const value = variable.parse(from.value.trim());
-  return value === undefined ? { problem: malformedMessage(from, variable.allowed) } : { value };
-}
-
-/** How NEMO_GYM_OTEL_ENABLED (then NEMO_LENS_ENABLED) reads, without parsing anything else. */
-export type EnabledSwitch = 'on' | 'off' | 'malformed';
-
-/**
- * Reads only the master switch: `off` when unset, blank or a falsy word; `on` for a truthy
- * word; `malformed` otherwise (the full parse then names it). This is the whole cost of a
- * disabled process. Own properties only; never throws (an unreadable switch is off).
- */
-export function readEnabledSwitch(env: NodeJS.ProcessEnv): EnabledSwitch {
-  const own: Record<string, string | undefined> = Object.create(null);
-  for (const name of GYM_VARIABLES.enabled.names) {
-    try {
-      if (Object.hasOwn(env, name)) own[name] = env[name];
-    } catch {
-      // Unreadable is unset.
-    }
-  }
-  const read = readGymVariable(own, GYM_VARIABLES.enabled);
-  if (!read.ok) return 'malformed';
-  return read.value ? 'on' : 'off';
+export function isSwitchedOff(env: NodeJS.ProcessEnv): boolean {
+  const read = readGymVariable(env, GYM_VARIABLES.enabled);
+  return read.ok && !read.value;
 }
 
 /**
- * Parses the telemetry settings from `env` (default `process.env`): Gym's variables
- * (`NEMO_GYM_OTEL_<KEY>`, falling back to `NEMO_LENS_<KEY>` when the first is unset or blank)
- * by @gym/core's grammar; `OTEL_SERVICE_NAME`; and, only while what they configure is in use,
- * `OTEL_EXPORTER_PROMETHEUS_HOST|PORT` (exporter `prometheus`), `OTEL_METRIC_EXPORT_INTERVAL|TIMEOUT`
- * (exporter `otlp` or `console`) and the OTLP endpoint and protocol variables (exporter `otlp`,
- * per enabled signal). Others keep their defaults. Only own properties of `env` are read.
- * Never throws: a malformed value gives `{ ok: false, error }` with one message naming every
- * bad variable.
+ * Parses the telemetry settings from `env` (own properties only, @gym/core's reader). Never
+ * throws: a malformed value gives `{ ok: false, error }`, one message naming every bad variable.
  */
 export function loadTelemetryConfig(env: NodeJS.ProcessEnv = process.env): TelemetryConfigResult {
-  try {
-    return parseConfig(ownEnvironment(env));
-  } catch (error) {
-    return { ok: false, error: `the telemetry settings could not be read (${describeError(error)})` };
-  }
-}
-
-/** `base` with `resourcePath` appended to its path (the query and fragment stay where they are). */
-export function appendPath(base: string, resourcePath: string): string {
-  const url = new URL(base);
-  url.pathname = `${url.pathname}${url.pathname.endsWith('/') ? '' : '/'}${resourcePath}`;
-  return url.toString();
-}
-
-function parseConfig(env: Environment): TelemetryConfigResult {
   const problems = new Set<string>();
-  /** The value, or `undefined` (and a problem) when malformed. */
+  /** The value (its default when unset or blank), or `undefined` and a problem when malformed. */
   const standard = <T>(variable: OtelVariable<T>): T | undefined => {
-    const read = readStandard(env, variable);
-    if ('value' in read) return read.value;
-    problems.add(read.problem);
-    return undefined;
+    const from = readVariable(env, variable.names);
+    if (from === undefined) return variable.defaultValue;
+    const value = variable.parse(from.value.trim());
+    if (value === undefined) problems.add(malformedMessage(from, variable.allowed));
+    return value;
   };
   const fields: { -readonly [K in FieldKey]: Fields[K] } = { ...CONFIG_DEFAULTS };
   const malformed = new Set<FieldKey>();
@@ -194,7 +95,11 @@ function parseConfig(env: Environment): TelemetryConfigResult {
       standard(OTLP_VARIABLES[signalProtocol ? protocol : 'protocol']);
       if (readVariable(env, OTLP_VARIABLES[endpoint].names) !== undefined) return standard(OTLP_VARIABLES[endpoint]);
       const generic = standard(OTLP_VARIABLES.endpoint);
-      return generic === undefined ? undefined : appendPath(generic, resourcePath);
+      if (generic === undefined) return undefined;
+      // Appended to the path; the query and fragment stay where they are.
+      const url = new URL(generic);
+      url.pathname = `${url.pathname}${url.pathname.endsWith('/') ? '' : '/'}${resourcePath}`;
+      return url.toString();
     };
     if (tracesEnabled) otlpTracesEndpoint = signal('tracesEndpoint', 'tracesProtocol', 'v1/traces');
     if (metricsEnabled) otlpMetricsEndpoint = signal('metricsEndpoint', 'metricsProtocol', 'v1/metrics');
@@ -212,18 +117,19 @@ function parseConfig(env: Environment): TelemetryConfigResult {
   };
 }
 
-/**
- * Whether `value` is an acceptable environment string for config field `key`: the same
- * grammar (core's for Gym fields, the standard row's for `serviceName`) the environment goes through.
- * Used to check config objects before they are written into the environment.
- */
-export function isValidFieldString(key: GymKey | 'serviceName', value: string): boolean {
-  if (key === 'serviceName') return OTEL_VARIABLES.serviceName.parse(value.trim()) !== undefined;
-  return (GYM_VARIABLES[key] as GymVariable<unknown>).parse(value) !== undefined;
-}
+/** Slurm's job id: the natural run id of a batch job. */
+export const ENV_SLURM_JOB_ID = 'SLURM_JOB_ID' as const;
 
-/** The canonical string of a config value in the environment (booleans as `1`/`0`). */
-export function envString(value: boolean | number | string): string {
-  if (typeof value === 'boolean') return value ? '1' : '0';
-  return String(value);
+/**
+ * The run id in force: the configured one (`NEMO_GYM_OTEL_RUN_ID`), else a `SLURM_JOB_ID`
+ * that is a usable run id by the same grammar, else 12 random hex characters (48 bits). Every
+ * process of a run must carry the same one, so the orchestrator fixes it once
+ * (configureTelemetryEnv) and hands it down through the environment.
+ */
+export function resolveRunId(configured: string | undefined, env: NodeJS.ProcessEnv): string {
+  if (configured !== undefined) return configured;
+  const slurm = env[ENV_SLURM_JOB_ID];
+  const usable = slurm === undefined ? undefined : GYM_VARIABLES.runId.parse(slurm);
+  // Web Crypto's global (no import): node:crypto would cost every process its load time.
+  return usable ?? Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(6))).toString('hex');
 }

@@ -5,9 +5,8 @@
 // all, so turning telemetry off leaves the environment exactly as it was.
 
 import { describeError, describeValue, GYM_VARIABLES, readVariable } from '@gym/core/internal';
-import { envString, isValidFieldString, loadTelemetryConfig, ownEnvironment, readEnabledSwitch } from './config.js';
+import { CONFIG_DEFAULTS, isSwitchedOff, loadTelemetryConfig, resolveRunId } from './config.js';
 import { OTEL_VARIABLES } from './otel-variables.js';
-import { resolveRunId } from './run-id.js';
 import type { ConfigureTelemetryEnvOptions, TelemetryConfig } from './types.js';
 import { reportWarning } from './warnings.js';
 
@@ -15,22 +14,10 @@ import { reportWarning } from './warnings.js';
 const WRITTEN = { ...GYM_VARIABLES, serviceName: OTEL_VARIABLES.serviceName } as const;
 type WrittenKey = keyof typeof WRITTEN;
 
-const EXPECTED_TYPE: { readonly [K in WrittenKey]: 'boolean' | 'string' | 'number' } = {
-  enabled: 'boolean',
-  spanGroups: 'string',
-  tracesEnabled: 'boolean',
-  metricsEnabled: 'boolean',
-  exporter: 'string',
-  runId: 'string',
-  serviceNamePerServer: 'boolean',
-  sandboxResourceSampleIntervalSeconds: 'number',
-  observer: 'boolean',
-  shutdownTimeoutMillis: 'number',
-  serviceName: 'string',
-};
-
-function isBlank(value: string | undefined): boolean {
-  return value === undefined || value.trim() === '';
+/** The canonical string of a config value in the environment (booleans as `1`/`0`). */
+function envString(value: boolean | number | string): string {
+  if (typeof value === 'boolean') return value ? '1' : '0';
+  return String(value);
 }
 
 /**
@@ -46,12 +33,12 @@ function configStrings(config: unknown): Partial<Record<WrittenKey, string>> | s
   }
   const strings: Partial<Record<WrittenKey, string>> = {};
   for (const key of Object.keys(WRITTEN) as WrittenKey[]) {
-    // Own properties only: a polluted Object.prototype must not configure the fleet.
-    const value = Object.hasOwn(config, key) ? (config as Record<string, unknown>)[key] : undefined;
+    const value = (config as Record<string, unknown>)[key];
     if (value === undefined || value === null) continue;
-    const expected = EXPECTED_TYPE[key];
+    // The same grammar the environment goes through (core's, or the standard row's).
+    const expected = key === 'runId' ? 'string' : typeof CONFIG_DEFAULTS[key];
     const text = typeof value === expected ? envString(value as boolean | number | string) : undefined;
-    if (text === undefined || !isValidFieldString(key, text)) {
+    if (text === undefined || WRITTEN[key].parse(key === 'serviceName' ? text.trim() : text) === undefined) {
       return `config.${key} is not valid (allowed: ${WRITTEN[key].allowed}); got ${describeValue(value)}`;
     }
     strings[key] = text;
@@ -60,16 +47,11 @@ function configStrings(config: unknown): Partial<Record<WrittenKey, string>> | s
 }
 
 /**
- * Orchestrator side, before spawning servers: resolves the effective settings (the
- * environment, else `config`, else the defaults) and writes them into `env` (default
- * `process.env`) under their `NEMO_GYM_OTEL_*` names and `OTEL_SERVICE_NAME`, never
- * overwriting a variable that is already set (non-blank). Fixes one run id for the fleet:
- * the existing `NEMO_GYM_OTEL_RUN_ID` (or `NEMO_LENS_RUN_ID`), else `config.runId`, else
- * `SLURM_JOB_ID`, else 12 random hex characters.
- *
- * Returns the run id, or `null` when telemetry is disabled, in which case nothing at all is
- * written. A malformed config or environment value disables telemetry for the fleet with
- * one warning (see `options.onWarning`). Never throws.
+ * Orchestrator side, before spawning servers: writes the effective settings (the environment,
+ * else `config`, else the defaults) into `env` under their `NEMO_GYM_OTEL_*` names and
+ * `OTEL_SERVICE_NAME`, never overwriting a non-blank variable, with one run id for the fleet.
+ * Returns the run id, or `null` when telemetry is disabled (then nothing is written; a
+ * malformed value says so in one warning). Never throws.
  */
 export function configureTelemetryEnv(
   config?: Partial<TelemetryConfig> | null,
@@ -84,13 +66,12 @@ export function configureTelemetryEnv(
       return null;
     }
     // What the children will see: the user's environment first, then the config block.
-    const own = ownEnvironment(env);
-    const view: Record<string, string | undefined> = { ...own };
+    const view: NodeJS.ProcessEnv = { ...env };
     for (const key of Object.keys(strings) as WrittenKey[]) {
       const variable = WRITTEN[key];
-      if (readVariable(own, variable.names) === undefined) view[variable.names[0]] = strings[key];
+      if (readVariable(env, variable.names) === undefined) view[variable.names[0]] = strings[key];
     }
-    if (readEnabledSwitch(view) === 'off') return null;
+    if (isSwitchedOff(view)) return null;
     const result = loadTelemetryConfig(view);
     if (!result.ok) {
       reportWarning(onWarning, `telemetry is disabled for the fleet: ${result.error}`);
@@ -100,9 +81,8 @@ export function configureTelemetryEnv(
     const runId = resolveRunId(effective.runId, view);
     for (const key of Object.keys(WRITTEN) as WrittenKey[]) {
       const name = WRITTEN[key].names[0];
-      if (!isBlank(own[name])) continue;
-      const value = key === 'runId' ? runId : effective[key];
-      env[name] = envString(value);
+      if (readVariable(env, [name]) !== undefined) continue;
+      env[name] = envString(key === 'runId' ? runId : effective[key]);
     }
     return runId;
   } catch (error) {

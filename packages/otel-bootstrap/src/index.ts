@@ -5,12 +5,10 @@
 
 export type { TelemetryExporter } from '@gym/core/internal';
 
-export { CONFIG_DEFAULTS, loadTelemetryConfig } from './config.js';
+export { CONFIG_DEFAULTS, ENV_SLURM_JOB_ID, loadTelemetryConfig } from './config.js';
 export { configureTelemetryEnv } from './configure-env.js';
-export { ENV_SLURM_JOB_ID } from './run-id.js';
 export { SCOPE_NAME } from './scope.js';
-export { isSpanGroupEnabled } from './span-group-gate.js';
-export { getTelemetry, initTelemetry, shutdownTelemetry } from './telemetry.js';
+export { getTelemetry, initTelemetry, isSpanGroupEnabled, shutdownTelemetry } from './telemetry.js';
 export type {
   ConfigureTelemetryEnvOptions,
   InitTelemetryOptions,

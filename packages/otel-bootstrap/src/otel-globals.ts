@@ -5,30 +5,18 @@
 // attempt would log a duplicate-registration error through diag). Whether the API this
 // package loads can use what is there is a separate question (see sdk-pipeline.ts).
 
-/** The API's global slot (see @opentelemetry/api `internal/global-utils`). */
-const OTEL_API_KEY = Symbol.for('opentelemetry.js.api.1');
-
 /** The four things the bootstrap may register. */
 export type OtelGlobalKind = 'metrics' | 'trace' | 'context' | 'propagation';
 
-type OtelGlobalSlot = { [OTEL_API_KEY]?: Partial<Record<OtelGlobalKind | 'version', unknown>> };
+type Slot = Partial<Record<OtelGlobalKind | 'version', unknown>>;
 
-function slot(): Partial<Record<OtelGlobalKind | 'version', unknown>> | undefined {
-  try {
-    const value = (globalThis as OtelGlobalSlot)[OTEL_API_KEY];
-    return typeof value === 'object' && value !== null ? value : undefined;
-  } catch {
-    return undefined;
-  }
+function slot(): Slot | undefined {
+  return (globalThis as { [key: symbol]: Slot | undefined })[Symbol.for('opentelemetry.js.api.1')];
 }
 
-/** What is registered for `kind`, or `undefined`. Never throws. */
+/** What is registered for `kind`, or `undefined`. */
 export function registeredGlobal(kind: OtelGlobalKind): unknown {
-  try {
-    return slot()?.[kind];
-  } catch {
-    return undefined;
-  }
+  return slot()?.[kind];
 }
 
 /** True when someone registered a `kind` global (a MeterProvider, a TracerProvider, …). */
@@ -38,10 +26,6 @@ export function isGloballyRegistered(kind: OtelGlobalKind): boolean {
 
 /** The version of the API copy that created the global slot (`1.9.1`), when it is a short string. */
 export function apiSlotVersion(): string | undefined {
-  try {
-    const version = slot()?.version;
-    return typeof version === 'string' && version.length <= 40 ? version : undefined;
-  } catch {
-    return undefined;
-  }
+  const version = slot()?.version;
+  return typeof version === 'string' && version.length <= 40 ? version : undefined;
 }

@@ -106,6 +106,32 @@ export const OTEL_VARIABLES = {
   ),
 } as const;
 
+/** A signal's own OTLP endpoint and protocol, which fall back to the generic ones. */
+function signalRows(signal: 'traces' | 'metrics') {
+  const name = `OTEL_EXPORTER_OTLP_${signal.toUpperCase()}`;
+  const when = `${signal} on, exporter \`otlp\``;
+  return {
+    endpoint: row<string | undefined>(
+      `${name}_ENDPOINT`,
+      undefined,
+      'from `OTEL_EXPORTER_OTLP_ENDPOINT`',
+      'an http or https URL, used as is',
+      when,
+      httpUrl,
+    ),
+    protocol: row<string>(
+      `${name}_PROTOCOL`,
+      OTLP_PROTOCOL,
+      'from `OTEL_EXPORTER_OTLP_PROTOCOL`',
+      OTLP_PROTOCOL,
+      when,
+      protocol,
+    ),
+  };
+}
+const TRACES = signalRows('traces');
+const METRICS = signalRows('metrics');
+
 /** OTLP variables, checked per enabled signal when the exporter is `otlp`; the exporter reads the rest itself. */
 export const OTLP_VARIABLES = {
   endpoint: row<string | undefined>(
@@ -116,46 +142,18 @@ export const OTLP_VARIABLES = {
     'exporter `otlp`',
     httpUrl,
   ),
-  tracesEndpoint: row<string | undefined>(
-    'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
-    undefined,
-    'from `OTEL_EXPORTER_OTLP_ENDPOINT`',
-    'an http or https URL, used as is',
-    'traces on, exporter `otlp`',
-    httpUrl,
-  ),
-  metricsEndpoint: row<string | undefined>(
-    'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT',
-    undefined,
-    'from `OTEL_EXPORTER_OTLP_ENDPOINT`',
-    'an http or https URL, used as is',
-    'metrics on, exporter `otlp`',
-    httpUrl,
-  ),
+  tracesEndpoint: TRACES.endpoint,
+  metricsEndpoint: METRICS.endpoint,
   protocol: row<string>(
     'OTEL_EXPORTER_OTLP_PROTOCOL',
-    'http/protobuf',
+    OTLP_PROTOCOL,
     '`http/protobuf`',
     'http/protobuf (the only OTLP transport this package ships)',
     'exporter `otlp`',
     protocol,
   ),
-  tracesProtocol: row<string>(
-    'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
-    'http/protobuf',
-    'from `OTEL_EXPORTER_OTLP_PROTOCOL`',
-    'http/protobuf',
-    'traces on, exporter `otlp`',
-    protocol,
-  ),
-  metricsProtocol: row<string>(
-    'OTEL_EXPORTER_OTLP_METRICS_PROTOCOL',
-    'http/protobuf',
-    'from `OTEL_EXPORTER_OTLP_PROTOCOL`',
-    'http/protobuf',
-    'metrics on, exporter `otlp`',
-    protocol,
-  ),
+  tracesProtocol: TRACES.protocol,
+  metricsProtocol: METRICS.protocol,
 } as const;
 
 /**

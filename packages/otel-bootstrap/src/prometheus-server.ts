@@ -1,26 +1,17 @@
 // The Prometheus endpoint's HTTP server: the exporter's own request handler
-// (`PrometheusExporter` with `preventServerStart`, then `getMetricsRequestHandler`) on a
-// `node:http` server whose built-in bounds are set. The server is ours, so a listen error
-// (EADDRINUSE) is a setup failure and port 0 works. Everything else is Node's:
-//
-// - `headersTimeout`, `requestTimeout` and `keepAliveTimeout`, checked every quarter of the
-//   shorter deadline (25 ms to 1 s) instead of Node's 30 s, so each holds within a second of
-//   what it says; Node answers a late client 408 and a malformed request 400 or 431, then
-//   closes the connection (and never writes into an answer under way);
-// - a socket timeout of the request timeout: a client that stops reading the answer is cut;
-// - the connection cap: a newcomer beyond `maxConnections` is admitted and the oldest
-//   connection that has not sent a request yet (a slow or silent client) is closed instead,
-//   else the oldest idle keep-alive one; only when every connection is being answered is the
-//   newcomer closed. So a scraper always gets in, however many slow clients there are. Node's
-//   own `maxConnections` stays set, at twice the cap, as the hard bound;
-// - one request at a time per connection: a pipelined request waits until the answer before
-//   it is sent, at most 8 wait (beyond that the connection is closed), so a client that
-//   pipelines and never reads holds one answer, not one per request;
-// - at most one rendering at a time: scrapes that arrive while one is made wait for it to
-//   finish and then share one fresh rendering, so every answer reflects everything recorded
-//   before its request and a crowd of scrapers costs at most one collection at a time;
-// - one route: GET or HEAD of exactly `/metrics` (query ignored); 404 and 405 otherwise.
-//
+// (`PrometheusExporter` with `preventServerStart`) on a `node:http` server of ours, so a listen
+// error (EADDRINUSE) is a setup failure and port 0 works. Node's own bounds do most of the work
+// (header, request and keep-alive deadlines, checked every quarter of the shorter one instead
+// of every 30 s; a socket timeout for a client that stops reading; header count and size).
+// Three parts are ours, because Node has no switch for them (see docs/otel-bootstrap.md):
+// - the connection cap: past `maxConnections`, a connection's first request closes the oldest
+//   connection that has not sent one (else the oldest idle one); past twice the cap a
+//   newcomer does so at accept. Slow clients are left alone until a request needs their
+//   place: closing them at accept let clients that reconnect at once churn thousands of
+//   sockets a second and grew V8's young generation by 140 MiB;
+// - one request at a time per connection (at most 8 wait; more closes it), so a client that
+//   pipelines and never reads holds one answer;
+// - at most one rendering at a time, shared by the scrapes that arrive while it is made.
 // Loaded with `import()` from sdk-pipeline.ts, only when the `prometheus` exporter is in use.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -30,9 +21,9 @@ import type { PrometheusEndpointLimits } from './types.js';
 type Limits = Readonly<Required<PrometheusEndpointLimits>>;
 
 /** The one path served. */
-export const METRICS_PATH = '/metrics';
+const METRICS_PATH = '/metrics';
 /** The Prometheus text format the exporter writes (0.0.4), named fully; the exporter says only `text/plain`. */
-export const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 /** Headers kept per request: a scraper sends a handful; the rest are not parsed into objects. */
 const MAX_HEADERS_COUNT = 32;
 /** Header bytes per request (Node's default, fixed here so a process-wide flag cannot raise it). */
@@ -47,19 +38,22 @@ export interface MetricsHandler {
 }
 
 /** How often Node looks for expired header and request deadlines: a quarter of the shorter one, 25 ms to 1 s. */
-export function checkingIntervalMs(limits: Limits): number {
+function checkingIntervalMs(limits: Limits): number {
   return Math.min(1_000, Math.max(25, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)));
 }
 
-function answer(response: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
-  const body = `${text}\n`;
-  response.writeHead(status, {
+function answer(response: ServerResponse, status: number, body: string, headers: Record<string, string>): void {
+  response.writeHead(status, { 'content-length': String(Buffer.byteLength(body)), ...headers });
+  response.end(body);
+}
+
+/** A refusal: one line of plain text. */
+function refuse(response: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  answer(response, status, `${text}\n`, {
     'content-type': 'text/plain; charset=utf-8',
-    'content-length': String(Buffer.byteLength(body)),
     'cache-control': 'no-store',
     ...headers,
   });
-  response.end(body);
 }
 
 /**
@@ -102,25 +96,15 @@ function route(
   request: IncomingMessage,
   response: ServerResponse,
 ): void {
-  const target = request.url ?? '';
-  const query = target.indexOf('?');
-  const path = query === -1 ? target : target.slice(0, query);
-  if (path !== METRICS_PATH) {
-    answer(response, 404, `not found: the metrics are at ${METRICS_PATH}`);
-    return;
-  }
-  if (request.method !== 'GET' && request.method !== 'HEAD') {
-    answer(response, 405, `method not allowed: ${METRICS_PATH} answers GET and HEAD`, { allow: 'GET, HEAD' });
-    return;
-  }
-  void render(request).then((text) => {
-    if (response.destroyed) return;
-    response.writeHead(200, {
-      'content-type': EXPOSITION_CONTENT_TYPE,
-      'content-length': String(Buffer.byteLength(text)),
+  if ((request.url ?? '').split('?', 1)[0] !== METRICS_PATH) {
+    refuse(response, 404, `not found: the metrics are at ${METRICS_PATH}`);
+  } else if (request.method !== 'GET' && request.method !== 'HEAD') {
+    refuse(response, 405, `method not allowed: ${METRICS_PATH} answers GET and HEAD`, { allow: 'GET, HEAD' });
+  } else {
+    void render(request).then((text) => {
+      if (!response.destroyed) answer(response, 200, text, { 'content-type': EXPOSITION_CONTENT_TYPE });
     });
-    response.end(text);
-  });
+  }
 }
 
 /** Per connection: whether an answer is under way, what waits behind it, whether it ever sent a request. */
@@ -137,28 +121,30 @@ interface Connection {
 function admit(server: Server, cap: number, serve: (request: IncomingMessage, response: ServerResponse) => void): void {
   // Insertion order is age.
   const open = new Map<Socket, Connection>();
+  const evictFor = (keep: Socket): boolean => {
+    let silent: Socket | undefined;
+    let idle: Socket | undefined;
+    for (const [other, state] of open) {
+      if (other === keep) continue;
+      if (!state.requested) {
+        silent = other;
+        break;
+      }
+      if (!state.busy) idle ??= other;
+    }
+    const victim = silent ?? idle;
+    if (victim === undefined) return false;
+    open.delete(victim);
+    victim.destroy();
+    return true;
+  };
   server.on('connection', (socket: Socket) => {
     open.set(socket, { busy: false, requested: false, waiting: [] });
     socket.once('close', () => open.delete(socket));
-    if (open.size <= cap) return;
-    let victim: Socket | undefined;
-    for (const [other, state] of open) {
-      if (other !== socket && !state.requested) {
-        victim = other;
-        break;
-      }
+    if (open.size > 2 * cap && !evictFor(socket)) {
+      open.delete(socket);
+      socket.destroy();
     }
-    if (victim === undefined) {
-      for (const [other, state] of open) {
-        if (other !== socket && !state.busy) {
-          victim = other;
-          break;
-        }
-      }
-    }
-    victim ??= socket;
-    open.delete(victim);
-    victim.destroy();
   });
   const next = (socket: Socket, state: Connection): void => {
     const waiting = state.waiting.shift();
@@ -179,7 +165,10 @@ function admit(server: Server, cap: number, serve: (request: IncomingMessage, re
       socket.destroy();
       return;
     }
-    state.requested = true;
+    if (!state.requested) {
+      state.requested = true;
+      if (open.size > cap) evictFor(socket);
+    }
     if (state.waiting.length >= MAX_WAITING_PER_CONNECTION) {
       socket.destroy();
       return;
@@ -209,8 +198,6 @@ export async function startPrometheusServer(
   });
   const render = sharedRendering(handler);
   admit(server, limits.maxConnections, (request, response) => route(render, request, response));
-  // Node's own bound, behind the eviction above (evicted sockets close asynchronously).
-  server.maxConnections = 2 * limits.maxConnections;
   server.maxHeadersCount = MAX_HEADERS_COUNT;
   // No progress for longer than the request timeout while a request is read or answered ends
   // the socket (a client that stops reading); two checking intervals later than the

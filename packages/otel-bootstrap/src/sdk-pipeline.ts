@@ -1,8 +1,8 @@
 // The only module that touches the OpenTelemetry SDK, and only through `await import()`:
 // a process with telemetry off never reaches it, so it never loads a byte of the SDK.
 //
-// The providers are built by hand (sdk-metrics MeterProvider, sdk-trace TracerProvider) rather than through NodeSDK: the exporters are ours to choose from
-// NEMO_GYM_OTEL_EXPORTER, we must know whether each signal really exports, we bind the
+// The providers are built by hand rather than through NodeSDK: the exporters are ours to
+// choose from NEMO_GYM_OTEL_EXPORTER, we must know whether each signal really exports, we bind the
 // Prometheus endpoint ourselves (so a port clash is a setup failure, not a silent log line,
 // and port 0 works), and we register each global only when nobody else did.
 //
@@ -12,19 +12,16 @@
 // slot) or a provider registered where this API cannot read it is "not exporting", said once.
 
 import type { Server } from 'node:http';
-import { describeError } from '@gym/core/internal';
 import {
   type Attributes,
   type ContextManager,
   context,
   createNoopMeter,
-  type Meter,
   type MeterProvider,
   metrics,
   ProxyTracerProvider,
   propagation,
   type TextMapPropagator,
-  type Tracer,
   type TracerProvider,
   trace,
 } from '@opentelemetry/api';
@@ -32,14 +29,13 @@ import type { ExportResult } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import type { MetricReader, PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace';
-import { apiSlotVersion, type OtelGlobalKind, registeredGlobal } from './otel-globals.js';
+import { apiSlotVersion, registeredGlobal } from './otel-globals.js';
 import { closePrometheusServer, startPrometheusServer } from './prometheus-server.js';
 import { SCOPE_NAME } from './scope.js';
+import type { PrometheusEndpointLimits, TelemetryConfig } from './types.js';
 
 /** The resource attribute of the service name (semantic conventions, stable). */
 const ATTR_SERVICE_NAME = 'service.name';
-
-import type { PrometheusEndpointLimits, TelemetryConfig } from './types.js';
 
 /** What the pipeline is built from. */
 export interface PipelineInput {
@@ -54,41 +50,20 @@ export interface PipelineInput {
   readonly prometheusLimits: Readonly<Required<PrometheusEndpointLimits>>;
 }
 
-/** What a bounded shutdown met. */
-export interface ShutdownReport {
-  /** Errors thrown or returned by the flush and shutdown steps that finished in time. */
+/** What a bounded shutdown met: the errors of the steps that finished in time, and whether the deadline passed first. */
+interface ShutdownReport {
   readonly errors: readonly unknown[];
-  /** The deadline passed first: what had not been exported by then may be lost. */
   readonly timedOut: boolean;
 }
 
-/** A signal that was asked for and does not export, and why. */
-export interface RegistrationProblem {
+/** A signal that was asked for and does not export (a refused or invisible registration), and why. */
+interface RegistrationProblem {
   readonly signal: 'metrics' | 'traces';
   readonly reason: string;
 }
 
-/** A running pipeline. */
-export interface Pipeline {
-  readonly meter: Meter;
-  readonly tracer: Tracer;
-  readonly metricsExporting: boolean;
-  readonly tracesExporting: boolean;
-  /** The provider that receives this process's metrics (ours or a reused one), when metrics export. */
-  readonly meterProvider: MeterProvider | undefined;
-  readonly prometheusEndpoint: string | undefined;
-  /** Why a signal that was asked for does not export (a refused or invisible registration). */
-  readonly problems: readonly RegistrationProblem[];
-  /** The signals that go to a provider someone else registered (our resource and exporter are not applied there). */
-  readonly reused: readonly ReusedProvider[];
-  /**
-   * Flushes then shuts down what this pipeline built, and unregisters the globals it
-   * registered, within `deadlineMillis`. Providers registered by someone else are left alone.
-   * Never rejects. The globals and the Prometheus endpoint are released even when the
-   * deadline passes first.
-   */
-  shutdown(deadlineMillis: number): Promise<ShutdownReport>;
-}
+/** A running pipeline (see startPipeline). */
+export type Pipeline = Awaited<ReturnType<typeof startPipeline>>;
 
 /** A provider someone else registered, reused for one signal, as far as it can be read. */
 export interface ReusedProvider {
@@ -107,46 +82,31 @@ export interface ReusedProvider {
  */
 function inspectProvider(kind: 'metrics' | 'trace', provider: unknown): ReusedProvider {
   const signal = SIGNALS[kind];
-  const real = delegateOf(provider) as Record<string, unknown> | undefined;
-  try {
-    if (real === undefined || real === null) return { signal, exporting: false, serviceName: undefined };
-    if (kind === 'metrics') {
-      const shared = real._sharedState as { metricCollectors?: unknown[]; resource?: ResourceLike } | undefined;
-      if (Array.isArray(shared?.metricCollectors)) {
-        return { signal, exporting: shared.metricCollectors.length > 0, serviceName: serviceNameIn(shared.resource) };
-      }
-      return { signal, exporting: !isNoop(real, 'NoopMeterProvider'), serviceName: undefined };
-    }
-    const active = real._activeSpanProcessor as { _spanProcessors?: unknown[] } | undefined;
-    if (Array.isArray(active?._spanProcessors)) {
-      return {
-        signal,
-        exporting: active._spanProcessors.length > 0,
-        serviceName: serviceNameIn(real._resource as ResourceLike | undefined),
-      };
-    }
-    return { signal, exporting: !isNoop(real, 'NoopTracerProvider'), serviceName: undefined };
-  } catch {
-    return { signal, exporting: true, serviceName: undefined };
+  type Parts = { attributes?: Record<string, unknown> } | undefined;
+  const real = delegateOf(provider) as
+    | { _sharedState?: { metricCollectors?: unknown[]; resource?: Parts } }
+    | { _activeSpanProcessor?: { _spanProcessors?: unknown[] }; _resource?: Parts }
+    | undefined;
+  if (real === undefined || real === null) return { signal, exporting: false, serviceName: undefined };
+  const [parts, resource] =
+    '_sharedState' in real
+      ? [real._sharedState?.metricCollectors, real._sharedState?.resource]
+      : '_activeSpanProcessor' in real
+        ? [real._activeSpanProcessor?._spanProcessors, real._resource]
+        : [undefined, undefined];
+  if (!Array.isArray(parts)) {
+    // The API's no-op provider, by class name (it may come from another copy of the API).
+    const noop = kind === 'metrics' ? 'NoopMeterProvider' : 'NoopTracerProvider';
+    return { signal, exporting: real.constructor?.name !== noop, serviceName: undefined };
   }
-}
-
-type ResourceLike = { attributes?: Record<string, unknown> };
-
-function serviceNameIn(resource: ResourceLike | undefined): string | undefined {
   const name = resource?.attributes?.[ATTR_SERVICE_NAME];
-  return typeof name === 'string' ? name : undefined;
-}
-
-/** The API's no-op providers, by class name (the provider may come from another copy of the API). */
-function isNoop(provider: Record<string, unknown>, className: string): boolean {
-  return provider.constructor?.name === className;
+  return { signal, exporting: parts.length > 0, serviceName: typeof name === 'string' ? name : undefined };
 }
 
 /** The SDK objects this pipeline built and therefore owns. */
 interface Owned {
   meterProvider?: { forceFlush(): Promise<void>; shutdown(): Promise<void> } & MeterProvider;
-  /** The push exporter behind our periodic reader (serialized; see serializeExports). */
+  /** The push exporter behind our periodic reader (see watchMetricExporter). */
   metricExporter?: SerializedExporter;
   tracerProvider?: { forceFlush(): Promise<void>; shutdown(): Promise<void> } & TracerProvider;
   prometheusServer?: Server;
@@ -173,65 +133,37 @@ function existing(kind: 'metrics' | 'trace'): Existing {
 const SIGNAL_NAMES = { metrics: 'MeterProvider', trace: 'TracerProvider' } as const;
 const SIGNALS = { metrics: 'metrics', trace: 'traces' } as const;
 
-function slotOwner(): string {
+/** Why a signal does not export: its provider is `hidden` from this API, or was refused. */
+function problem(kind: 'metrics' | 'trace', why: 'hidden' | 'refused'): RegistrationProblem {
   const version = apiSlotVersion();
-  return version === undefined ? '' : ` (the global slot belongs to @opentelemetry/api ${version})`;
-}
-
-function hiddenProblem(kind: 'metrics' | 'trace'): RegistrationProblem {
+  const owner = version === undefined ? '' : ` (the global slot belongs to @opentelemetry/api ${version})`;
   return {
     signal: SIGNALS[kind],
-    reason: `a ${SIGNAL_NAMES[kind]} is registered through another copy of @opentelemetry/api that this one cannot use${slotOwner()}`,
+    reason:
+      why === 'hidden'
+        ? `a ${SIGNAL_NAMES[kind]} is registered through another copy of @opentelemetry/api that this one cannot use${owner}`
+        : `registering the ${SIGNAL_NAMES[kind]} with @opentelemetry/api failed${owner}`,
   };
 }
 
-function refusedProblem(kind: 'metrics' | 'trace', error: unknown): RegistrationProblem {
-  const cause = error === undefined ? '' : `: ${describeError(error)}`;
-  return {
-    signal: SIGNALS[kind],
-    reason: `registering the ${SIGNAL_NAMES[kind]} with @opentelemetry/api failed${slotOwner()}${cause}`,
-  };
-}
-
-/** Registers `provider` and checks the API hands it out; false (never a throw) otherwise. */
-function register(
-  kind: 'metrics' | 'trace',
-  provider: MeterProvider | TracerProvider,
-): { ok: boolean; error?: unknown } {
-  try {
-    if (kind === 'metrics') {
-      return { ok: metrics.setGlobalMeterProvider(provider as MeterProvider) && existing('metrics') === 'visible' };
-    }
-    return {
-      ok:
-        trace.setGlobalTracerProvider(provider as TracerProvider) && delegateOf(trace.getTracerProvider()) === provider,
-    };
-  } catch (error) {
-    return { ok: false, error };
+/** Registers `provider` and checks the API hands it out. */
+function register(kind: 'metrics' | 'trace', provider: MeterProvider | TracerProvider): boolean {
+  if (kind === 'metrics') {
+    return metrics.setGlobalMeterProvider(provider as MeterProvider) && existing('metrics') === 'visible';
   }
-}
-
-/** Registers a context manager or propagator when the slot is free; false when refused. */
-function registerQuietly(kind: OtelGlobalKind, action: () => boolean): boolean {
-  if (registeredGlobal(kind) !== undefined) return false;
-  try {
-    return action();
-  } catch {
-    return false;
-  }
+  return (
+    trace.setGlobalTracerProvider(provider as TracerProvider) && delegateOf(trace.getTracerProvider()) === provider
+  );
 }
 
 /**
- * Builds and registers the pipeline `input.config` asks for. Per signal: disabled → no-op;
- * a provider already registered by someone else and visible to this API → reused
- * (exporting, never shut down); otherwise our own provider with the configured exporter
- * (`none`, and `prometheus` for traces, export nothing). A registration that fails leaves
- * the signal not exporting, with the reason in `problems`. Rejects on a setup failure
- * (a taken port, a broken SDK), after undoing what it built.
+ * Builds and registers the pipeline `input.config` asks for: per signal, nothing when off; a
+ * provider someone else registered, reused (never shut down); else ours with the configured
+ * exporter. Rejects on a setup failure (a taken port), after undoing what it built.
  */
-export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipeline> {
+export async function startPipeline(pipelineInput: PipelineInput) {
   // Failed exports, remembered so that shutdown does not report the same failure again. Once
-  // shutdown began, a failure is the final flush's, whenever it arrives.
+  // shutdown began, a failure is the final flush's, whenever it arrives (`final` is set here).
   const exportErrors = new WeakSet<object>();
   let final = false;
   const input: PipelineInput = {
@@ -245,8 +177,8 @@ export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipel
   const problems: RegistrationProblem[] = [];
   const metricsBefore = config.metricsEnabled ? existing('metrics') : 'none';
   const tracesBefore = config.tracesEnabled ? existing('trace') : 'none';
-  if (metricsBefore === 'hidden') problems.push(hiddenProblem('metrics'));
-  if (tracesBefore === 'hidden') problems.push(hiddenProblem('trace'));
+  if (metricsBefore === 'hidden') problems.push(problem('metrics', 'hidden'));
+  if (tracesBefore === 'hidden') problems.push(problem('trace', 'hidden'));
   const buildMetrics = config.metricsEnabled && metricsBefore === 'none' && config.exporter !== 'none';
   const buildTraces =
     config.tracesEnabled && tracesBefore === 'none' && (config.exporter === 'otlp' || config.exporter === 'console');
@@ -269,7 +201,9 @@ export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipel
         resource,
         spanProcessors: [await buildSpanProcessor(input)],
       });
-      owned.contextManager = await loadContextManager();
+      // The AsyncLocalStorage context manager, as NodeSDK uses.
+      const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+      owned.contextManager = new AsyncLocalStorageContextManager();
       const { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } = await import(
         '@opentelemetry/core'
       );
@@ -282,67 +216,56 @@ export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipel
     throw error;
   }
 
-  // Registration comes last. Nothing below throws; what the API refuses is undone and said.
-  const discarded: Owned = {};
+  // Registration comes last; what the API refuses is undone and said. Nothing was recorded on
+  // a discarded provider, so its shutdown exports nothing: it runs in the background.
   const reused: ReusedProvider[] = [];
   const reuse = (kind: 'metrics' | 'trace'): boolean => {
     const found = inspectProvider(kind, kind === 'metrics' ? metrics.getMeterProvider() : trace.getTracerProvider());
     reused.push(found);
     return found.exporting;
   };
+  /**
+   * Registers ours; else someone registered a provider while the SDK loaded (theirs wins when
+   * this API sees it), or the API refused ours: say why, and whether theirs exports.
+   */
+  const settle = (kind: 'metrics' | 'trace', provider: MeterProvider | TracerProvider): 'ours' | boolean => {
+    const now = existing(kind);
+    if (now === 'none' && register(kind, provider)) return 'ours';
+    if (now !== 'visible') problems.push(problem(kind, now === 'none' ? 'refused' : 'hidden'));
+    return now === 'visible' && reuse(kind);
+  };
   let metricsExporting = metricsBefore === 'visible' && reuse('metrics');
   let tracesExporting = tracesBefore === 'visible' && reuse('trace');
   if (owned.meterProvider !== undefined) {
-    const now = existing('metrics');
-    const attempt = now === 'none' ? register('metrics', owned.meterProvider) : { ok: false };
-    if (attempt.ok) {
-      metricsExporting = true;
-    } else {
-      // Someone registered a provider while the SDK loaded (theirs wins when this API sees
-      // it), or the API refused ours.
-      metricsExporting = now === 'visible' && reuse('metrics');
-      if (now === 'none') problems.push(refusedProblem('metrics', attempt.error));
-      if (now === 'hidden') problems.push(hiddenProblem('metrics'));
-      discarded.meterProvider = owned.meterProvider;
-      discarded.prometheusServer = owned.prometheusServer;
+    const settled = settle('metrics', owned.meterProvider);
+    metricsExporting = settled !== false;
+    if (settled !== 'ours') {
+      void shutdownOwned({ meterProvider: owned.meterProvider, prometheusServer: owned.prometheusServer }, 0);
       owned.meterProvider = undefined;
       owned.prometheusServer = undefined;
       prometheusEndpoint = undefined;
     }
   }
-  if (owned.tracerProvider !== undefined) {
-    const now = existing('trace');
-    const attempt = now === 'none' ? register('trace', owned.tracerProvider) : { ok: false };
-    if (attempt.ok) {
-      tracesExporting = true;
-      const manager = owned.contextManager;
-      if (
-        manager === undefined ||
-        !registerQuietly('context', () => context.setGlobalContextManager(manager.enable()))
-      ) {
-        manager?.disable();
+  if (owned.tracerProvider !== undefined && owned.contextManager !== undefined && owned.propagator !== undefined) {
+    const settled = settle('trace', owned.tracerProvider);
+    tracesExporting = settled !== false;
+    if (settled === 'ours') {
+      // The context manager and propagator only where the slot is free: someone else's win.
+      const { contextManager, propagator } = owned;
+      if (registeredGlobal('context') !== undefined || !context.setGlobalContextManager(contextManager.enable())) {
+        contextManager.disable();
         owned.contextManager = undefined;
       }
-      const propagator = owned.propagator;
-      if (
-        propagator === undefined ||
-        !registerQuietly('propagation', () => propagation.setGlobalPropagator(propagator))
-      ) {
+      if (registeredGlobal('propagation') !== undefined || !propagation.setGlobalPropagator(propagator)) {
         owned.propagator = undefined;
       }
     } else {
-      tracesExporting = now === 'visible' && reuse('trace');
-      if (now === 'none') problems.push(refusedProblem('trace', attempt.error));
-      if (now === 'hidden') problems.push(hiddenProblem('trace'));
-      discarded.tracerProvider = owned.tracerProvider;
+      void shutdownOwned({ tracerProvider: owned.tracerProvider }, 0);
       owned.tracerProvider = undefined;
       owned.contextManager = undefined;
       owned.propagator = undefined;
     }
   }
-  // Nothing was recorded on a discarded provider, so its shutdown exports nothing; it runs
-  // in the background and can only fail quietly.
-  void shutdownOwned(discarded, 0);
 
   const meterProvider = metricsExporting ? (owned.meterProvider ?? metrics.getMeterProvider()) : undefined;
   const meter = meterProvider === undefined ? createNoopMeter() : meterProvider.getMeter(SCOPE_NAME, input.version);
@@ -356,11 +279,18 @@ export async function startPipeline(pipelineInput: PipelineInput): Promise<Pipel
     tracer,
     metricsExporting,
     tracesExporting,
+    /** The provider that receives this process's metrics (ours or a reused one), when metrics export. */
     meterProvider,
     prometheusEndpoint,
-    problems,
-    reused,
-    shutdown: (deadlineMillis) => {
+    problems: problems as readonly RegistrationProblem[],
+    /** The signals that go to a provider someone else registered (our resource and exporter are not applied there). */
+    reused: reused as readonly ReusedProvider[],
+    /**
+     * Flushes then shuts down what this pipeline built and unregisters the globals it
+     * registered, within `deadlineMillis`; never rejects. The globals and the Prometheus
+     * endpoint are released even when the deadline passes first.
+     */
+    shutdown: (deadlineMillis: number): Promise<ShutdownReport> => {
       final = true;
       shutdownResult ??= shutdownOwned(owned, deadlineMillis, exportErrors);
       return shutdownResult;
@@ -477,7 +407,7 @@ async function buildMetricReader(
     );
     return { reader: exporter, server, endpoint };
   }
-  const onFailure = (error: unknown) => input.onExportFailure('metrics', error, false); // `final` is set by startPipeline's wrapper
+  const onFailure = (error: unknown) => input.onExportFailure('metrics', error, false);
   if (config.exporter === 'console') {
     const exporter = watchMetricExporter(new ConsoleMetricExporter(), onFailure);
     return { reader: new PeriodicExportingMetricReader({ exporter, ...periodic }), exporter };
@@ -491,7 +421,7 @@ async function buildMetricReader(
 async function buildSpanProcessor(input: PipelineInput): Promise<SpanProcessor> {
   const { config } = input;
   const { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor } = await import('@opentelemetry/sdk-trace');
-  const onFailure = (error: unknown) => input.onExportFailure('traces', error, false); // `final` is set by startPipeline's wrapper
+  const onFailure = (error: unknown) => input.onExportFailure('traces', error, false);
   if (config.exporter === 'console') {
     return new SimpleSpanProcessor({ exporter: watchSpanExporter(new ConsoleSpanExporter(), onFailure) });
   }
@@ -502,27 +432,14 @@ async function buildSpanProcessor(input: PipelineInput): Promise<SpanProcessor> 
   });
 }
 
-/** The AsyncLocalStorage context manager (what NodeSDK and NodeTracerProvider use), loaded lazily. */
-async function loadContextManager(): Promise<ContextManager> {
-  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
-  return new AsyncLocalStorageContextManager();
-}
-
 /** Resolves `true` after `millis` (a timer that never keeps the process alive), or `false` once `work` settles. */
 function raceDeadline(work: Promise<unknown>, millis: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(true), millis);
-    timer.unref();
-    work.then(
-      () => {
-        clearTimeout(timer);
-        resolve(false);
-      },
-      () => {
-        clearTimeout(timer);
-        resolve(false);
-      },
-    );
+    const timer = setTimeout(resolve, millis, true).unref();
+    void work.finally(() => {
+      clearTimeout(timer);
+      resolve(false);
+    });
   });
 }
 
@@ -567,28 +484,18 @@ async function shutdownOwned(
     })(),
   ]);
   const timedOut = deadlineMillis > 0 ? await raceDeadline(work, deadlineMillis) : false;
+  // A copy: steps that finish after the deadline add nothing to this report.
   const report: ShutdownReport = { errors: [...errors], timedOut };
-  try {
-    if (prometheusServer !== undefined) closePrometheusServer(prometheusServer);
-    if (meterProvider !== undefined && registeredGlobal('metrics') === meterProvider) metrics.disable();
-    if (tracerProvider !== undefined && delegateOf(registeredGlobal('trace')) === tracerProvider) trace.disable();
-    if (owned.contextManager !== undefined && registeredGlobal('context') === owned.contextManager) {
-      context.disable();
-    }
-    if (owned.propagator !== undefined && registeredGlobal('propagation') === owned.propagator) propagation.disable();
-  } catch (error) {
-    // A global slot that throws on delete: nothing more can be done.
-    return { errors: [...report.errors, error], timedOut };
-  }
+  if (prometheusServer !== undefined) closePrometheusServer(prometheusServer);
+  if (meterProvider !== undefined && registeredGlobal('metrics') === meterProvider) metrics.disable();
+  if (tracerProvider !== undefined && delegateOf(registeredGlobal('trace')) === tracerProvider) trace.disable();
+  if (owned.contextManager !== undefined && registeredGlobal('context') === owned.contextManager) context.disable();
+  if (owned.propagator !== undefined && registeredGlobal('propagation') === owned.propagator) propagation.disable();
   return report;
 }
 
 /** The real provider behind the API's global proxy (duck-typed: the proxy may come from another copy of the API). */
 function delegateOf(provider: unknown): unknown {
   const proxy = provider as Partial<Pick<ProxyTracerProvider, 'getDelegate'>> | undefined;
-  try {
-    return typeof proxy?.getDelegate === 'function' ? proxy.getDelegate() : provider;
-  } catch {
-    return undefined;
-  }
+  return typeof proxy?.getDelegate === 'function' ? proxy.getDelegate() : provider;
 }

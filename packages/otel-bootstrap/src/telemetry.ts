@@ -4,24 +4,26 @@
 // failed setup turns telemetry off with one warning and the server carries on. This module
 // holds the process-wide state; it is the only place in gym-telemetry that does.
 
+import { createRequire } from 'node:module';
 import {
+  ATTR_GYM_VERSION,
+  ATTR_RUN_ID,
+  ATTR_SERVER_NAME,
+  ATTR_SERVER_TYPE,
+  ATTR_SERVICE_GROUP,
   isServerType,
   resolveSpanGroups,
+  SERVER_NAME_PATTERN,
   SERVER_TYPES,
-  type ServerType,
   SPAN_GROUP_PRESETS,
   SPAN_GROUPS,
+  type SpanGroup,
 } from '@gym/constants';
-import { setTelemetryState } from '@gym/core';
+import { getTelemetryState, setTelemetryState } from '@gym/core';
 import { describeError, describeValue, invalidChoice } from '@gym/core/internal';
-import type { Attributes } from '@opentelemetry/api';
-import { loadTelemetryConfig, ownEnvironment, readEnabledSwitch } from './config.js';
-import { gymResourceAttributes, serviceNameOf } from './gym-resource.js';
-import { registeredGlobal } from './otel-globals.js';
-import { packageVersion } from './package-version.js';
-import { type StartedObserver, startProcessObserver, stopProcessObserver } from './process-observer.js';
+import { isSwitchedOff, loadTelemetryConfig, resolveRunId } from './config.js';
+import { isGloballyRegistered } from './otel-globals.js';
 import { checkPrometheusLimits } from './prometheus-limits.js';
-import { resolveRunId } from './run-id.js';
 import type { Pipeline, ReusedProvider } from './sdk-pipeline.js';
 import type {
   InitTelemetryOptions,
@@ -36,17 +38,7 @@ interface Session {
   readonly orchestrator: boolean;
   readonly onWarning: TelemetryWarningHandler | undefined;
   readonly shutdownTimeoutMillis: number;
-  readonly observer: StartedObserver | undefined;
-}
-
-/** The options as checked: read once, so a getter cannot change a value after its check. */
-interface CheckedOptions {
-  readonly serverName: string;
-  readonly serverType: ServerType;
-  readonly resourceAttributes: Attributes | undefined;
-  readonly env: NodeJS.ProcessEnv;
-  readonly onWarning: TelemetryWarningHandler | undefined;
-  readonly prometheus: Readonly<Required<PrometheusEndpointLimits>>;
+  readonly observer: { stop(): void } | undefined;
 }
 
 /** The first setup's promise; every later call returns it. */
@@ -60,52 +52,26 @@ let shutdownPromise: Promise<void> | undefined;
 const MAX_UNKNOWN_SHOWN = 10;
 
 /**
- * Each option read exactly once and checked; programming errors fail fast, before any
- * telemetry decision, with a message naming the value and what is allowed.
+ * Programming errors in the options fail fast, before any telemetry decision, with a message
+ * naming the value and what is allowed; returns the Prometheus endpoint's bounds.
  */
-function checkOptions(options: InitTelemetryOptions): CheckedOptions {
+function checkOptions(options: InitTelemetryOptions): Readonly<Required<PrometheusEndpointLimits>> {
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`initTelemetry: options must be an object; got ${describeValue(options)}`);
   }
-  const { serverName, serverType, resourceAttributes, env, onWarning, prometheus } = options;
+  const { serverName, serverType, prometheus } = options;
   if (typeof serverName !== 'string' || serverName.trim() === '') {
     throw new TypeError(
       `initTelemetry: options.serverName must be a non-empty string; got ${describeValue(serverName)}`,
     );
   }
   if (!isServerType(serverType)) throw invalidChoice('initTelemetry: options.serverType', serverType, SERVER_TYPES);
-  if (resourceAttributes !== undefined && (typeof resourceAttributes !== 'object' || resourceAttributes === null)) {
-    throw new TypeError(
-      `initTelemetry: options.resourceAttributes must be an object of attributes when given; got ${describeValue(resourceAttributes)}`,
-    );
-  }
-  if (env !== undefined && (typeof env !== 'object' || env === null)) {
-    throw new TypeError(
-      `initTelemetry: options.env must be an environment object when given; got ${describeValue(env)}`,
-    );
-  }
-  if (onWarning !== undefined && typeof onWarning !== 'function') {
-    throw new TypeError(
-      `initTelemetry: options.onWarning must be a function when given; got ${describeValue(onWarning)}`,
-    );
-  }
-  return {
-    serverName,
-    serverType,
-    resourceAttributes,
-    env: env ?? process.env,
-    onWarning,
-    prometheus: checkPrometheusLimits(prometheus),
-  };
+  return checkPrometheusLimits(prometheus);
 }
 
-/** Publishes "nothing exports" (span groups shut) for libraries to read. Never throws. */
+/** Publishes "nothing exports" (span groups shut) for libraries to read. */
 function publishOff(orchestrator: boolean): void {
-  try {
-    setTelemetryState({ metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator });
-  } catch {
-    // A global slot that refuses the write: nothing more can be said through it.
-  }
+  setTelemetryState({ metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator });
 }
 
 const SDK_GLOBALS = [
@@ -152,48 +118,48 @@ function reusedWarning(
   );
 }
 
-async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
+async function setUp(
+  options: InitTelemetryOptions,
+  prometheusLimits: Readonly<Required<PrometheusEndpointLimits>>,
+): Promise<TelemetryHandle | null> {
   const orchestrator = options.serverType === 'orchestrator';
-  const { onWarning } = options;
+  const { onWarning, env = process.env } = options;
   // What was started before a failure, to be undone by it.
   let pipeline: Pipeline | undefined;
-  let observer: StartedObserver | undefined;
+  let observer: Session['observer'];
+  const off = (warning: string | undefined): null => {
+    publishOff(orchestrator);
+    if (warning !== undefined) reportWarning(onWarning, warning);
+    return null;
+  };
   try {
-    // The whole cost of a disabled process: one env read. No zod, no SDK.
-    if (readEnabledSwitch(options.env) === 'off') {
-      publishOff(orchestrator);
-      const theirs = SDK_GLOBALS.filter(([kind]) => registeredGlobal(kind) !== undefined).map(([, name]) => name);
-      if (theirs.length > 0) reportWarning(onWarning, offBesideSdkWarning(theirs));
-      return null;
+    // The whole cost of a disabled process: one env read. No SDK.
+    if (isSwitchedOff(env)) {
+      const theirs = SDK_GLOBALS.filter(([kind]) => isGloballyRegistered(kind)).map(([, name]) => name);
+      return off(theirs.length > 0 ? offBesideSdkWarning(theirs) : undefined);
     }
-    const env = ownEnvironment(options.env);
     const result = loadTelemetryConfig(env);
-    if (!result.ok) {
-      publishOff(orchestrator);
-      reportWarning(onWarning, `telemetry is disabled: ${result.error}`);
-      return null;
-    }
-    if (!result.config.enabled) {
-      // NEMO_GYM_OTEL_ENABLED is on, so only the standard off-switch can have said off.
-      publishOff(orchestrator);
-      reportWarning(onWarning, 'telemetry is off: OTEL_SDK_DISABLED=true wins over NEMO_GYM_OTEL_ENABLED');
-      return null;
-    }
+    if (!result.ok) return off(`telemetry is disabled: ${result.error}`);
+    // NEMO_GYM_OTEL_ENABLED is on, so only the standard off-switch can have said off.
+    if (!result.config.enabled) return off('telemetry is off: OTEL_SDK_DISABLED=true wins over NEMO_GYM_OTEL_ENABLED');
     const config = Object.freeze({ ...result.config, runId: resolveRunId(result.config.runId, env) });
     const groups = resolveSpanGroups(config.spanGroups);
     if (groups.unknown.length > 0) reportWarning(onWarning, unknownGroupsWarning(groups.unknown));
-    const serviceName = serviceNameOf(config, options.serverName);
-    const version = packageVersion();
-    const attributes = gymResourceAttributes(
-      {
-        serviceGroup: config.serviceName,
-        serverName: options.serverName,
-        serverType: options.serverType,
-        runId: config.runId,
-        version,
-      },
-      options.resourceAttributes,
-    );
+    const serviceName = config.serviceNamePerServer
+      ? `${config.serviceName}/${options.serverName}`
+      : config.serviceName;
+    // Read at setup, not baked in at build time, so a release bump cannot forget it.
+    const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
+    // Gym's five keys are what the dashboards group by: a caller adds to the resource, never
+    // renames the process (`service.name` is added by the SDK pipeline).
+    const attributes = {
+      ...options.resourceAttributes,
+      [ATTR_GYM_VERSION]: version,
+      [ATTR_SERVER_NAME]: options.serverName,
+      [ATTR_SERVER_TYPE]: options.serverType,
+      [ATTR_SERVICE_GROUP]: config.serviceName,
+      [ATTR_RUN_ID]: config.runId,
+    };
     // One warning for the first failed export, and one more if the final flush at shutdown
     // fails: that one means records are lost, whatever failed before.
     const reported = { periodic: false, final: false };
@@ -215,7 +181,7 @@ async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
       attributes,
       version,
       onExportFailure,
-      prometheusLimits: options.prometheus,
+      prometheusLimits,
     });
     if (pipeline.problems.length > 0) {
       const signals = [...new Set(pipeline.problems.map((problem) => problem.signal))];
@@ -236,12 +202,23 @@ async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
       gymResourceApplied: pipeline.reused.length === 0,
       ...(pipeline.prometheusEndpoint === undefined ? {} : { prometheusEndpoint: pipeline.prometheusEndpoint }),
     });
-    observer =
-      config.observer && pipeline.meterProvider !== undefined
-        ? await startProcessObserver(pipeline.meterProvider, options.serverName, (message) =>
-            reportWarning(onWarning, message),
-          )
-        : undefined;
+    // @gym/observer (event-loop lag, CPU, memory, GC) on the provider that receives this
+    // process's metrics; loaded like the SDK, only when it runs.
+    if (config.observer && pipeline.meterProvider !== undefined) {
+      try {
+        const { startObserver } = await import('@gym/observer');
+        const { serverName } = options;
+        observer = startObserver({
+          meterProvider: pipeline.meterProvider,
+          ...(SERVER_NAME_PATTERN.test(serverName) ? { serverName } : {}),
+        });
+      } catch (error) {
+        reportWarning(
+          onWarning,
+          `the observer did not start (${describeError(error)}); telemetry carries on without it`,
+        );
+      }
+    }
     session = { pipeline, orchestrator, onWarning, shutdownTimeoutMillis: config.shutdownTimeoutMillis, observer };
     // shutdownTelemetry() was called while this setup ran (a SIGTERM during startup): it
     // flushes and releases the session; the caller gets no handle that says "exporting".
@@ -260,48 +237,32 @@ async function setUp(options: CheckedOptions): Promise<TelemetryHandle | null> {
     });
     return handle;
   } catch (error) {
-    publishOff(orchestrator);
     session = undefined;
     current = null;
-    stopProcessObserver(observer);
+    observer?.stop();
     // Release what was registered; nothing was recorded on it, so there is nothing to wait for.
     void pipeline?.shutdown(0);
-    reportWarning(onWarning, `telemetry is disabled: setup failed (${describeError(error)})`);
-    return null;
+    return off(`telemetry is disabled: setup failed (${describeError(error)})`);
   }
 }
 
 /**
- * Sets up this process's telemetry from the environment, once. The first call decides;
- * every later or concurrent call returns the same promise, whatever its options (even when
- * the first answer was `null`, and even after the environment changed).
- *
- * Resolves to a {@link TelemetryHandle} when `NEMO_GYM_OTEL_ENABLED` is on, else `null`.
- * Never rejects because of telemetry: a malformed variable or a failed setup (a Prometheus
- * port in use, a broken SDK) resolves to `null` after one warning through
- * `options.onWarning` (default `process.emitWarning`). It rejects only on programming
- * errors in `options` (a `TypeError` / `RangeError` naming the field).
- *
- * Service name `<OTEL_SERVICE_NAME>/<serverName>` (or the bare name with
- * `NEMO_GYM_OTEL_SERVICE_NAME_PER_SERVER=0`); resource attributes: `nemo.gym.version`,
- * `nemo.gym.server.name`, `nemo.gym.server.type`, `nemo.gym.service_group`, `nemo.run.id`,
- * over the caller's. A MeterProvider or TracerProvider that someone else registered, and
- * that this process's `@opentelemetry/api` hands out, is reused and never shut down. A signal
- * whose provider the API refuses to register (another API version owns its global slot), or
- * cannot see, is not exporting, with one warning. While metrics export and
- * `NEMO_GYM_OTEL_OBSERVER` is on, starts `@gym/observer`. Publishes the process state
- * (`setTelemetryState`) for the library packages. After {@link shutdownTelemetry}, resolves
- * to `null`.
+ * Sets up this process's telemetry from the environment, once: the first call decides, and
+ * every later or concurrent call returns the same promise, whatever its options. Resolves to
+ * a {@link TelemetryHandle} when `NEMO_GYM_OTEL_ENABLED` is on, else `null`; after
+ * {@link shutdownTelemetry}, `null`. Rejects only on programming errors in `options`; a
+ * malformed variable or a failed setup resolves `null` after one warning (see the README's
+ * failure policy).
  */
 export function initTelemetry(options: InitTelemetryOptions): Promise<TelemetryHandle | null> {
-  let checked: CheckedOptions;
+  let limits: Readonly<Required<PrometheusEndpointLimits>>;
   try {
-    checked = checkOptions(options);
+    limits = checkOptions(options);
   } catch (error) {
     return Promise.reject(error);
   }
   if (shutdownPromise !== undefined) return Promise.resolve(null);
-  initPromise ??= setUp(checked);
+  initPromise ??= setUp(options, limits);
   return initPromise;
 }
 
@@ -311,15 +272,11 @@ export function getTelemetry(): TelemetryHandle | null {
 }
 
 /**
- * Flushes (forceFlush, then shutdown) what `initTelemetry` built, so everything recorded
- * before the call is exported, then unregisters it and publishes "nothing exports".
- * Bounded: it resolves within `NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS` (default 5000 ms) of the
- * flush starting, even when the collector refuses connections or never answers; what was not
- * exported by then may be lost (one warning says so), and the globals and the Prometheus
- * endpoint are released all the same. Providers registered by someone else are left
- * running. Idempotent (later calls return the same promise); a no-op before any
- * `initTelemetry`; waits for a setup in progress. Never rejects: errors are reported in one
- * warning through the warning handler.
+ * Flushes what `initTelemetry` built, so everything recorded before the call is exported,
+ * then unregisters it and publishes "nothing exports". Resolves within
+ * `NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS` even when the collector never answers (one warning
+ * says what may be lost). Providers registered by someone else are left running. Idempotent;
+ * waits for a setup in progress; never rejects.
  */
 export function shutdownTelemetry(): Promise<void> {
   if (initPromise === undefined) return Promise.resolve();
@@ -333,7 +290,7 @@ export function shutdownTelemetry(): Promise<void> {
     publishOff(ending.orchestrator);
     // The observer's last values go out with the final flush; then it stops.
     const { errors, timedOut } = await ending.pipeline.shutdown(ending.shutdownTimeoutMillis);
-    stopProcessObserver(ending.observer);
+    ending.observer?.stop();
     const said = [
       timedOut
         ? `did not finish within ${ending.shutdownTimeoutMillis} ms (NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS); records not exported by then may be lost`
@@ -341,10 +298,18 @@ export function shutdownTelemetry(): Promise<void> {
       errors.length > 0 ? `met ${errors.length} error(s): ${errors.map(describeError).join('; ')}` : undefined,
     ].filter((part) => part !== undefined);
     if (said.length > 0) reportWarning(ending.onWarning, `telemetry shutdown ${said.join('; it ')}`);
-  })().catch(() => {
-    // Unreachable (setUp and pipeline.shutdown never reject); shutdown must not throw regardless.
-  });
+  })();
   return shutdownPromise;
+}
+
+/**
+ * True when spans of `group` should be made in this process: the published telemetry state
+ * (written by `initTelemetry`, or by hand) lists the group while traces export. False when
+ * nothing was published yet. It sits in front of every optional span: one read, one lookup.
+ */
+export function isSpanGroupEnabled(group: SpanGroup): boolean {
+  const state = getTelemetryState();
+  return state?.tracesExporting === true && state.spanGroups.has(group);
 }
 
 /**

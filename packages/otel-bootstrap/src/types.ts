@@ -8,45 +8,31 @@ import type { Attributes, Meter, Tracer } from '@opentelemetry/api';
 
 /**
  * One process's telemetry settings, parsed from the environment by
- * {@link loadTelemetryConfig}. Every field maps to one variable (see the README's table).
+ * {@link loadTelemetryConfig}. Each field is one variable of the README's table
+ * (`NEMO_GYM_OTEL_<FIELD>` for Gym's, the standard `OTEL_*` name otherwise).
  */
 export interface TelemetryConfig {
-  /** `NEMO_GYM_OTEL_ENABLED` (default `false`): the master switch. */
   readonly enabled: boolean;
-  /** `NEMO_GYM_OTEL_SPAN_GROUPS` (default `default`): comma list of span-group presets and names. */
   readonly spanGroups: string;
-  /** `NEMO_GYM_OTEL_TRACES_ENABLED` (default `true`). */
   readonly tracesEnabled: boolean;
-  /** `NEMO_GYM_OTEL_METRICS_ENABLED` (default `true`). */
   readonly metricsEnabled: boolean;
-  /** `NEMO_GYM_OTEL_EXPORTER` (default `otlp`). */
   readonly exporter: TelemetryExporter;
-  /** `NEMO_GYM_OTEL_RUN_ID`: one id for the whole fleet; `undefined` when unset (see `initTelemetry` for the fallback). */
+  /** `undefined` when unset; `initTelemetry` then falls back to `SLURM_JOB_ID`, else mints one. */
   readonly runId: string | undefined;
-  /** `NEMO_GYM_OTEL_SERVICE_NAME_PER_SERVER` (default `true`): service name `<serviceName>/<serverName>`. */
   readonly serviceNamePerServer: boolean;
-  /** `NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS` (default `0`, off). */
   readonly sandboxResourceSampleIntervalSeconds: number;
-  /** `NEMO_GYM_OTEL_OBSERVER` (default `true`): start the `@gym/observer` metrics while metrics export. */
   readonly observer: boolean;
-  /** `NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS` (default `5000`): the most `shutdownTelemetry()` waits for the flush. */
   readonly shutdownTimeoutMillis: number;
-  /** `OTEL_SERVICE_NAME` (default `nemo-gym`): the fleet's service name, before per-server suffixing. */
+  /** `OTEL_SERVICE_NAME`: the fleet's service name, before per-server suffixing. */
   readonly serviceName: string;
-  /** `OTEL_EXPORTER_PROMETHEUS_HOST` (default `127.0.0.1`, loopback); read only for the `prometheus` exporter. */
   readonly prometheusHost: string;
-  /** `OTEL_EXPORTER_PROMETHEUS_PORT` (default `9464`; `0` binds an ephemeral port); read only for the `prometheus` exporter. */
   readonly prometheusPort: number;
-  /** `OTEL_METRIC_EXPORT_INTERVAL` in ms (default `60000`): how often push exporters (`otlp`, `console`) send metrics. */
   readonly metricExportIntervalMillis: number;
-  /** `OTEL_METRIC_EXPORT_TIMEOUT` in ms (default `30000`, capped at the interval). */
+  /** Capped at the interval. */
   readonly metricExportTimeoutMillis: number;
-  /**
-   * The OTLP traces URL resolved from `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
-   * `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`; `undefined` leaves the exporter's default.
-   */
+  /** From `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, or `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`; `undefined` leaves the exporter's default. */
   readonly otlpTracesEndpoint: string | undefined;
-  /** Same for metrics (`…_METRICS_ENDPOINT`, or the generic endpoint + `/v1/metrics`). */
+  /** The same for metrics. */
   readonly otlpMetricsEndpoint: string | undefined;
 }
 
@@ -77,7 +63,7 @@ export interface PrometheusEndpointLimits {
   readonly requestTimeoutMs?: number;
   /** An idle keep-alive connection is closed after this long (default 5000; 1 to 600000). */
   readonly keepAliveTimeoutMs?: number;
-  /** Open connections at most; beyond it the oldest connection that has not sent a request (else the oldest idle one) is closed for the newcomer (default 64; 1 to 65536). */
+  /** Open connections kept; beyond it a connection's first request closes the oldest connection that has not sent a request (else the oldest idle one), and beyond twice it a newcomer does so at accept (default 64; 1 to 65536). */
   readonly maxConnections?: number;
 }
 

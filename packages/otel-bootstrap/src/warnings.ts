@@ -5,24 +5,19 @@
 
 import type { TelemetryWarningHandler } from './types.js';
 
-/** Prefix of every message. */
-const PREFIX = '@gym/otel-bootstrap:';
-
 /** The `code` of every emitted warning, so it can be filtered (`process.on('warning')`). */
 export const WARNING_CODE = 'GYM_TELEMETRY' as const;
 
-/** Emits `message` as a Node process warning (type `GymTelemetryWarning`). */
-export const emitProcessWarning: TelemetryWarningHandler = (message) => {
-  process.emitWarning(message, { type: 'GymTelemetryWarning', code: WARNING_CODE });
-};
-
 /**
- * Sends `message` (prefixed) to `handler`, or to {@link emitProcessWarning}. A handler that
- * throws is ignored: reporting a telemetry problem must not become a new problem.
+ * Sends `message`, prefixed, to `handler` or as a Node process warning (type
+ * `GymTelemetryWarning`). A handler that throws is ignored: reporting a telemetry problem
+ * must not become a new problem.
  */
 export function reportWarning(handler: TelemetryWarningHandler | undefined, message: string): void {
+  const text = `@gym/otel-bootstrap: ${message}`;
   try {
-    (handler ?? emitProcessWarning)(`${PREFIX} ${message}`);
+    if (handler === undefined) process.emitWarning(text, { type: 'GymTelemetryWarning', code: WARNING_CODE });
+    else handler(text);
   } catch {
     // The report is best effort.
   }

@@ -141,23 +141,6 @@ describe('configureTelemetryEnv: set-default semantics', () => {
     expect(env).toMatchObject({ NEMO_GYM_OTEL_OBSERVER: '0', NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS: '1500' });
   });
 
-  it('reads own properties only: a polluted Object.prototype neither enables the fleet nor configures it', () => {
-    const proto = Object.prototype as Record<string, unknown>;
-    proto.NEMO_GYM_OTEL_ENABLED = '1';
-    proto.exporter = 'jaeger';
-    try {
-      const env: NodeJS.ProcessEnv = {};
-      expect(configure({}, env)).toEqual({ runId: null, warnings: [] });
-      expect(Object.keys(env)).toEqual([]);
-      const enabled: NodeJS.ProcessEnv = {};
-      expect(configure({ enabled: true }, enabled).warnings).toEqual([]);
-      expect(enabled.NEMO_GYM_OTEL_EXPORTER).toBe('otlp');
-    } finally {
-      delete proto.NEMO_GYM_OTEL_ENABLED;
-      delete proto.exporter;
-    }
-  });
-
   it('leaves variables it does not own alone (Prometheus port, OTLP endpoint: per process or standard)', () => {
     const env: NodeJS.ProcessEnv = {};
     configure({ enabled: true, prometheusPort: 1234, otlpMetricsEndpoint: 'http://x/v1/metrics' }, env);

@@ -44,6 +44,16 @@ async function start(
   return handle as TelemetryHandle & { prometheusEndpoint: string };
 }
 
+/** An endpoint with a connection cap and no deadline that could fire during a test. */
+function capped(maxConnections: number): ReturnType<typeof start> {
+  return start({
+    maxConnections,
+    headersTimeoutMs: NEVER_MS,
+    requestTimeoutMs: NEVER_MS,
+    keepAliveTimeoutMs: NEVER_MS,
+  });
+}
+
 async function client(endpoint: string): Promise<RawClient> {
   const raw = await openRaw(endpoint);
   open.push(raw);
@@ -151,12 +161,7 @@ describe('the Prometheus endpoint bounds its clients', () => {
   });
 
   it('at the cap admits the newcomer and closes the oldest connection that has not sent a request', async () => {
-    const { prometheusEndpoint } = await start({
-      maxConnections: 2,
-      headersTimeoutMs: NEVER_MS,
-      requestTimeoutMs: NEVER_MS,
-      keepAliveTimeoutMs: NEVER_MS,
-    });
+    const { prometheusEndpoint } = await capped(2);
     // Two slow clients in the middle of their request headers fill the cap. The server
     // accepts in connection order, so both are counted before the third one arrives.
     const first = await client(prometheusEndpoint);
@@ -176,13 +181,33 @@ describe('the Prometheus endpoint bounds its clients', () => {
     expect((await readResponse(second)).status).toBe(200);
   });
 
+  it('over the cap, a slow newcomer closes nobody: the place is made when a request arrives', async () => {
+    const { prometheusEndpoint } = await capped(1);
+    // Two slow clients, one over the cap. Closing a slow client at accept let clients that
+    // reconnect at once churn thousands of sockets a second; the older one must survive this.
+    const older = await client(prometheusEndpoint);
+    older.socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    const newer = await client(prometheusEndpoint);
+    newer.socket.write('GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    older.socket.write('\r\n');
+    expect((await readResponse(older)).status).toBe(200);
+    // The request needed the place: the other slow client made room.
+    await newer.closed;
+    expect(newer.received()).toBe('');
+  });
+
+  it('beyond twice the cap, a newcomer makes room at once: the oldest silent connection is closed', async () => {
+    const { prometheusEndpoint } = await capped(1);
+    const first = await client(prometheusEndpoint);
+    const second = await client(prometheusEndpoint);
+    await client(prometheusEndpoint);
+    await first.closed;
+    second.socket.write(requestText('/metrics'));
+    expect((await readResponse(second)).status).toBe(200);
+  });
+
   it('at the cap with only idle keep-alive connections, closes the oldest of them for the newcomer', async () => {
-    const { prometheusEndpoint } = await start({
-      maxConnections: 1,
-      headersTimeoutMs: NEVER_MS,
-      requestTimeoutMs: NEVER_MS,
-      keepAliveTimeoutMs: NEVER_MS,
-    });
+    const { prometheusEndpoint } = await capped(1);
     const idle = await client(prometheusEndpoint);
     idle.socket.write(requestText('/metrics'));
     expect((await readResponse(idle)).status).toBe(200);
