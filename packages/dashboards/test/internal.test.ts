@@ -1,6 +1,7 @@
 // `@gym/dashboards/internal`'s scaled rules (for live tests): at scale 1 they are the shipped
 // files byte for byte; scaled, every range window, the memory and every `for:` change by the
-// same factor and nothing else does, and promtool accepts them.
+// same factor (and the fewest calls a share needs stays that many calls per window), nothing
+// else does, and promtool accepts them.
 
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -13,7 +14,7 @@ import { requireTools } from '@gym/test-kit';
 import { describe, expect, it, jest } from '@jest/globals';
 import { parse } from 'yaml';
 import { COLLECTOR_UNIT_SUFFIXES } from '../src/prometheus-names.js';
-import { scaled } from '../src/recording-rules.js';
+import { MIN_CALLS_PER_WINDOW, scaled } from '../src/recording-rules.js';
 import { packageFile } from './support/paths.js';
 
 // promtool as a child process on a loaded machine: a generous bound, not a speed claim.
@@ -28,6 +29,9 @@ interface Rules {
 const rulesOf = (text: string): Rules['groups'][number]['rules'] =>
   (parse(text) as Rules).groups.flatMap((g) => g.rules);
 const ranges = (expr: string): string[] => [...expr.matchAll(/\[(\w+)\]/g)].map((match) => match[1] as string);
+const CALLS_PER_WINDOW = new RegExp(`>= \\(${MIN_CALLS_PER_WINDOW} / (\\d+)\\)`, 'g');
+const perWindow = (expr: string): number[] => [...expr.matchAll(CALLS_PER_WINDOW)].map((match) => Number(match[1]));
+const same = (expr: string): string => expr.replace(/\[\w+\]/g, '[]').replace(CALLS_PER_WINDOW, '>= (calls / window)');
 
 describe('rulesYaml', () => {
   it('at scale 1 is byte-identical to the checked-in files and to generate(), with or without suffixes', async () => {
@@ -54,8 +58,10 @@ describe('rulesYaml', () => {
         expect(short?.annotations).toEqual(rule.annotations);
         expect(short?.for).toBe(rule.for === undefined ? undefined : scaled(rule.for, scale));
         expect(ranges(short?.expr ?? '')).toEqual(ranges(rule.expr).map((range) => scaled(range, scale)));
-        // Apart from the ranges, the same expression.
-        expect(short?.expr.replace(/\[\w+\]/g, '[]')).toBe(rule.expr.replace(/\[\w+\]/g, '[]'));
+        // The fewest calls a share needs stays a count of calls per window, whatever the window.
+        expect(perWindow(short?.expr ?? '')).toEqual(perWindow(rule.expr).map((seconds) => seconds * scale));
+        // Apart from those, the same expression.
+        expect(short !== undefined && same(short.expr)).toBe(same(rule.expr));
       });
     }
     const alerts = rulesYaml({ timeScale: scale })['prometheus/gym-alerts.rules.yml'];
