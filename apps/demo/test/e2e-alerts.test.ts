@@ -479,11 +479,15 @@ tools.describe('verify failures that stop, beside a healthy fleet of the same lo
       const failed = await query(
         `max(max_over_time(job:gym_resources_operation_duration_ms:failure_ratio_rate5m{job="gym-healthy"}[${over}]))`,
       );
+      // Its own summary's outcomes per operation (the demo fails some calls on purpose).
+      const outcomes = [...healthy.out.stdout.matchAll(/^(\w+)\s+(?:subprocess|inline)\s.*\s(ok \d+.*)$/gm)]
+        .map((line) => `${line[1]}: ${line[2]}`)
+        .join('; ');
       const starved = seen.waitShare !== undefined && seen.waitShare >= STARVED_WAIT_SHARE;
       const firedNames = [...new Set(seen.fired.map((alert) => alert.name))];
       figures.push(
         `healthy: over ${since()} s and ${seen.polls} polls, fired: ${firedNames.join(', ') || 'none'}; pending at some point: ${[...seen.pending].join(', ') || 'none'}; ` +
-          `highest lag p99 ${lag} ms, highest failure share ${failed}; ` +
+          `highest lag p99 ${lag} ms, highest failure share ${failed} (outcomes ${outcomes}); ` +
           `its event loop waited for a CPU ${seen.waitShare === undefined ? '(unknown)' : `${Math.round(seen.waitShare * 100)}%`} of the run`,
       );
       // Every alert is held to it. The one exception is a lag the machine causes: a starved loop
