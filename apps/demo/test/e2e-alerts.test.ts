@@ -10,13 +10,17 @@
 // the server's limited calls are refused, well above GymAdmissionRefusing's 1%), a judge pool with
 // half the connections its callers use (so judge calls wait for a connection) from the start of the
 // load; server-2 stopped (SIGSTOP) and continued; server-1 killed with no restart allowed; the load
-// ends; then the whole fleet killed (orchestrator and server-2) while Prometheus runs on. Then two
-// one-server fleets side by side, the same options and load, each scraped as its own job: one whose
-// verifies crash for the first 40 s of the load (`--fail-verifies-ms`), which fires
+// ends; then the whole fleet killed (orchestrator and server-2) while Prometheus runs on, and a
+// fleet started again on that job. Then two one-server fleets side by side, the same options and
+// load, each scraped as its own job: one whose verifies crash for the first 40 s of the load (`--fail-verifies-ms`), which fires
 // GymVerifySuccessDropping and GymOperationsFailing, and both must resolve because verifies
 // complete again (the windowed ratio back above the floor, read from Prometheus, not a series
 // gone); and a healthy one, in which no alert at all may reach firing during its whole load
-// (pending is allowed: the condition held for less than its `for:`, which is what `for:` is for).
+// (pending is allowed: the condition held for less than its `for:`, which is what `for:` is for),
+// with one exception the test measures rather than assumes: a server the machine starves of CPU
+// (its event-loop thread waiting for a core 10% of the run or more, from /proc/<pid>/schedstat)
+// really lags, and GymEventLoopLagHigh then says so; it is reported, not failed. Last, the fault
+// fleet's server is stopped (SIGSTOP) until its orchestrator finds it hung, kills and restarts it.
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -351,7 +355,7 @@ tools.describe('the alerts on a faulted demo fleet', () => {
   );
 
   it(
-    'the whole fleet killed (orchestrator and its last server) while Prometheus runs fires GymTargetsAbsent; GymFleetShrank stays firing',
+    'the whole fleet killed (orchestrator and its last server) while Prometheus runs fires GymTargetsAbsent (GymFleetShrank stays firing); a fleet back on the job resolves it',
     async () => {
       const survivor = member('server-2');
       const killedAt = seconds();
@@ -362,6 +366,16 @@ tools.describe('the alerts on a faulted demo fleet', () => {
       );
       // Its writer died: the fleet alert does not resolve for that.
       expect((await alerts()).some((a) => a.labels.alertname === 'GymFleetShrank' && a.state === 'firing')).toBe(true);
+      // A fleet back on the job (a new orchestrator writing the same file_sd file) resolves it.
+      const startedAt = seconds();
+      const again = ['--servers', '1', '--duration', '1', '--restarts', '0', '--linger', '600'];
+      const back = startDemo([...again, '--targets-file', join(dir, 'targets.json')]);
+      figures.push(
+        `GymTargetsAbsent (a fleet started again at ${startedAt}) resolved ${await resolved('GymTargetsAbsent', { job: 'gym-demo' })}`,
+      );
+      const exited = new Promise((resolve) => back.child.once('exit', resolve));
+      back.child.kill('SIGTERM');
+      await exited;
     },
     STATE_DEADLINE_MS * 2,
   );
