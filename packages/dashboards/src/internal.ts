@@ -5,7 +5,8 @@
 // `for:` multiplied by one factor, so a live test against a real Prometheus takes minutes, not
 // hours: at 1/15 a 5-minute window with a 10-minute `for:` becomes 20 s with 40 s. Everything else
 // is the public generator's text; at scale 1 the files are byte-identical to `generate()`'s.
-// The recorded names (`…:rate5m`) and the annotations' wording keep the shipped durations.
+// The recorded names (`…:rate5m`) and the annotations' wording keep the shipped durations, and
+// the fewest calls a failing or refused share needs stays 100 calls per (now shorter) window.
 
 import { stringify } from 'yaml';
 import { alertRules } from './alert-rules.js';
