@@ -60,6 +60,7 @@ const workspace = {
   moduleNameMapper: {
     [`^@gym/(${packages.join('|')})$`]: '<rootDir>/packages/$1/src/index.ts',
     '^@gym/core/internal$': '<rootDir>/packages/core/src/internal.ts',
+    '^@gym/dashboards/internal$': '<rootDir>/packages/dashboards/src/internal.ts',
     ...(otelLine === 2
       ? { [`^@opentelemetry/(${OTEL_PACKAGES.join('|')})$`]: '<rootDir>/test/otel2/node_modules/@opentelemetry/$1' }
       : {}),

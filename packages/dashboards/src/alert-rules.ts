@@ -6,7 +6,7 @@
 // condition is joined to the targets that answer now, so a dead process drops out at once.
 
 import { eitherNaming, type Naming, RATE_WINDOW, recordedNames } from './naming.js';
-import { by, FAILING_OUTCOMES, LIMIT_LABELS, POOL_LABELS, TARGET_LABELS } from './recording-rules.js';
+import { by, FAILING_OUTCOMES, LIMIT_LABELS, POOL_LABELS, scaled, TARGET_LABELS } from './recording-rules.js';
 import { LABELS, TARGET_INFO } from './series.js';
 import type { AlertRule, RuleGroup } from './types.js';
 
@@ -53,9 +53,15 @@ export const ALERT_NAMES = [
 const runbook = (alert: string): string => `See "Runbook: ${alert}" in the @gym/dashboards README.`;
 const label = (name: string): string => `{{ $labels.${name} }}`;
 
-/** The alerting rule group for one naming. */
-export function alertRules(names: Naming): RuleGroup<AlertRule> {
+/**
+ * The alerting rule group for one naming. `timeScale` multiplies every range window, the
+ * memory and every `for:` alike (tests only, through `@gym/dashboards/internal`).
+ */
+export function alertRules(names: Naming, timeScale = 1): RuleGroup<AlertRule> {
   const r = recordedNames(names);
+  const window = scaled(RATE_WINDOW, timeScale);
+  const memory = scaled(MEMORY, timeScale);
+  const wait = (duration: string): string => scaled(duration, timeScale);
   const limits = LIMIT_LABELS.join(', ');
   const percent = (fraction: number): string => `${Math.round(fraction * 100)}%`;
   const servers = eitherNaming(names, 'serversActive', 'series');
@@ -67,7 +73,7 @@ export function alertRules(names: Naming): RuleGroup<AlertRule> {
       expr:
         `(${r.concurrencySaturationAvg} >= ${SATURATION_THRESHOLD}) and on (${limits})` +
         ` ((${r.concurrencyQueueMax} > 0) or (${r.admissionRefusedRate} > 0))`,
-      for: '10m',
+      for: wait('10m'),
       labels: { severity: 'warning' },
       annotations: {
         summary: `Limit ${label(LABELS.limitName)} (${label(LABELS.component)}) on ${label('instance')} is saturated`,
@@ -80,7 +86,7 @@ export function alertRules(names: Naming): RuleGroup<AlertRule> {
     {
       alert: 'GymAdmissionRefusing',
       expr: `${r.admissionRefusedRatio} > ${REFUSED_RATIO_THRESHOLD}`,
-      for: '5m',
+      for: wait('5m'),
       labels: { severity: 'warning' },
       annotations: {
         summary: `Limit ${label(LABELS.limitName)} on ${label('instance')} refuses calls`,
@@ -93,7 +99,7 @@ export function alertRules(names: Naming): RuleGroup<AlertRule> {
     {
       alert: 'GymOperationsFailing',
       expr: `${r.operationFailureRatio} > ${FAILING_RATIO_THRESHOLD}`,
-      for: '10m',
+      for: wait('10m'),
       labels: { severity: 'warning' },
       annotations: {
         summary: `${label(LABELS.operation)} calls of ${label('job')} are failing`,
@@ -106,7 +112,7 @@ export function alertRules(names: Naming): RuleGroup<AlertRule> {
     {
       alert: 'GymVerifySuccessDropping',
       expr: `${r.verifySuccessRatio} < ${VERIFY_SUCCESS_FLOOR}`,
-      for: '5m',
+      for: wait('5m'),
       labels: { severity: 'warning' },
       annotations: {
         summary: `Verify success on ${label('instance')} is dropping`,
@@ -119,9 +125,9 @@ export function alertRules(names: Naming): RuleGroup<AlertRule> {
       // target_info within the memory), only targets still in service discovery (`up` now).
       alert: 'GymTargetDown',
       expr:
-        `(avg_over_time(up[${RATE_WINDOW}]) < 0.5) and on (job, instance) up` +
-        ` and on (job, instance) max ${by(...TARGET_LABELS)} (max_over_time(${TARGET_INFO}[${MEMORY}]))`,
-      for: '1m',
+        `(avg_over_time(up[${window}]) < 0.5) and on (job, instance) up` +
+        ` and on (job, instance) max ${by(...TARGET_LABELS)} (max_over_time(${TARGET_INFO}[${memory}]))`,
+      for: wait('1m'),
       labels: { severity: 'critical' },
       annotations: {
         summary: `Gym target ${label('instance')} of ${label('job')} does not answer`,
@@ -133,8 +139,8 @@ export function alertRules(names: Naming): RuleGroup<AlertRule> {
     {
       // absent(), per job: every target of a job that answered within the memory is gone.
       alert: 'GymTargetsAbsent',
-      expr: `max ${by('job')} (max_over_time(${r.targetUp}[${MEMORY}])) unless on (job) max ${by('job')} (${r.targetUp})`,
-      for: '1m',
+      expr: `max ${by('job')} (max_over_time(${r.targetUp}[${memory}])) unless on (job) max ${by('job')} (${r.targetUp})`,
+      for: wait('1m'),
       labels: { severity: 'critical' },
       annotations: {
         summary: `No target of ${label('job')} answers`,
@@ -148,9 +154,9 @@ export function alertRules(names: Naming): RuleGroup<AlertRule> {
       // writer gone: a dead orchestrator does not clear the alert, it keeps it.
       alert: 'GymFleetShrank',
       expr:
-        `(max ${by('job')} (${serversOver('quantile_over_time', RATE_WINDOW, '0.5, ')}) < max ${by('job')} (${serversOver('max_over_time', MEMORY)}))` +
-        ` or (max ${by('job')} (${serversOver('max_over_time', MEMORY)}) unless on (job) max ${by('job')} (${servers}))`,
-      for: '2m',
+        `(max ${by('job')} (${serversOver('quantile_over_time', window, '0.5, ')}) < max ${by('job')} (${serversOver('max_over_time', memory)}))` +
+        ` or (max ${by('job')} (${serversOver('max_over_time', memory)}) unless on (job) max ${by('job')} (${servers}))`,
+      for: wait('2m'),
       labels: { severity: 'critical' },
       annotations: {
         summary: `The fleet of ${label('job')} is smaller than it was`,
@@ -163,7 +169,7 @@ export function alertRules(names: Naming): RuleGroup<AlertRule> {
     {
       alert: 'GymEventLoopLagHigh',
       expr: `${r.eventLoopLagP99} > ${EVENT_LOOP_LAG_P99_MS}`,
-      for: '10m',
+      for: wait('10m'),
       labels: { severity: 'warning' },
       annotations: {
         summary: `The event loop of ${label('instance')} lags`,
@@ -179,7 +185,7 @@ export function alertRules(names: Naming): RuleGroup<AlertRule> {
       expr:
         `(${r.poolQueuedRatio} > ${POOL_QUEUED_RATIO_THRESHOLD})` +
         ` and on (${POOL_LABELS.join(', ')}) (${r.poolQueueP50} > ${POOL_WAIT_P50_MS})`,
-      for: '10m',
+      for: wait('10m'),
       labels: { severity: 'warning' },
       annotations: {
         summary: `Calls from ${label('instance')} to ${label(LABELS.destination)} wait for connections`,

@@ -23,6 +23,13 @@ export const FAILING_OUTCOMES: readonly Outcome[] = OUTCOMES.filter(
   (outcome) => outcome === 'error' || outcome === 'timeout' || outcome === 'crashed',
 );
 
+/**
+ * The fewest calls in one rate window over which a share of failing or refused calls is
+ * recorded: below it one call moves the share by a percent or more, and 1 failure of 3 calls is
+ * noise, not a 33% failure rate. The ratio series is absent for such a window.
+ */
+export const MIN_CALLS_PER_WINDOW = 100;
+
 /** `by (...)` label list. */
 export function by(...labels: readonly string[]): string {
   return `by (${labels.join(', ')})`;
@@ -34,8 +41,30 @@ export const LIMIT_LABELS = [...TARGET_LABELS, LABELS.component, LABELS.limitNam
 /** The labels of one destination of one process's outgoing connection pools. */
 export const POOL_LABELS = [...TARGET_LABELS, LABELS.destination] as const;
 
-function rate(series: string): string {
-  return `rate(${series}[${RATE_WINDOW}])`;
+const DURATION_UNITS_MS = [
+  ['h', 3_600_000],
+  ['m', 60_000],
+  ['s', 1000],
+  ['ms', 1],
+] as const;
+
+/** The milliseconds of a Prometheus duration in ms, s, m or h. */
+function ms(duration: string): number {
+  const match = /^(\d+)(ms|s|m|h)$/.exec(duration);
+  const unit = DURATION_UNITS_MS.find(([name]) => name === match?.[2]);
+  if (match === null || unit === undefined) throw new RangeError(`${duration} is not a duration in ms, s, m or h`);
+  return Number(match[1]) * unit[1];
+}
+
+/**
+ * A Prometheus duration (`5m`, `1h`) times `scale`, in the largest unit that divides it:
+ * `scaled('5m', 1)` is `5m`, `scaled('5m', 1 / 15)` is `20s`. Scale 1 is the shipped rules.
+ */
+export function scaled(duration: string, scale: number): string {
+  const total = Math.round(ms(duration) * scale);
+  if (!(total >= 1)) throw new RangeError(`${duration} scaled by ${scale} is under a millisecond`);
+  const [name, size] = DURATION_UNITS_MS.find(([, size]) => total % size === 0) ?? ['ms', 1];
+  return `${total / size}${name}`;
 }
 
 /** `expr` kept only for targets that answer now (see {@link recordingRules}). */
@@ -43,9 +72,16 @@ export function whileUp(expr: string, r: RecordedNames): string {
   return `(${expr}) and on (job, instance) ${r.targetUp}`;
 }
 
-/** The recording rule group for one naming. */
-export function recordingRules(names: Naming): RuleGroup<RecordingRule> {
+/**
+ * The recording rule group for one naming. `timeScale` multiplies every range window (tests
+ * only, through `@gym/dashboards/internal`); the recorded names keep the shipped window's name.
+ */
+export function recordingRules(names: Naming, timeScale = 1): RuleGroup<RecordingRule> {
   const r: RecordedNames = recordedNames(names);
+  const window = scaled(RATE_WINDOW, timeScale);
+  const rate = (series: string): string => `rate(${series}[${window}])`;
+  // A calls-per-second rate that is at least MIN_CALLS_PER_WINDOW calls in one window.
+  const enoughCalls = `>= (${MIN_CALLS_PER_WINDOW} / ${ms(window) / 1000})`;
   const any = (id: SeriesId, part: 'series' | 'bucket' | 'sum' | 'count' = 'series') => eitherNaming(names, id, part);
   const rateOf = (id: SeriesId, part: 'series' | 'bucket' | 'sum' | 'count' = 'series') =>
     eitherNaming(names, id, part, rate);
@@ -83,7 +119,7 @@ export function recordingRules(names: Naming): RuleGroup<RecordingRule> {
       record: r.operationFailureRatio,
       expr:
         `sum ${by('job', LABELS.operation, LABELS.executor)} (${r.operationRunCountRate}{${LABELS.outcome}=~"${failing}"})` +
-        ` / sum ${by('job', LABELS.operation, LABELS.executor)} (${r.operationRunCountRate})`,
+        ` / (sum ${by('job', LABELS.operation, LABELS.executor)} (${r.operationRunCountRate}) ${enoughCalls})`,
     },
     {
       record: r.rolloutBucketRate,
@@ -121,14 +157,14 @@ export function recordingRules(names: Naming): RuleGroup<RecordingRule> {
       // hand-off does not make a saturated limit look free.
       record: r.concurrencySaturationAvg,
       expr: up(
-        `sum ${by(...LIMIT_LABELS)} (${eitherNaming(names, 'concurrencyActive', 'series', (name) => `avg_over_time(${name}[${RATE_WINDOW}])`)})` +
-          ` / sum ${by(...LIMIT_LABELS)} (${eitherNaming(names, 'concurrencyLimit', 'series', (name) => `avg_over_time(${name}[${RATE_WINDOW}])`)})`,
+        `sum ${by(...LIMIT_LABELS)} (${eitherNaming(names, 'concurrencyActive', 'series', (name) => `avg_over_time(${name}[${window}])`)})` +
+          ` / sum ${by(...LIMIT_LABELS)} (${eitherNaming(names, 'concurrencyLimit', 'series', (name) => `avg_over_time(${name}[${window}])`)})`,
       ),
     },
     {
       record: r.concurrencyQueueMax,
       expr: up(
-        `sum ${by(...LIMIT_LABELS)} (${eitherNaming(names, 'concurrencyQueueDepth', 'series', (name) => `max_over_time(${name}[${RATE_WINDOW}])`)})`,
+        `sum ${by(...LIMIT_LABELS)} (${eitherNaming(names, 'concurrencyQueueDepth', 'series', (name) => `max_over_time(${name}[${window}])`)})`,
       ),
     },
     { record: r.admissionTimeoutsRate, expr: up(`sum ${by(...LIMIT_LABELS)} (${rateOf('admissionTimeouts')})`) },
@@ -146,7 +182,7 @@ export function recordingRules(names: Naming): RuleGroup<RecordingRule> {
       record: r.admissionRefusedRatio,
       expr:
         `${r.admissionRefusedRate} / on (job, instance) group_left ()` +
-        ` (sum ${by(...TARGET_LABELS)} (${r.admissionRefusedRate}) + on (job, instance) ${r.operationQueueCountRate})`,
+        ` ((sum ${by(...TARGET_LABELS)} (${r.admissionRefusedRate}) + on (job, instance) ${r.operationQueueCountRate}) ${enoughCalls})`,
     },
     {
       record: r.eventLoopLagBucketRate,

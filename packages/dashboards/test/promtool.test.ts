@@ -141,6 +141,9 @@ tools.describe('the promtool tests can fail', () => {
     ['GymAdmissionRefusing', 'refused:ratio_rate5m > 0.01', 'refused:ratio_rate5m > 0.001', 'alerts'],
     ['GymOperationsFailing', 'failure_ratio_rate5m > 0.05', 'failure_ratio_rate5m > 0.005', 'alerts'],
     ['GymOperationsFailing', ' and on (job, instance) instance:gym_target:up', '', 'recording'],
+    // The minimum calls of a share dropped: a quiet server's noise fires.
+    ['GymOperationsFailing', ' >= (100 / 300))', ')', 'recording'],
+    ['GymAdmissionRefusing', ' >= (100 / 300))', ')', 'recording'],
     ['GymVerifySuccessDropping', 'ratio_rate5m < 0.9', 'ratio_rate5m < 0.995', 'alerts'],
     ['GymVerifySuccessDropping', ' and on (job, instance) instance:gym_target:up', '', 'recording'],
     [
