@@ -49,14 +49,19 @@ function yaml(value: unknown): string {
 
 /** The dashboard and rule files for these options. A bad `nameSuffixes` rule throws a RangeError naming it. */
 export function generate(options: GenerateOptions = {}): GeneratedFiles {
+  return render(options, 1);
+}
+
+/** {@link generate} with every rule duration multiplied by `timeScale` (`@gym/dashboards/internal` only). */
+export function render(options: GenerateOptions, timeScale: number): GeneratedFiles {
   const suffixes = checkNameSuffixes(options.nameSuffixes ?? [], SERIES_UNITS);
   const names = naming(suffixes);
   return {
     'grafana/gym-telemetry.json': `${JSON.stringify(buildDashboard(names), null, 2)}\n`,
     'prometheus/gym-recording.rules.yml':
-      header('Prometheus recording rules', suffixes) + yaml({ groups: [recordingRules(names)] }),
+      header('Prometheus recording rules', suffixes) + yaml({ groups: [recordingRules(names, timeScale)] }),
     'prometheus/gym-alerts.rules.yml':
-      header('Prometheus alerting rules', suffixes) + yaml({ groups: [alertRules(names)] }),
+      header('Prometheus alerting rules', suffixes) + yaml({ groups: [alertRules(names, timeScale)] }),
   };
 }
 

@@ -8,14 +8,8 @@
 // The recorded names (`…:rate5m`) and the annotations' wording keep the shipped durations, and
 // the fewest calls a failing or refused share needs stays 100 calls per (now shorter) window.
 
-import { stringify } from 'yaml';
-import { alertRules } from './alert-rules.js';
-import { generate } from './generate.js';
-import { naming } from './naming.js';
-import { checkNameSuffixes } from './prometheus-names.js';
-import { recordingRules } from './recording-rules.js';
-import { SERIES_UNITS } from './series.js';
-import type { GeneratedFiles, GenerateOptions } from './types.js';
+import { type GeneratedFiles, render } from './generate.js';
+import type { GenerateOptions } from './types.js';
 
 /** Options of {@link rulesYaml}: the generator's, and the factor for every duration. */
 export interface ScaledRulesOptions extends GenerateOptions {
@@ -23,22 +17,13 @@ export interface ScaledRulesOptions extends GenerateOptions {
   readonly timeScale: number;
 }
 
+type RuleFiles = Pick<GeneratedFiles, 'prometheus/gym-recording.rules.yml' | 'prometheus/gym-alerts.rules.yml'>;
+
 /** The two rule files of the public generator, with every duration scaled by `timeScale`. */
-export function rulesYaml(
-  options: ScaledRulesOptions,
-): Pick<GeneratedFiles, 'prometheus/gym-recording.rules.yml' | 'prometheus/gym-alerts.rules.yml'> {
-  const { timeScale, ...generateOptions } = options;
-  const shipped = generate(generateOptions);
-  const names = naming(checkNameSuffixes(generateOptions.nameSuffixes, SERIES_UNITS));
-  // The generator's header (its comment lines), then the scaled groups rendered as it renders them.
-  const render = (path: keyof GeneratedFiles, groups: unknown): string => {
-    const text = shipped[path];
-    return text.slice(0, text.indexOf('\ngroups:') + 1) + stringify({ groups }, { lineWidth: 0, indent: 2 });
-  };
+export function rulesYaml({ timeScale, ...options }: ScaledRulesOptions): RuleFiles {
+  const files = render(options, timeScale);
   return {
-    'prometheus/gym-recording.rules.yml': render('prometheus/gym-recording.rules.yml', [
-      recordingRules(names, timeScale),
-    ]),
-    'prometheus/gym-alerts.rules.yml': render('prometheus/gym-alerts.rules.yml', [alertRules(names, timeScale)]),
+    'prometheus/gym-recording.rules.yml': files['prometheus/gym-recording.rules.yml'],
+    'prometheus/gym-alerts.rules.yml': files['prometheus/gym-alerts.rules.yml'],
   };
 }
