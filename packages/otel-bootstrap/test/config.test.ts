@@ -304,22 +304,6 @@ describe('loadTelemetryConfig: variables of an exporter not in use are ignored, 
   });
 });
 
-describe('loadTelemetryConfig: own properties only', () => {
-  it('reads own properties only: a polluted Object.prototype neither enables telemetry nor sets a value', () => {
-    const proto = Object.prototype as Record<string, unknown>;
-    proto.NEMO_GYM_OTEL_ENABLED = '1';
-    proto.NEMO_GYM_OTEL_EXPORTER = 'jaeger';
-    proto.OTEL_SERVICE_NAME = 'polluted';
-    try {
-      expect(config({})).toMatchObject({ enabled: false, exporter: 'otlp', serviceName: 'nemo-gym' });
-    } finally {
-      delete proto.NEMO_GYM_OTEL_ENABLED;
-      delete proto.NEMO_GYM_OTEL_EXPORTER;
-      delete proto.OTEL_SERVICE_NAME;
-    }
-  });
-});
-
 describe('loadTelemetryConfig: OTLP variables (exporter otlp)', () => {
   it('appends the signal paths to OTEL_EXPORTER_OTLP_ENDPOINT, with or without a trailing slash', () => {
     expect(config({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toMatchObject({
