@@ -94,13 +94,10 @@ export function attach(meter: Meter, registry: Registry): boolean {
   }
 }
 
-let globalMeter: Meter | undefined;
-
-/** While metrics export, reports GLOBAL on the global provider's meter (each meter once). */
+/** Reports GLOBAL on the global provider's meter; called while metrics export. */
 export function attachGlobal(): void {
-  if (!isMetricsExporting()) return;
   const meter = resolveMeter(undefined, SCOPE, reporter);
-  if (meter !== undefined && meter !== globalMeter && attach(meter, GLOBAL)) globalMeter = meter;
+  if (meter !== undefined) attach(meter, GLOBAL);
 }
 
 /** The instruments of one meter. */

@@ -1,14 +1,7 @@
-// Every supported limit, and everything that differs by kind (the shape it is recognised by,
-// the capacity it allows, how its slots are read live), turned into the one shape the run path
-// knows: `acquire()` resolves a token once a slot is held, `release(token)` gives it back. The
-// limit's own queue does all the scheduling; nothing here waits, polls or hands a slot over.
-//
-// - async-mutex Semaphore and Mutex: their own `acquire()` and `release()`.
-// - p-limit 6 and 7: a function handed to the limiter that holds its slot open until released.
-//   Releasing resolves that function's promise; the returned promise settles once p-limit has
-//   freed the slot, so an operation that returned never leaves p-limit counting it active.
-// - any `acquire()` object: the token is what `acquire()` resolved (a release function, or
-//   `[value, release]`), else the object's own `release()`.
+// Every supported limit, and everything that differs by kind (its shape, the capacity it allows,
+// how its slots are read live), turned into the one shape the run path knows: `acquire()`
+// resolves a token once a slot is held, `release(token)` gives it back. The limit's own queue
+// does all the scheduling; nothing here waits, polls or hands a slot over.
 
 import { describeValue, invalidChoice } from '@gym/core/internal';
 import type { AcquireReleaseLimit, MutexLike, PLimitLike, SemaphoreLike } from './types.js';
@@ -17,23 +10,21 @@ import type { AcquireReleaseLimit, MutexLike, PLimitLike, SemaphoreLike } from '
 export interface Gate {
   /** Resolves a token once one slot is held; rejects when the limit refuses. */
   acquire(): Promise<unknown>;
-  /** Gives the slot of `token` back; a promise, when the limit frees it later (p-limit). */
+  /** Gives the slot of `token` back; a promise when the limit frees it later (p-limit). */
   release(token: unknown): Promise<unknown> | undefined;
-  /** Throws when `token` cannot be released (checked before the body runs), where that can happen. */
+  /** Throws when `token` cannot be released (checked before the body runs). */
   readonly check?: ((token: unknown) => void) | undefined;
   /**
-   * Runs `fn(arg)` holding one slot, when there is nothing to race the wait against: the
-   * limit's own way in (p-limit: `limiter(fn, arg)`), else acquire, `fn`, release. `refused(arg)`,
-   * when given, is called if the limit fails the call before `fn` ran.
+   * Runs `fn(arg)` holding one slot, when nothing races the wait: the limit's own way in
+   * (p-limit: `limiter(fn, arg)`), else acquire, `fn`, release. `refused(arg)` is called when
+   * the limit fails the call before `fn` ran.
    */
   inside<A, R>(fn: (arg: A) => PromiseLike<R> | R, arg: A, refused?: (arg: A) => void): Promise<R>;
 }
 
-/** Every limit this file knows, in words: for error messages. */
 export const LIMIT_SHAPES =
   'an async-mutex Semaphore or Mutex, a p-limit limiter, an object with acquire() (and release())';
 
-/** The kinds of limit, by shape. */
 export type LimitKind = 'semaphore' | 'mutex' | 'p-limit' | 'acquire-release';
 
 /** The kind of `limit` by its shape, or `undefined` when it is none of them. */
@@ -58,38 +49,28 @@ export function kindOf(limit: unknown): LimitKind | undefined {
   return 'acquire-release';
 }
 
-/** A gate without its own `inside`. */
-type Entry = Omit<Gate, 'inside'>;
-
 /** The gate of a limit of `kind`. */
 export function gateOf(limit: object, kind: LimitKind): Gate {
-  switch (kind) {
-    case 'p-limit':
-      return pLimitGate(limit as PLimitLike);
-    case 'semaphore':
-    case 'mutex': {
-      const lock = limit as SemaphoreLike | MutexLike;
-      return withInside({
-        acquire: () => lock.acquire(),
-        release: () => {
-          lock.release();
-          return undefined;
-        },
-      });
-    }
-    default:
-      return withInside(acquireReleaseGate(limit as AcquireReleaseLimit));
-  }
+  if (kind === 'p-limit') return pLimitGate(limit as PLimitLike);
+  if (kind === 'acquire-release') return withInside(acquireReleaseGate(limit as AcquireReleaseLimit));
+  const lock = limit as SemaphoreLike | MutexLike;
+  return withInside({
+    acquire: () => lock.acquire(),
+    release: () => {
+      lock.release();
+      return undefined;
+    },
+  });
 }
 
 /** `entry` with `inside` made of its own acquire and release. */
-function withInside(entry: Entry): Gate {
+function withInside(entry: Omit<Gate, 'inside'>): Gate {
   const gate = entry as Gate;
   gate.inside = async (fn, arg, refused) => {
     let token: unknown;
     try {
       token = await entry.acquire();
-      if (entry.check !== undefined) entry.check(token);
+      entry.check?.(token);
     } catch (error) {
       refused?.(arg);
       throw error;
@@ -103,20 +84,21 @@ function withInside(entry: Entry): Gate {
   return gate;
 }
 
-/** One call held open inside p-limit: the slot is released by settling the held-open promise. */
+/** One call held open inside p-limit: settling `release` ends it, `done` settles once p-limit freed the slot. */
 interface PLimitSlot {
   readonly held: (slot: PLimitSlot) => void;
   release: () => void;
   done: Promise<unknown>;
 }
 
-/** What p-limit runs: a promise that stays open until the operation releases its slot. */
 function holdOpen(slot: PLimitSlot): Promise<void> {
   return new Promise((release) => {
     slot.release = release;
     slot.held(slot);
   });
 }
+
+function nothing(): void {}
 
 function pLimitGate(limiter: PLimitLike): Gate {
   return {
@@ -130,8 +112,6 @@ function pLimitGate(limiter: PLimitLike): Gate {
       new Promise((held, refused) => {
         const slot = { held, release: nothing, done: undefined as unknown as Promise<unknown> };
         slot.done = limiter(holdOpen, slot);
-        // Settles after p-limit freed the slot; rejects only when p-limit drops the call unstarted
-        // (`clearQueue()` with `rejectOnClear`), which then fails the wait.
         slot.done.then(undefined, refused);
       }),
     release: (token) => {
@@ -142,10 +122,8 @@ function pLimitGate(limiter: PLimitLike): Gate {
   };
 }
 
-function nothing(): void {}
-
 /** The token is what `acquire()` resolved: a release function, `[value, release]`, or anything (then `release()`). */
-function acquireReleaseGate(limit: AcquireReleaseLimit): Entry {
+function acquireReleaseGate(limit: AcquireReleaseLimit): Omit<Gate, 'inside'> {
   return {
     acquire: () => limit.acquire(),
     check: typeof limit.release === 'function' ? undefined : releasable,
@@ -158,7 +136,6 @@ function acquireReleaseGate(limit: AcquireReleaseLimit): Entry {
   };
 }
 
-/** Without a `release()` method, `acquire()` must resolve a way to release. */
 function releasable(value: unknown): void {
   if (typeof value === 'function' || (Array.isArray(value) && typeof value[1] === 'function')) return;
   throw new TypeError(
@@ -167,14 +144,11 @@ function releasable(value: unknown): void {
   );
 }
 
+// Held weakly: a limit the caller dropped is not kept alive by its gate.
 const gates = new WeakMap<object, Gate>();
-
-let lastLimit: object | undefined;
-let lastGate: Gate | undefined;
 
 /** The gate of a raw limit (made once per limit), or `undefined` when it is no limit. */
 export function cachedGate(limit: object): Gate | undefined {
-  if (limit === lastLimit) return lastGate;
   let gate = gates.get(limit);
   if (gate === undefined) {
     const kind = kindOf(limit);
@@ -182,44 +156,26 @@ export function cachedGate(limit: object): Gate | undefined {
     gate = gateOf(limit, kind);
     gates.set(limit, gate);
   }
-  lastLimit = limit;
-  lastGate = gate;
   return gate;
 }
 
 /** Throws when `capacity` is not allowed for a limit of `kind`. */
 export function checkCapacity(kind: LimitKind, limit: unknown, capacity: unknown): void {
+  const what = 'meteredLimit: options.capacity';
   const positive = Number.isSafeInteger(capacity) && (capacity as number) >= 1;
   if (kind === 'p-limit') {
-    if (capacity !== undefined) {
-      throw invalidChoice(
-        'meteredLimit: options.capacity',
-        capacity,
-        'undefined for a p-limit limiter (its concurrency is read live)',
-      );
-    }
+    if (capacity !== undefined) throw invalidChoice(what, capacity, 'undefined for a p-limit limiter (read live)');
     if (typeof (limit as PLimitLike).concurrency !== 'number') {
-      throw new TypeError(
-        'meteredLimit: the p-limit limiter has no concurrency property (p-limit 6 or later is needed)',
-      );
+      throw new TypeError('meteredLimit: the p-limit limiter has no concurrency property (p-limit 6 or later)');
     }
   } else if (kind === 'mutex') {
-    if (capacity !== undefined && capacity !== 1)
-      throw invalidChoice('meteredLimit: options.capacity', capacity, 'undefined or 1 for a Mutex');
+    if (capacity !== undefined && capacity !== 1) throw invalidChoice(what, capacity, 'undefined or 1 for a Mutex');
   } else if (kind === 'semaphore') {
     if (capacity !== undefined && !positive) {
-      throw invalidChoice(
-        'meteredLimit: options.capacity',
-        capacity,
-        "a whole number from 1 up, or undefined (a Semaphore's value is read live)",
-      );
+      throw invalidChoice(what, capacity, "a whole number from 1 up, or undefined (a Semaphore's value is read live)");
     }
   } else if (!positive) {
-    throw invalidChoice(
-      'meteredLimit: options.capacity',
-      capacity,
-      'a whole number from 1 up (required for an acquire()/release() limit)',
-    );
+    throw invalidChoice(what, capacity, 'a whole number from 1 up (required for an acquire()/release() limit)');
   }
 }
 
@@ -230,33 +186,29 @@ export function liveReaders(
   capacity: number | undefined,
   counts: { readonly active: number },
 ): { free: () => boolean; limit: () => number; available: () => number } {
-  switch (kind) {
-    case 'p-limit': {
-      const limiter = limit as PLimitLike;
-      const concurrency = () => limiter.concurrency ?? Number.POSITIVE_INFINITY;
-      // p-limit 6 queues every call for a microtask before it starts it, so pending calls count
-      // as taken (once it settles, calls are pending only while every slot is held).
-      const available = () => Math.max(0, concurrency() - limiter.activeCount - limiter.pendingCount);
-      return { free: () => available() > 0, limit: concurrency, available };
-    }
-    case 'semaphore': {
-      // `getValue()` is the free units; the units held through this metered limit add up to its limit.
-      const semaphore = limit as SemaphoreLike;
-      const free = () => Math.max(0, semaphore.getValue());
-      return { free: () => !semaphore.isLocked(), limit: () => free() + counts.active, available: free };
-    }
-    case 'mutex': {
-      const mutex = limit as MutexLike;
-      return { free: () => !mutex.isLocked(), limit: () => 1, available: () => (mutex.isLocked() ? 0 : 1) };
-    }
-    default: {
-      // An acquire()/release() object tells nothing: its capacity and this limit's own count decide.
-      const slots = capacity as number;
-      return {
-        free: () => counts.active < slots,
-        limit: () => slots,
-        available: () => Math.max(0, slots - counts.active),
-      };
-    }
+  if (kind === 'p-limit') {
+    const limiter = limit as PLimitLike;
+    const concurrency = () => limiter.concurrency ?? Number.POSITIVE_INFINITY;
+    // p-limit 6 queues every call for a microtask before it starts it, so pending calls count
+    // as taken (once it settles, calls are pending only while every slot is held).
+    const available = () => Math.max(0, concurrency() - limiter.activeCount - limiter.pendingCount);
+    return { free: () => available() > 0, limit: concurrency, available };
   }
+  if (kind === 'semaphore') {
+    // `getValue()` is the free units; the units held through this metered limit add up to its limit.
+    const semaphore = limit as SemaphoreLike;
+    const free = () => Math.max(0, semaphore.getValue());
+    return { free: () => !semaphore.isLocked(), limit: () => free() + counts.active, available: free };
+  }
+  if (kind === 'mutex') {
+    const mutex = limit as MutexLike;
+    return { free: () => !mutex.isLocked(), limit: () => 1, available: () => (mutex.isLocked() ? 0 : 1) };
+  }
+  // An acquire()/release() object tells nothing: its capacity and this limit's own count decide.
+  const slots = capacity as number;
+  return {
+    free: () => counts.active < slots,
+    limit: () => slots,
+    available: () => Math.max(0, slots - counts.active),
+  };
 }

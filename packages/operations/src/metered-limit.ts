@@ -75,19 +75,12 @@ export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions
   return new MeteredLimitImpl(limit, kind, options);
 }
 
-/** The parts `resourcesOperation` runs a metered limit with, or `undefined` when `limit` is none. */
-export function meteredParts(limit: unknown): { gate: Gate; admission: Admission } | undefined {
-  if (!(limit instanceof MeteredLimitImpl)) return undefined;
-  limit.exportIfExporting();
-  return limit;
-}
-
 /** Limit and server names admitted to the export so far (each bounded). */
 const admittedLimitNames = new Set<string>();
 const admittedServerNames = new Set<string>();
 
 /** The metered limit. Internal: users see {@link MeteredLimit}. */
-class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
+export class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
   readonly component: Component;
   readonly limitName: string;
   readonly serverName: string | undefined;
@@ -136,7 +129,7 @@ class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
     ) {
       this.registry = null;
     }
-    this.exportIfExporting();
+    this.exportIfExporting(isMetricsExporting());
   }
 
   run<T>(fn: () => PromiseLike<T> | T, options?: MeteredRunOptions): Promise<T> {
@@ -145,7 +138,7 @@ class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
         throw new TypeError(`MeteredLimit.run: fn must be a function; got ${describeValue(fn)}`);
       const signal = checkSignal(options?.signal, 'MeteredLimit.run: options.signal');
       if (signal?.aborted) return Promise.reject(signal.reason);
-      this.exportIfExporting();
+      this.exportIfExporting(isMetricsExporting());
       return run(this.gate, this.admission, signal, () => fn(), OFF);
     } catch (error) {
       return Promise.reject(error);
@@ -153,7 +146,7 @@ class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
   }
 
   state(): MeteredLimitState {
-    this.exportIfExporting();
+    this.exportIfExporting(isMetricsExporting());
     const { admission: a } = this;
     return {
       limit: this.limitNow(),
@@ -175,15 +168,14 @@ class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
     this.close();
   }
 
-  /** Starts reporting it, when it is not reported yet and can be. Never throws. */
-  exportIfExporting(): void {
+  /** Starts reporting it, when it is not reported yet and can be (`exporting`: isMetricsExporting()). Never throws. */
+  exportIfExporting(exporting: boolean): void {
     if (this.registry === null) return;
     if (this.source === undefined) {
-      if (this.registry === undefined && isMetricsExporting()) {
-        this.registry = GLOBAL;
-        GLOBAL.add(this);
-      }
-      if (this.registry !== undefined) attachGlobal();
+      if (!exporting) return;
+      if (this.registry === undefined) GLOBAL.add(this);
+      this.registry = GLOBAL;
+      attachGlobal();
       return;
     }
     if (this.registry !== undefined) return;
