@@ -12,6 +12,8 @@ export interface Gate {
   acquire(): Promise<unknown>;
   /** Gives the slot of `token` back; a promise when the limit frees it later (p-limit). */
   release(token: unknown): Promise<unknown> | undefined;
+  /** False when a call that finds a free slot is started at once and so can never be failed before it runs. */
+  readonly failsFreeCalls: boolean;
   /** Throws when `token` cannot be released (checked before the body runs). */
   readonly check?: ((token: unknown) => void) | undefined;
   /**
@@ -51,26 +53,23 @@ export function kindOf(limit: unknown): LimitKind | undefined {
 
 /** The gate of a limit of `kind`. */
 export function gateOf(limit: object, kind: LimitKind): Gate {
-  if (kind === 'p-limit') return pLimitGate(limit as PLimitLike);
-  if (kind === 'acquire-release') return withInside(acquireReleaseGate(limit as AcquireReleaseLimit));
-  const lock = limit as SemaphoreLike | MutexLike;
-  return withInside({
-    acquire: () => lock.acquire(),
-    release: () => {
-      lock.release();
-      return undefined;
-    },
-  });
+  if (kind === 'p-limit') return new PLimitGate(limit as PLimitLike);
+  if (kind === 'acquire-release') return new AcquireReleaseGate(limit as AcquireReleaseLimit);
+  return new LockGate(limit as SemaphoreLike | MutexLike);
 }
 
-/** `entry` with `inside` made of its own acquire and release. */
-function withInside(entry: Omit<Gate, 'inside'>): Gate {
-  const gate = entry as Gate;
-  gate.inside = async (fn, arg, refused) => {
+/** A gate whose `inside` is its own acquire, `fn`, release. */
+abstract class AcquiringGate implements Gate {
+  readonly failsFreeCalls = true;
+  abstract acquire(): Promise<unknown>;
+  abstract release(token: unknown): undefined;
+  check?(token: unknown): void;
+
+  async inside<A, R>(fn: (arg: A) => PromiseLike<R> | R, arg: A, refused?: (arg: A) => void): Promise<R> {
     let token: unknown;
     try {
-      token = await entry.acquire();
-      entry.check?.(token);
+      token = await this.acquire();
+      this.check?.(token);
     } catch (error) {
       refused?.(arg);
       throw error;
@@ -78,13 +77,59 @@ function withInside(entry: Omit<Gate, 'inside'>): Gate {
     try {
       return await fn(arg);
     } finally {
-      entry.release(token);
+      this.release(token);
     }
-  };
-  return gate;
+  }
 }
 
-/** One call held open inside p-limit: settling `release` ends it, `done` settles once p-limit freed the slot. */
+/** async-mutex Semaphore and Mutex: their own `acquire()` and `release()`. */
+class LockGate extends AcquiringGate {
+  constructor(private readonly lock: SemaphoreLike | MutexLike) {
+    super();
+  }
+
+  acquire(): Promise<unknown> {
+    return this.lock.acquire();
+  }
+
+  release(): undefined {
+    this.lock.release();
+    return undefined;
+  }
+}
+
+/** The token is what `acquire()` resolved: a release function, `[value, release]`, or anything (then `release()`). */
+class AcquireReleaseGate extends AcquiringGate {
+  constructor(private readonly limit: AcquireReleaseLimit) {
+    super();
+    if (typeof limit.release !== 'function') this.check = releasable;
+  }
+
+  acquire(): Promise<unknown> {
+    return this.limit.acquire();
+  }
+
+  release(token: unknown): undefined {
+    if (typeof token === 'function') token();
+    else if (Array.isArray(token) && typeof token[1] === 'function') token[1]();
+    else this.limit.release?.();
+    return undefined;
+  }
+}
+
+function releasable(value: unknown): void {
+  if (typeof value === 'function' || (Array.isArray(value) && typeof value[1] === 'function')) return;
+  throw new TypeError(
+    `resourcesOperation: limit.acquire() resolved ${describeValue(value)}, which is not a release function ` +
+      'nor [value, release], and the limit has no release() method; the limit cannot be released',
+  );
+}
+
+/**
+ * p-limit 6 and 7: a slot is a function handed to the limiter that holds it open until released.
+ * Releasing settles that function's promise; `done` settles once p-limit has freed the slot, so
+ * an operation that returned never leaves p-limit counting it active.
+ */
 interface PLimitSlot {
   readonly held: (slot: PLimitSlot) => void;
   release: () => void;
@@ -100,48 +145,31 @@ function holdOpen(slot: PLimitSlot): Promise<void> {
 
 function nothing(): void {}
 
-function pLimitGate(limiter: PLimitLike): Gate {
-  return {
-    inside: (fn, arg, refused) => {
-      const running = limiter(fn, arg);
-      // p-limit fails a call before it runs only on `clearQueue()` with `rejectOnClear`.
-      if (refused !== undefined) running.then(undefined, () => refused(arg));
-      return running;
-    },
-    acquire: () =>
-      new Promise((held, refused) => {
-        const slot = { held, release: nothing, done: undefined as unknown as Promise<unknown> };
-        slot.done = limiter(holdOpen, slot);
-        slot.done.then(undefined, refused);
-      }),
-    release: (token) => {
-      const slot = token as PLimitSlot;
-      slot.release();
-      return slot.done;
-    },
-  };
-}
+class PLimitGate implements Gate {
+  readonly failsFreeCalls = false;
 
-/** The token is what `acquire()` resolved: a release function, `[value, release]`, or anything (then `release()`). */
-function acquireReleaseGate(limit: AcquireReleaseLimit): Omit<Gate, 'inside'> {
-  return {
-    acquire: () => limit.acquire(),
-    check: typeof limit.release === 'function' ? undefined : releasable,
-    release: (token) => {
-      if (typeof token === 'function') token();
-      else if (Array.isArray(token) && typeof token[1] === 'function') token[1]();
-      else limit.release?.();
-      return undefined;
-    },
-  };
-}
+  constructor(private readonly limiter: PLimitLike) {}
 
-function releasable(value: unknown): void {
-  if (typeof value === 'function' || (Array.isArray(value) && typeof value[1] === 'function')) return;
-  throw new TypeError(
-    `resourcesOperation: limit.acquire() resolved ${describeValue(value)}, which is not a release function ` +
-      'nor [value, release], and the limit has no release() method; the limit cannot be released',
-  );
+  inside<A, R>(fn: (arg: A) => PromiseLike<R> | R, arg: A, refused?: (arg: A) => void): Promise<R> {
+    const running = this.limiter(fn, arg);
+    // p-limit fails a call before it runs only on `clearQueue()` with `rejectOnClear`.
+    if (refused !== undefined) running.then(undefined, () => refused(arg));
+    return running;
+  }
+
+  acquire(): Promise<unknown> {
+    return new Promise((held, refused) => {
+      const slot = { held, release: nothing, done: undefined as unknown as Promise<unknown> };
+      slot.done = this.limiter(holdOpen, slot);
+      slot.done.then(undefined, refused);
+    });
+  }
+
+  release(token: unknown): Promise<unknown> {
+    const slot = token as PLimitSlot;
+    slot.release();
+    return slot.done;
+  }
 }
 
 // Held weakly: a limit the caller dropped is not kept alive by its gate.
@@ -191,8 +219,12 @@ export function liveReaders(
     const concurrency = () => limiter.concurrency ?? Number.POSITIVE_INFINITY;
     // p-limit 6 queues every call for a microtask before it starts it, so pending calls count
     // as taken (once it settles, calls are pending only while every slot is held).
-    const available = () => Math.max(0, concurrency() - limiter.activeCount - limiter.pendingCount);
-    return { free: () => available() > 0, limit: concurrency, available };
+    const taken = () => limiter.activeCount + limiter.pendingCount;
+    return {
+      free: () => taken() < (limiter.concurrency ?? Number.POSITIVE_INFINITY),
+      limit: concurrency,
+      available: () => Math.max(0, concurrency() - taken()),
+    };
   }
   if (kind === 'semaphore') {
     // `getValue()` is the free units; the units held through this metered limit add up to its limit.

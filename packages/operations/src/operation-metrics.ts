@@ -127,7 +127,9 @@ class Series implements Recorder {
     try {
       histogram.record(ms, attributes);
     } catch (error) {
-      const name = (histogram === this.metrics.runDuration ? INSTRUMENTS.operationDuration : INSTRUMENTS.operationQueueDuration).name;
+      const name = (
+        histogram === this.metrics.runDuration ? INSTRUMENTS.operationDuration : INSTRUMENTS.operationQueueDuration
+      ).name;
       reporter.warnOnce('record', `recording ${name} failed; recording goes on`, error);
     }
   }

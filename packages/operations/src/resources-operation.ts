@@ -7,7 +7,7 @@ import { describeValue, invalidChoice, resolveMeter } from '@gym/core/internal';
 import { cachedGate, type Gate, LIMIT_SHAPES } from './limits.js';
 import { MeteredLimitImpl } from './metered-limit.js';
 import { measurement } from './operation-metrics.js';
-import { type Admission, checkSignal, OFF, run } from './run.js';
+import { type Body, checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from './run.js';
 import { reporter, SCOPE } from './scope.js';
 import type { OperationContext, OperationLimit, ResourcesOperationOptions } from './types.js';
 
@@ -36,41 +36,66 @@ export function resourcesOperation<T>(
 ): Promise<T> {
   try {
     const { operation, executor } = options;
-    if (operation !== lastOperation) {
-      if (!isOperation(operation)) throw invalidChoice('resourcesOperation: options.operation', operation, OPERATIONS);
-      lastOperation = operation;
-    }
-    if (executor !== lastExecutor) {
-      if (!isExecutor(executor)) throw invalidChoice('resourcesOperation: options.executor', executor, EXECUTORS);
-      lastExecutor = executor;
-    }
+    if (operation !== lastOperation || executor !== lastExecutor) acceptNames(operation, executor);
     if (typeof body !== 'function') {
       throw new TypeError(`resourcesOperation: body must be a function; got ${describeValue(body)}`);
     }
     const signal = checkSignal(options.signal, 'resourcesOperation: options.signal');
-    let gate: Gate | undefined;
-    let admission: Admission | undefined;
-    let exporting: boolean | undefined;
-    if (limit instanceof MeteredLimitImpl) {
-      exporting = isMetricsExporting();
-      limit.exportIfExporting(exporting);
-      ({ gate, admission } = limit);
-    } else if (limit !== null) {
-      gate = typeof limit === 'object' || typeof limit === 'function' ? cachedGate(limit) : undefined;
-      if (gate === undefined) {
-        throw new TypeError(
-          `resourcesOperation: limit must be ${LIMIT_SHAPES}, a metered limit, or null for unlimited work; got ${describeValue(limit)}`,
-        );
-      }
+    if (limit instanceof MeteredLimitImpl) return metered(limit, options, signal, body);
+    const gate = limit === null ? undefined : gateOfLimit(limit);
+    // The off path: nothing records, nothing races the wait.
+    if (signal === undefined && options.meterProvider == null && !isMetricsExporting()) {
+      return gate === undefined ? run(undefined, undefined, undefined, body, OFF) : gate.inside(body, UNRECORDED_OP);
     }
     if (signal?.aborted) return Promise.reject(signal.reason);
-    let rec = OFF;
-    if (options.meterProvider != null || (exporting ?? isMetricsExporting())) {
-      const meter = resolveMeter(options, SCOPE, reporter);
-      rec = (meter && measurement(meter, operation, executor)) ?? OFF;
-    }
-    return run(gate, admission, signal, body, rec);
+    return run(
+      gate,
+      undefined,
+      signal,
+      body,
+      recorderOf(options, options.meterProvider != null || isMetricsExporting()),
+    );
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+function acceptNames(operation: unknown, executor: unknown): void {
+  if (!isOperation(operation)) throw invalidChoice('resourcesOperation: options.operation', operation, OPERATIONS);
+  if (!isExecutor(executor)) throw invalidChoice('resourcesOperation: options.executor', executor, EXECUTORS);
+  lastOperation = operation;
+  lastExecutor = executor;
+}
+
+function gateOfLimit(limit: object): Gate {
+  const gate = typeof limit === 'object' || typeof limit === 'function' ? cachedGate(limit) : undefined;
+  if (gate !== undefined) return gate;
+  throw new TypeError(
+    `resourcesOperation: limit must be ${LIMIT_SHAPES}, a metered limit, or null for unlimited work; got ${describeValue(limit)}`,
+  );
+}
+
+function metered<T>(
+  limit: MeteredLimitImpl,
+  options: ResourcesOperationOptions,
+  signal: AbortSignal | undefined,
+  body: Body<T>,
+): Promise<T> {
+  const exporting = isMetricsExporting();
+  limit.exportIfExporting(exporting);
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return run(
+    limit.gate,
+    limit.admission,
+    signal,
+    body,
+    recorderOf(options, options.meterProvider != null || exporting),
+  );
+}
+
+/** The recorder chosen at entry: the series' own when measured, else OFF. */
+function recorderOf(options: ResourcesOperationOptions, measured: boolean): Recorder {
+  if (!measured) return OFF;
+  const meter = resolveMeter(options, SCOPE, reporter);
+  return (meter && measurement(meter, options.operation, options.executor)) ?? OFF;
 }

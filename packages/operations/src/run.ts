@@ -71,7 +71,7 @@ class UnrecordedOp implements OperationContext {
   }
 }
 
-const UNRECORDED_OP: OperationContext = Object.freeze(new UnrecordedOp());
+export const UNRECORDED_OP: OperationContext = Object.freeze(new UnrecordedOp());
 
 /**
  * Runs `body` inside `gate` (`undefined`: unlimited) and returns or rethrows what it does.
@@ -105,7 +105,8 @@ export function run<T>(
   const call = new Call(body, signal, rec, admission, waits);
   call.ask();
   if (signal === undefined && admission?.timeoutMs === undefined) {
-    return gate.inside(Call.hold, call, Call.leftUnheld);
+    const refusable = waits || admission === undefined || gate.failsFreeCalls;
+    return gate.inside(Call.hold, call, refusable ? Call.leftUnheld : undefined);
   }
   return Call.acquired(gate, call);
 }

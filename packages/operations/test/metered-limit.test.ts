@@ -687,3 +687,32 @@ it('the limit itself and resourcesOperation share one line: the metered and the 
   expect(log).toEqual(['direct', 'metered']);
   expect(semaphore.getValue()).toBe(1);
 });
+
+describe('p-limit drops waiting calls (clearQueue() with rejectOnClear)', () => {
+  it('a dropped call leaves the queued counts, records its wait and never runs; a call that found a free slot runs', async () => {
+    const { meterProvider, reader } = createMetricHarness();
+    const limiter = pLimit({ concurrency: 1, rejectOnClear: true });
+    const limit = meteredLimit(limiter, { component: 'other', limitName: 'cleared', meterProvider });
+    const options = { operation: 'tool', executor: 'inline', meterProvider } as const;
+    const hold = deferred();
+    const holder = resourcesOperation(limit, options, () => hold.promise.then(() => 'held'));
+    let ran = 0;
+    const dropped = [
+      capture(resourcesOperation(limit, options, () => ran++)),
+      capture(resourcesOperation(limiter, options, () => ran++)),
+    ];
+    await settle();
+    expect(limit.state()).toMatchObject({ active: 1, queued: 1 });
+    limiter.clearQueue();
+    for (const settled of await Promise.all(dropped)) expect(settled.ok).toBe(false);
+    expect(limit.state()).toMatchObject({ active: 1, queued: 0 });
+    hold.resolve();
+    expect(await holder).toBe('held');
+    expect(ran).toBe(0);
+    const m = await collectMetrics(reader);
+    expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(3);
+    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
+    expect(pointsOf(m, 'gym.resources.operation.queued').map((p) => p.value)).toEqual([0]);
+    expect(limit.state()).toMatchObject({ active: 0, queued: 0 });
+  });
+});
