@@ -262,7 +262,10 @@ class Wait {
   }
 
   private readonly granted = (token: unknown): void => {
-    if (this.done) return releaseLate(this.gate, token); // the caller left first: give it straight back
+    if (this.done) {
+      releaseLate(this.gate, token); // the caller left first: give it straight back
+      return;
+    }
     this.stop();
     this.resolve(token);
   };
