@@ -1,15 +1,13 @@
 // The seven gym.concurrency.* instruments, and the registries of metered limits they report.
-//
-// Every instrument is observable: at collection the SDK reads each metered limit's own counts
-// (queued, active, admission totals) and, live from the limiter, its limit and free slots. One
-// attribute set is one exported limit: a newer metered limit with the same component, limit
-// name and server name takes the older one's place (whose admission totals carry over, so a
-// counter never goes backwards), and a closed limit leaves the export at once.
+// Every instrument is observable: at collection the SDK reads each limit's own counts and, live
+// from the limiter, its limit and free slots. One attribute set is one exported limit: a newer
+// metered limit with the same names takes the older one's place (whose admission totals carry
+// over, so a counter never goes backwards), and a closed limit leaves the export at once.
 
 import { INSTRUMENTS } from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
 import { createInstrument, perMeter, resolveMeter } from '@gym/core/internal';
-import type { Attributes, BatchObservableResult, Meter } from '@opentelemetry/api';
+import type { Attributes, Meter } from '@opentelemetry/api';
 import type { Admission } from './run.js';
 import { reporter, SCOPE } from './scope.js';
 
@@ -19,9 +17,8 @@ export interface ExportedLimit {
   readonly key: string;
   readonly attributes: Attributes;
   readonly admission: Admission;
-  /** Slots of the limit now, read from the limiter (`Infinity`: unbounded, no point). */
+  /** Slots now, read from the limiter (`Infinity`: unbounded, no point). */
   limitNow(): number;
-  /** Free slots now, read from the limiter. */
   availableNow(): number;
 }
 
@@ -33,7 +30,7 @@ interface LimitSet {
   rejected: number;
 }
 
-/** The metered limits reported on one meter (or, for GLOBAL, on the global provider's meter). */
+/** The metered limits reported on one meter (GLOBAL: on the global provider's meter). */
 export class Registry {
   readonly sets = new Map<string, LimitSet>();
 
@@ -43,7 +40,7 @@ export class Registry {
       set = { current: undefined, timeouts: 0, cancelled: 0, rejected: 0 };
       this.sets.set(limit.key, set);
     }
-    if (set.current !== undefined) retire(set);
+    retire(set);
     set.current = limit;
   }
 
@@ -65,17 +62,8 @@ function retire(set: LimitSet): void {
 /** Limits that record through the global provider: reported only while metrics are exporting. */
 export const GLOBAL = new Registry();
 
-const injected = new WeakMap<Meter, Registry>();
-
 /** The registry of limits given `meter` (or a provider of it). */
-export function registryOf(meter: Meter): Registry {
-  let registry = injected.get(meter);
-  if (registry === undefined) {
-    registry = new Registry();
-    injected.set(meter, registry);
-  }
-  return registry;
-}
+export const registryOf = perMeter(() => new Registry());
 
 const instrumentsOf = perMeter((meter) => new ConcurrencyInstruments(meter));
 
@@ -100,7 +88,6 @@ export function attachGlobal(): void {
   if (meter !== undefined) attach(meter, GLOBAL);
 }
 
-/** The instruments of one meter. */
 class ConcurrencyInstruments {
   readonly registries = new Set<Registry>();
 
@@ -112,7 +99,8 @@ class ConcurrencyInstruments {
     const timeouts = createInstrument(meter, INSTRUMENTS.admissionTimeouts);
     const cancelled = createInstrument(meter, INSTRUMENTS.admissionCancelled);
     const rejected = createInstrument(meter, INSTRUMENTS.admissionRejected);
-    const observe = (result: BatchObservableResult): void => {
+    const all = [limit, active, available, queueDepth, timeouts, cancelled, rejected];
+    meter.addBatchObservableCallback((result) => {
       try {
         for (const registry of this.registries) {
           if (registry === GLOBAL && !isMetricsExporting()) continue;
@@ -135,7 +123,6 @@ class ConcurrencyInstruments {
       } catch (error) {
         reporter.warnOnce('limit-read', 'reading a metered limit failed; its points are missing', error);
       }
-    };
-    meter.addBatchObservableCallback(observe, [limit, active, available, queueDepth, timeouts, cancelled, rejected]);
+    }, all);
   }
 }

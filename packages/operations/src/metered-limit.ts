@@ -33,51 +33,44 @@ import type {
 const MAX_TIMEOUT_MS = MAX_TIMER_SECONDS * 1000;
 
 /**
- * Wraps `limit` (any {@link MeterableLimit}) in a metered limit: its slots, holders, waiters and admission
- * outcomes are exported as the `gym.concurrency.*` series while metrics are exporting, and it can
- * bound its queue (`maxQueued`) and its waits (`admissionTimeoutMs`). Pass the result to
- * `resourcesOperation` like any limit, or call its `run`. `close()` takes it out of the export.
- *
- * Throws at once on a programming error: `RangeError` for a component, limit name, server name,
- * capacity, timeout or queue bound outside what is allowed, `TypeError` for a value that is no
- * limit. Beyond the 64th distinct limit name (or server name) in the process a limit still works
- * but is never exported (one warning).
+ * Wraps `limit` in a metered limit: its slots, holders, waiters and admission outcomes are
+ * exported as the `gym.concurrency.*` series while metrics export, and it can bound its queue
+ * (`maxQueued`) and its waits (`admissionTimeoutMs`). Throws at once on a programming error
+ * (`RangeError` for an option outside what is allowed, `TypeError` for a value that is no limit).
  */
 export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions): MeteredLimit {
-  const { component, limitName, serverName, capacity, admissionTimeoutMs, maxQueued } = options;
-  if (!isComponent(component)) throw invalidChoice('meteredLimit: options.component', component, COMPONENTS);
+  const { component, limitName, serverName, capacity, admissionTimeoutMs: timeout, maxQueued } = options;
+  const bad = (option: string, value: unknown, allowed: readonly string[] | string) =>
+    invalidChoice(`meteredLimit: options.${option}`, value, allowed);
+  if (!isComponent(component)) throw bad('component', component, COMPONENTS);
   if (typeof limitName !== 'string' || !LIMIT_NAME_PATTERN.test(limitName)) {
-    throw invalidChoice('meteredLimit: options.limitName', limitName, `a string matching ${LIMIT_NAME_PATTERN}`);
+    throw bad('limitName', limitName, `a string matching ${LIMIT_NAME_PATTERN}`);
   }
   if (serverName !== undefined && (typeof serverName !== 'string' || !SERVER_NAME_PATTERN.test(serverName))) {
-    throw invalidChoice(
-      'meteredLimit: options.serverName',
-      serverName,
-      `undefined or a string matching ${SERVER_NAME_PATTERN}`,
+    throw bad('serverName', serverName, `undefined or a string matching ${SERVER_NAME_PATTERN}`);
+  }
+  const kind = limit instanceof MeteredLimitImpl ? undefined : kindOf(limit);
+  if (kind === undefined) {
+    throw new TypeError(
+      `meteredLimit: limit must be ${LIMIT_SHAPES} (not metered already); got ${describeValue(limit)}`,
     );
   }
-  if (limit instanceof MeteredLimitImpl) throw new TypeError('meteredLimit: limit is a metered limit already');
-  const kind = kindOf(limit);
-  if (kind === undefined) {
-    throw new TypeError(`meteredLimit: limit must be ${LIMIT_SHAPES}; got ${describeValue(limit)}`);
-  }
   checkCapacity(kind, limit, capacity);
-  if (admissionTimeoutMs !== undefined && !(admissionTimeoutMs > 0 && admissionTimeoutMs <= MAX_TIMEOUT_MS)) {
-    throw invalidChoice(
-      'meteredLimit: options.admissionTimeoutMs',
-      admissionTimeoutMs,
+  if (timeout !== undefined && !(timeout > 0 && timeout <= MAX_TIMEOUT_MS)) {
+    throw bad(
+      'admissionTimeoutMs',
+      timeout,
       `undefined or a number of milliseconds above 0 and at most ${MAX_TIMEOUT_MS}`,
     );
   }
   if (maxQueued !== undefined && !(Number.isSafeInteger(maxQueued) && maxQueued >= 0)) {
-    throw invalidChoice('meteredLimit: options.maxQueued', maxQueued, 'undefined or a whole number from 0 up');
+    throw bad('maxQueued', maxQueued, 'undefined or a whole number from 0 up');
   }
   return new MeteredLimitImpl(limit, kind, options);
 }
 
 /** Limit and server names admitted to the export so far (each bounded). */
-const admittedLimitNames = new Set<string>();
-const admittedServerNames = new Set<string>();
+const admittedNames = { limit: new Set<string>(), server: new Set<string>() };
 
 /** The metered limit. Internal: users see {@link MeteredLimit}. */
 export class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
@@ -90,52 +83,43 @@ export class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
   readonly admission: Admission;
   readonly limitNow: () => number;
   readonly availableNow: () => number;
-  /** Where it is exported: the global provider's meter (`undefined`), or an injected one. */
+  /** The options when a provider was injected; `undefined`: the global provider. */
   private readonly source: MeteredLimitOptions | undefined;
-  /** Its registry once it is exported; `null` once closed or when its names were refused. */
+  /** Its registry once exported; `null` once closed or when its names were refused. */
   private registry: Registry | undefined | null = undefined;
 
   constructor(limit: MeterableLimit, kind: LimitKind, options: MeteredLimitOptions) {
-    this.component = options.component;
-    this.limitName = options.limitName;
-    this.serverName = options.serverName;
-    this.key = JSON.stringify([this.component, this.limitName, this.serverName ?? null]);
+    const { component, limitName, serverName } = options;
+    this.component = component;
+    this.limitName = limitName;
+    this.serverName = serverName;
+    this.key = JSON.stringify([component, limitName, serverName ?? null]);
     this.attributes = Object.freeze({
-      [ATTR_CONCURRENCY_COMPONENT]: this.component,
-      [ATTR_CONCURRENCY_LIMIT_NAME]: this.limitName,
-      ...(this.serverName === undefined ? {} : { [ATTR_SERVER_NAME]: this.serverName }),
+      [ATTR_CONCURRENCY_COMPONENT]: component,
+      [ATTR_CONCURRENCY_LIMIT_NAME]: limitName,
+      ...(serverName === undefined ? {} : { [ATTR_SERVER_NAME]: serverName }),
     });
     this.gate = gateOf(limit, kind);
-    const admission: Admission = {
-      limitName: this.limitName,
+    const counts = { queued: 0, active: 0, timeouts: 0, cancelled: 0, rejected: 0 };
+    const live = liveReaders(limit, kind, options.capacity, counts);
+    this.admission = Object.assign(counts, {
+      limitName,
       maxQueued: options.maxQueued,
       timeoutMs: options.admissionTimeoutMs,
-      free: () => true,
-      queued: 0,
-      active: 0,
-      timeouts: 0,
-      cancelled: 0,
-      rejected: 0,
-    };
-    this.admission = admission;
-    const live = liveReaders(limit, kind, options.capacity, admission);
-    admission.free = live.free;
+      free: live.free,
+    });
     this.limitNow = live.limit;
     this.availableNow = live.available;
     this.source = options.meterProvider != null ? options : undefined;
-    if (
-      !admitted(admittedLimitNames, this.limitName, 'limit') ||
-      !admitted(admittedServerNames, this.serverName, 'server')
-    ) {
-      this.registry = null;
-    }
+    if (!admitted('limit', limitName) || !admitted('server', serverName)) this.registry = null;
     this.exportIfExporting(isMetricsExporting());
   }
 
   run<T>(fn: () => PromiseLike<T> | T, options?: MeteredRunOptions): Promise<T> {
     try {
-      if (typeof fn !== 'function')
+      if (typeof fn !== 'function') {
         throw new TypeError(`MeteredLimit.run: fn must be a function; got ${describeValue(fn)}`);
+      }
       const signal = checkSignal(options?.signal, 'MeteredLimit.run: options.signal');
       if (signal?.aborted) return Promise.reject(signal.reason);
       this.exportIfExporting(isMetricsExporting());
@@ -147,7 +131,7 @@ export class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
 
   state(): MeteredLimitState {
     this.exportIfExporting(isMetricsExporting());
-    const { admission: a } = this;
+    const a = this.admission;
     return {
       limit: this.limitNow(),
       active: a.active,
@@ -176,20 +160,18 @@ export class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
       if (this.registry === undefined) GLOBAL.add(this);
       this.registry = GLOBAL;
       attachGlobal();
-      return;
+    } else if (this.registry === undefined) {
+      const meter = resolveMeter(this.source, SCOPE, reporter);
+      if (meter === undefined || !attach(meter, registryOf(meter))) return;
+      this.registry = registryOf(meter);
+      this.registry.add(this);
     }
-    if (this.registry !== undefined) return;
-    const meter = resolveMeter(this.source, SCOPE, reporter);
-    if (meter === undefined) return;
-    const registry = registryOf(meter);
-    if (!attach(meter, registry)) return;
-    registry.add(this);
-    this.registry = registry;
   }
 }
 
-/** Adds `name` to `names`; false (one warning) beyond the bound. */
-function admitted(names: Set<string>, name: string | undefined, what: string): boolean {
+/** Admits `name` to the export; false (one warning) beyond the bound. */
+function admitted(what: 'limit' | 'server', name: string | undefined): boolean {
+  const names = admittedNames[what];
   if (name === undefined || names.has(name)) return true;
   if (names.size >= MAX_LIMIT_NAMES) {
     reporter.warnOnce(

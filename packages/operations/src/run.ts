@@ -1,12 +1,8 @@
-// The one run path of every operation, whatever its limit: asked → acquire (raced against the
-// caller's signal and the admission deadline) → held → the body → release → ended. It is one
-// async function called by the caller, so the body runs in the caller's async context
-// (AsyncLocalStorage, the OpenTelemetry context) whoever granted the slot.
-//
-// What is recorded is a Recorder chosen once at entry: the no-op OFF when nothing exports. A
-// metered limit adds its own counts and admission (`Admission`). A wait that ends from outside
-// (signal, deadline) rejects at once; the slot, when the limit grants it later, is released at
-// once (as async-mutex's own `withTimeout` does).
+// The one run path of every operation: asked → acquire (raced against the caller's signal and
+// the admission deadline) → held → the body → release → ended. It is called by the caller, so
+// the body runs in the caller's async context whoever granted the slot. A wait that ends from
+// outside rejects at once; the slot, when the limit grants it later, is released at once (as
+// async-mutex's own `withTimeout` does).
 
 import { isOutcome, OUTCOMES, type Outcome } from '@gym/constants';
 import { describeValue, invalidChoice } from '@gym/core/internal';
@@ -18,17 +14,14 @@ import type { OperationContext } from './types.js';
 export type Body<T> = (op: OperationContext) => PromiseLike<T> | T;
 
 /**
- * What operations tell their telemetry: one recorder per series, keeping no state of any call
- * (the clock readings it returns are kept by the call and handed back). Never throws.
+ * What an operation tells its telemetry; one per series, keeping no state of any call (the call
+ * keeps the clock readings and hands them back; `NaN`: not read, or held without asking).
+ * `left`: it stopped waiting without a slot (not told of refusals). Never throws.
  */
 export interface Recorder {
-  /** It asks its limit; returns when (`NaN` when nothing records). */
   asked(): number;
-  /** It holds a slot; `askedAt` is what `asked` returned, or `NaN` (held without asking). Returns when. */
   held(askedAt: number): number;
-  /** It stopped waiting without a slot (aborted, timed out, the limit failed). Not told of refusals. */
   left(askedAt: number): void;
-  /** The body ended with `outcome` and the slot was given back. */
   ended(heldAt: number, outcome: Outcome): void;
 }
 
@@ -46,7 +39,7 @@ export interface Admission {
   readonly maxQueued: number | undefined;
   readonly timeoutMs: number | undefined;
   /** Whether a call now would get a slot at once. */
-  free: () => boolean;
+  readonly free: () => boolean;
   queued: number;
   active: number;
   timeouts: number;
@@ -74,10 +67,9 @@ class UnrecordedOp implements OperationContext {
 export const UNRECORDED_OP: OperationContext = Object.freeze(new UnrecordedOp());
 
 /**
- * Runs `body` inside `gate` (`undefined`: unlimited) and returns or rethrows what it does.
- * `signal`, when given, has not aborted. Throws `AdmissionRejectedError` synchronously when the
- * admission refuses the call. With nothing to race (no signal, no deadline) the limit runs the
- * body itself (`gate.inside`), and when nothing records or counts either, the body is all it runs.
+ * Runs `body` inside `gate` (`undefined`: unlimited); `signal` has not aborted. Throws
+ * `AdmissionRejectedError` synchronously on a refusal. With nothing to race (no signal, no
+ * deadline) the limit runs the call itself (`gate.inside`).
  */
 export function run<T>(
   gate: Gate | undefined,
@@ -105,8 +97,8 @@ export function run<T>(
   const call = new Call(body, signal, rec, admission, waits);
   call.ask();
   if (signal === undefined && admission?.timeoutMs === undefined) {
-    const refusable = waits || admission === undefined || gate.failsFreeCalls;
-    return gate.inside(Call.hold, call, refusable ? Call.leftUnheld : undefined);
+    const mayFail = waits || admission === undefined || gate.failsFreeCalls;
+    return gate.inside(Call.hold, call, mayFail ? Call.leftUnheld : undefined);
   }
   return Call.acquired(gate, call);
 }
