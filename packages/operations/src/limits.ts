@@ -6,36 +6,45 @@
 import { describeValue, invalidChoice } from '@gym/core/internal';
 import type { AcquireReleaseLimit, MutexLike, PLimitLike, SemaphoreLike } from './types.js';
 
+type Fn<A, R> = (arg: A) => PromiseLike<R> | R;
+
+/** How a metered limit reads its limit live: whether a slot is free now, its slots, its free slots. */
+export interface LiveReaders {
+  free: () => boolean;
+  limit: () => number;
+  available: () => number;
+}
+
 /** One limit as the run path sees it. */
 export interface Gate {
   /** Resolves a token once one slot is held; rejects when the limit refuses. */
   acquire(): Promise<unknown>;
   /** Gives the slot of `token` back; a promise when the limit frees it later (p-limit). */
   release(token: unknown): Promise<unknown> | undefined;
-  /** False when a call that finds a free slot is started at once and so can never be failed before it runs. */
-  readonly failsFreeCalls: boolean;
   /** Throws when `token` cannot be released (checked before the body runs). */
-  readonly check?: ((token: unknown) => void) | undefined;
+  check?(token: unknown): void;
   /**
    * Runs `fn(arg)` holding one slot, when nothing races the wait: the limit's own way in
    * (p-limit: `limiter(fn, arg)`), else acquire, `fn`, release. `refused(arg)` is called when
    * the limit fails the call before `fn` ran.
    */
-  inside<A, R>(fn: (arg: A) => PromiseLike<R> | R, arg: A, refused?: (arg: A) => void): Promise<R>;
+  inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R>;
+  /** False when a call that finds a free slot starts at once, so it cannot fail before it runs. */
+  readonly failsFreeCalls: boolean;
+  /** Throws when a metered limit of this kind does not allow `capacity`. */
+  checkCapacity(capacity: unknown): void;
+  live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders;
 }
 
 export const LIMIT_SHAPES =
   'an async-mutex Semaphore or Mutex, a p-limit limiter, an object with acquire() (and release())';
 
-export type LimitKind = 'semaphore' | 'mutex' | 'p-limit' | 'acquire-release';
-
-/** The kind of `limit` by its shape, or `undefined` when it is none of them. */
-export function kindOf(limit: unknown): LimitKind | undefined {
+/** A new gate for `limit` by its shape, or `undefined` when it is no limit. */
+export function gateOf(limit: unknown): Gate | undefined {
   if (typeof limit === 'function') {
     const candidate = limit as Partial<PLimitLike>;
-    return typeof candidate.activeCount === 'number' && typeof candidate.pendingCount === 'number'
-      ? 'p-limit'
-      : undefined;
+    const counts = typeof candidate.activeCount === 'number' && typeof candidate.pendingCount === 'number';
+    return counts ? new PLimitGate(limit as PLimitLike) : undefined;
   }
   if (typeof limit !== 'object' || limit === null) return undefined;
   const candidate = limit as Partial<SemaphoreLike>;
@@ -46,26 +55,40 @@ export function kindOf(limit: unknown): LimitKind | undefined {
     typeof candidate.isLocked === 'function' &&
     !Object.hasOwn(limit, 'acquire')
   ) {
-    return typeof candidate.getValue === 'function' ? 'semaphore' : 'mutex';
+    return new LockGate(limit as SemaphoreLike | MutexLike);
   }
-  return 'acquire-release';
+  return new AcquireReleaseGate(limit as AcquireReleaseLimit);
 }
 
-/** The gate of a limit of `kind`. */
-export function gateOf(limit: object, kind: LimitKind): Gate {
-  if (kind === 'p-limit') return new PLimitGate(limit as PLimitLike);
-  if (kind === 'acquire-release') return new AcquireReleaseGate(limit as AcquireReleaseLimit);
-  return new LockGate(limit as SemaphoreLike | MutexLike);
+// Held weakly: a limit the caller dropped is not kept alive by its gate.
+const gates = new WeakMap<object, Gate>();
+
+/** The gate of a raw limit (made once per limit), or `undefined` when it is no limit. */
+export function cachedGate(limit: object): Gate | undefined {
+  let gate = gates.get(limit);
+  if (gate === undefined) {
+    gate = gateOf(limit);
+    if (gate !== undefined) gates.set(limit, gate);
+  }
+  return gate;
+}
+
+function badCapacity(capacity: unknown, allowed: string): RangeError {
+  return invalidChoice('meteredLimit: options.capacity', capacity, allowed);
+}
+
+function isSlots(capacity: unknown): capacity is number {
+  return Number.isSafeInteger(capacity) && (capacity as number) >= 1;
 }
 
 /** A gate whose `inside` is its own acquire, `fn`, release. */
-abstract class AcquiringGate implements Gate {
+abstract class AcquiringGate {
   readonly failsFreeCalls = true;
   abstract acquire(): Promise<unknown>;
   abstract release(token: unknown): undefined;
   check?(token: unknown): void;
 
-  async inside<A, R>(fn: (arg: A) => PromiseLike<R> | R, arg: A, refused?: (arg: A) => void): Promise<R> {
+  async inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R> {
     let token: unknown;
     try {
       token = await this.acquire();
@@ -83,7 +106,7 @@ abstract class AcquiringGate implements Gate {
 }
 
 /** async-mutex Semaphore and Mutex: their own `acquire()` and `release()`. */
-class LockGate extends AcquiringGate {
+class LockGate extends AcquiringGate implements Gate {
   constructor(private readonly lock: SemaphoreLike | MutexLike) {
     super();
   }
@@ -94,12 +117,33 @@ class LockGate extends AcquiringGate {
 
   release(): undefined {
     this.lock.release();
-    return undefined;
+  }
+
+  /** A Semaphore has `getValue()`; a Mutex has not. */
+  private get semaphore(): SemaphoreLike | undefined {
+    return 'getValue' in this.lock && typeof this.lock.getValue === 'function' ? this.lock : undefined;
+  }
+
+  checkCapacity(capacity: unknown): void {
+    if (capacity === undefined) return;
+    if (this.semaphore === undefined && capacity !== 1) throw badCapacity(capacity, 'undefined or 1 for a Mutex');
+    if (!isSlots(capacity)) {
+      throw badCapacity(capacity, "a whole number from 1 up, or undefined (a Semaphore's value is read live)");
+    }
+  }
+
+  live(_capacity: number | undefined, counts: { readonly active: number }): LiveReaders {
+    const { lock, semaphore } = this;
+    const free = () => !lock.isLocked();
+    if (semaphore === undefined) return { free, limit: () => 1, available: () => (lock.isLocked() ? 0 : 1) };
+    // `getValue()` is the free units; the units held through the metered limit add up to its limit.
+    const available = () => Math.max(0, semaphore.getValue());
+    return { free, limit: () => available() + counts.active, available };
   }
 }
 
 /** The token is what `acquire()` resolved: a release function, `[value, release]`, or anything (then `release()`). */
-class AcquireReleaseGate extends AcquiringGate {
+class AcquireReleaseGate extends AcquiringGate implements Gate {
   constructor(private readonly limit: AcquireReleaseLimit) {
     super();
     if (typeof limit.release !== 'function') this.check = releasable;
@@ -113,7 +157,22 @@ class AcquireReleaseGate extends AcquiringGate {
     if (typeof token === 'function') token();
     else if (Array.isArray(token) && typeof token[1] === 'function') token[1]();
     else this.limit.release?.();
-    return undefined;
+  }
+
+  checkCapacity(capacity: unknown): void {
+    if (!isSlots(capacity)) {
+      throw badCapacity(capacity, 'a whole number from 1 up (required for an acquire()/release() limit)');
+    }
+  }
+
+  /** Such an object tells nothing: its capacity and the metered limit's own count decide. */
+  live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders {
+    const slots = capacity as number;
+    return {
+      free: () => counts.active < slots,
+      limit: () => slots,
+      available: () => Math.max(0, slots - counts.active),
+    };
   }
 }
 
@@ -126,9 +185,9 @@ function releasable(value: unknown): void {
 }
 
 /**
- * p-limit 6 and 7: a slot is a function handed to the limiter that holds it open until released.
- * Releasing settles that function's promise; `done` settles once p-limit has freed the slot, so
- * an operation that returned never leaves p-limit counting it active.
+ * A p-limit slot is a function handed to the limiter that holds it open until released. `done`
+ * settles once p-limit has freed the slot, so an operation that returned never leaves p-limit
+ * counting it active.
  */
 interface PLimitSlot {
   readonly held: (slot: PLimitSlot) => void;
@@ -145,12 +204,13 @@ function holdOpen(slot: PLimitSlot): Promise<void> {
 
 function nothing(): void {}
 
+/** p-limit 6 and 7. */
 class PLimitGate implements Gate {
   readonly failsFreeCalls = false;
 
   constructor(private readonly limiter: PLimitLike) {}
 
-  inside<A, R>(fn: (arg: A) => PromiseLike<R> | R, arg: A, refused?: (arg: A) => void): Promise<R> {
+  inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R> {
     const running = this.limiter(fn, arg);
     // p-limit fails a call before it runs only on `clearQueue()` with `rejectOnClear`.
     if (refused !== undefined) running.then(undefined, () => refused(arg));
@@ -170,77 +230,20 @@ class PLimitGate implements Gate {
     slot.release();
     return slot.done;
   }
-}
 
-// Held weakly: a limit the caller dropped is not kept alive by its gate.
-const gates = new WeakMap<object, Gate>();
-
-/** The gate of a raw limit (made once per limit), or `undefined` when it is no limit. */
-export function cachedGate(limit: object): Gate | undefined {
-  let gate = gates.get(limit);
-  if (gate === undefined) {
-    const kind = kindOf(limit);
-    if (kind === undefined) return undefined;
-    gate = gateOf(limit, kind);
-    gates.set(limit, gate);
-  }
-  return gate;
-}
-
-/** Throws when `capacity` is not allowed for a limit of `kind`. */
-export function checkCapacity(kind: LimitKind, limit: unknown, capacity: unknown): void {
-  const what = 'meteredLimit: options.capacity';
-  const positive = Number.isSafeInteger(capacity) && (capacity as number) >= 1;
-  if (kind === 'p-limit') {
-    if (capacity !== undefined) throw invalidChoice(what, capacity, 'undefined for a p-limit limiter (read live)');
-    if (typeof (limit as PLimitLike).concurrency !== 'number') {
+  checkCapacity(capacity: unknown): void {
+    if (capacity !== undefined) throw badCapacity(capacity, 'undefined for a p-limit limiter (read live)');
+    if (typeof this.limiter.concurrency !== 'number') {
       throw new TypeError('meteredLimit: the p-limit limiter has no concurrency property (p-limit 6 or later)');
     }
-  } else if (kind === 'mutex') {
-    if (capacity !== undefined && capacity !== 1) throw invalidChoice(what, capacity, 'undefined or 1 for a Mutex');
-  } else if (kind === 'semaphore') {
-    if (capacity !== undefined && !positive) {
-      throw invalidChoice(what, capacity, "a whole number from 1 up, or undefined (a Semaphore's value is read live)");
-    }
-  } else if (!positive) {
-    throw invalidChoice(what, capacity, 'a whole number from 1 up (required for an acquire()/release() limit)');
   }
-}
 
-/** How a limit of `kind` tells whether a slot is free, its slots and its free slots, read live. */
-export function liveReaders(
-  limit: unknown,
-  kind: LimitKind,
-  capacity: number | undefined,
-  counts: { readonly active: number },
-): { free: () => boolean; limit: () => number; available: () => number } {
-  if (kind === 'p-limit') {
-    const limiter = limit as PLimitLike;
-    const concurrency = () => limiter.concurrency ?? Number.POSITIVE_INFINITY;
-    // p-limit 6 queues every call for a microtask before it starts it, so pending calls count
-    // as taken (once it settles, calls are pending only while every slot is held).
+  live(): LiveReaders {
+    const limiter = this.limiter;
+    const limit = () => limiter.concurrency ?? Number.POSITIVE_INFINITY;
+    // p-limit 6 queues every call for a microtask before it starts it, so pending calls count as
+    // taken (once it settles, calls are pending only while every slot is held).
     const taken = () => limiter.activeCount + limiter.pendingCount;
-    return {
-      free: () => taken() < (limiter.concurrency ?? Number.POSITIVE_INFINITY),
-      limit: concurrency,
-      available: () => Math.max(0, concurrency() - taken()),
-    };
+    return { free: () => taken() < limit(), limit, available: () => Math.max(0, limit() - taken()) };
   }
-  if (kind === 'semaphore') {
-    // `getValue()` is the free units; the units held through this metered limit add up to its limit.
-    const semaphore = limit as SemaphoreLike;
-    const free = () => Math.max(0, semaphore.getValue());
-    return { free: () => !semaphore.isLocked(), limit: () => free() + counts.active, available: free };
-  }
-  if (kind === 'mutex') {
-    const mutex = limit as MutexLike;
-    return { free: () => !mutex.isLocked(), limit: () => 1, available: () => (mutex.isLocked() ? 0 : 1) };
-  }
-  // An acquire()/release() object tells nothing: its capacity and this limit's own count decide.
-  const slots = capacity as number;
-  return {
-    free: () => counts.active < slots,
-    limit: () => slots,
-    available: () => Math.max(0, slots - counts.active),
-  };
 }

@@ -18,7 +18,7 @@ import { isMetricsExporting } from '@gym/core';
 import { describeValue, invalidChoice, MAX_TIMER_SECONDS, resolveMeter } from '@gym/core/internal';
 import type { Attributes } from '@opentelemetry/api';
 import { attach, attachGlobal, type ExportedLimit, GLOBAL, type Registry, registryOf } from './concurrency-metrics.js';
-import { checkCapacity, type Gate, gateOf, kindOf, LIMIT_SHAPES, type LimitKind, liveReaders } from './limits.js';
+import { type Gate, gateOf, LIMIT_SHAPES } from './limits.js';
 import { type Admission, checkSignal, OFF, run } from './run.js';
 import { reporter, SCOPE } from './scope.js';
 import type {
@@ -49,13 +49,13 @@ export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions
   if (serverName !== undefined && (typeof serverName !== 'string' || !SERVER_NAME_PATTERN.test(serverName))) {
     throw bad('serverName', serverName, `undefined or a string matching ${SERVER_NAME_PATTERN}`);
   }
-  const kind = limit instanceof MeteredLimitImpl ? undefined : kindOf(limit);
-  if (kind === undefined) {
+  const gate = limit instanceof MeteredLimitImpl ? undefined : gateOf(limit);
+  if (gate === undefined) {
     throw new TypeError(
       `meteredLimit: limit must be ${LIMIT_SHAPES} (not metered already); got ${describeValue(limit)}`,
     );
   }
-  checkCapacity(kind, limit, capacity);
+  gate.checkCapacity(capacity);
   if (timeout !== undefined && !(timeout > 0 && timeout <= MAX_TIMEOUT_MS)) {
     throw bad(
       'admissionTimeoutMs',
@@ -66,7 +66,7 @@ export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions
   if (maxQueued !== undefined && !(Number.isSafeInteger(maxQueued) && maxQueued >= 0)) {
     throw bad('maxQueued', maxQueued, 'undefined or a whole number from 0 up');
   }
-  return new MeteredLimitImpl(limit, kind, options);
+  return new MeteredLimitImpl(gate, options);
 }
 
 /** Limit and server names admitted to the export so far (each bounded). */
@@ -88,7 +88,7 @@ export class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
   /** Its registry once exported; `null` once closed or when its names were refused. */
   private registry: Registry | undefined | null = undefined;
 
-  constructor(limit: MeterableLimit, kind: LimitKind, options: MeteredLimitOptions) {
+  constructor(gate: Gate, options: MeteredLimitOptions) {
     const { component, limitName, serverName } = options;
     this.component = component;
     this.limitName = limitName;
@@ -99,9 +99,9 @@ export class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
       [ATTR_CONCURRENCY_LIMIT_NAME]: limitName,
       ...(serverName === undefined ? {} : { [ATTR_SERVER_NAME]: serverName }),
     });
-    this.gate = gateOf(limit, kind);
+    this.gate = gate;
     const counts = { queued: 0, active: 0, timeouts: 0, cancelled: 0, rejected: 0 };
-    const live = liveReaders(limit, kind, options.capacity, counts);
+    const live = gate.live(options.capacity, counts);
     this.admission = Object.assign(counts, {
       limitName,
       maxQueued: options.maxQueued,

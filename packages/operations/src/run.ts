@@ -164,9 +164,7 @@ class Call<T> implements OperationContext {
     const signal = call.signal;
     let token: unknown;
     try {
-      token = await new Promise((resolve, reject) => {
-        new Wait(gate, signal, call.#admission, resolve, reject);
-      });
+      token = await race(gate, signal, call.#admission);
       gate.check?.(token);
       // Aborted after the grant, before this continuation ran: the body must not start.
       if (signal?.aborted) {
@@ -215,52 +213,34 @@ function isCancellation(error: unknown, signal: AbortSignal | undefined): boolea
   return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'AbortError';
 }
 
-/** One `gate.acquire()` that the signal or the admission deadline can end first. */
-class Wait {
-  private done = false;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-
-  constructor(
-    private readonly gate: Gate,
-    private readonly signal: AbortSignal | undefined,
-    admission: Admission | undefined,
-    private readonly resolve: (token: unknown) => void,
-    private readonly reject: (reason: unknown) => void,
-  ) {
-    if (signal !== undefined) watchAbort(signal, this);
+/** `gate.acquire()`, ended first by the signal or the admission deadline. */
+function race(gate: Gate, signal: AbortSignal | undefined, admission: Admission | undefined): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    let done = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stop = (): boolean => {
+      if (done) return false;
+      done = true;
+      if (signal !== undefined) unwatchAbort(signal, end);
+      clearTimeout(timer);
+      return true;
+    };
+    const end = (reason: unknown): void => {
+      if (stop()) reject(reason);
+    };
+    if (signal !== undefined) watchAbort(signal, end);
     const timeoutMs = admission?.timeoutMs;
     if (admission !== undefined && timeoutMs !== undefined) {
-      const error = new AdmissionTimeoutError(admission.limitName, timeoutMs);
-      this.timer = setTimeout(() => this.end(error), timeoutMs);
-      this.timer.unref?.();
+      timer = setTimeout(end, timeoutMs, new AdmissionTimeoutError(admission.limitName, timeoutMs));
+      timer.unref?.();
     }
     try {
-      gate.acquire().then(this.granted, this.end);
+      // A slot granted after the caller left is given straight back.
+      gate.acquire().then((token) => (stop() ? resolve(token) : releaseLate(gate, token)), end);
     } catch (error) {
-      this.end(error);
+      end(error);
     }
-  }
-
-  readonly end = (reason: unknown): void => {
-    if (this.done) return;
-    this.stop();
-    this.reject(reason);
-  };
-
-  private stop(): void {
-    this.done = true;
-    if (this.signal !== undefined) unwatchAbort(this.signal, this);
-    if (this.timer !== undefined) clearTimeout(this.timer);
-  }
-
-  private readonly granted = (token: unknown): void => {
-    if (this.done) {
-      releaseLate(this.gate, token); // the caller left first: give it straight back
-      return;
-    }
-    this.stop();
-    this.resolve(token);
-  };
+  });
 }
 
 /** Gives back a slot its caller no longer wants; a failure is reported, never thrown. */
@@ -278,28 +258,28 @@ function lateReleaseFailed(error: unknown): void {
 
 // One `abort` listener per signal however many operations wait on it: a server passes one
 // shutdown signal to every operation, and a listener each would trip Node's leak warning.
-const watches = new WeakMap<AbortSignal, Set<Wait>>();
+const watches = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
 
 function onAbort(this: AbortSignal): void {
   const waits = watches.get(this);
   watches.delete(this);
   this.removeEventListener('abort', onAbort);
-  if (waits !== undefined) for (const wait of waits) wait.end(this.reason);
+  if (waits !== undefined) for (const end of waits) end(this.reason);
 }
 
-function watchAbort(signal: AbortSignal, wait: Wait): void {
+function watchAbort(signal: AbortSignal, end: (reason: unknown) => void): void {
   let waits = watches.get(signal);
   if (waits === undefined) {
     waits = new Set();
     watches.set(signal, waits);
     signal.addEventListener('abort', onAbort);
   }
-  waits.add(wait);
+  waits.add(end);
 }
 
-function unwatchAbort(signal: AbortSignal, wait: Wait): void {
+function unwatchAbort(signal: AbortSignal, end: (reason: unknown) => void): void {
   const waits = watches.get(signal);
-  if (waits === undefined || !waits.delete(wait) || waits.size > 0) return;
+  if (waits === undefined || !waits.delete(end) || waits.size > 0) return;
   watches.delete(signal);
   signal.removeEventListener('abort', onAbort);
 }
