@@ -1,7 +1,10 @@
-// meteredLimit: a limit the user already has, with its live state exported as the
-// gym.concurrency.* series and with admission control (a bounded queue, a deadline). Its
-// queued/active counts are its own counts of the calls made through it, kept whether or not
-// telemetry is on; the limit and its free slots are read from the limiter at collection.
+// meteredLimit: a limit the user already has, with admission control (a bounded queue, a
+// deadline) and its live state exported as the seven gym.concurrency.* observable instruments.
+// Its queued/active counts are its own counts of the calls made through it, kept whether or not
+// telemetry is on; the limit and its free slots are read from the limiter at collection. One
+// attribute set is one exported limit: a newer metered limit with the same names takes the older
+// one's place (whose admission totals carry over, so a counter never goes backwards), and a
+// closed limit leaves the export at once.
 
 import {
   ATTR_CONCURRENCY_COMPONENT,
@@ -9,15 +12,22 @@ import {
   ATTR_SERVER_NAME,
   COMPONENTS,
   type Component,
+  INSTRUMENTS,
   isComponent,
   LIMIT_NAME_PATTERN,
   MAX_LIMIT_NAMES,
   SERVER_NAME_PATTERN,
 } from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
-import { describeValue, invalidChoice, MAX_TIMER_SECONDS, resolveMeter } from '@gym/core/internal';
-import type { Attributes } from '@opentelemetry/api';
-import { attach, attachGlobal, type ExportedLimit, GLOBAL, type Registry, registryOf } from './concurrency-metrics.js';
+import {
+  createInstrument,
+  describeValue,
+  invalidChoice,
+  MAX_TIMER_SECONDS,
+  perMeter,
+  resolveMeter,
+} from '@gym/core/internal';
+import type { Attributes, Meter } from '@opentelemetry/api';
 import { type Gate, gateOf, LIMIT_SHAPES } from './limits.js';
 import { type Admission, checkSignal, OFF, run } from './run.js';
 import { reporter, SCOPE } from './scope.js';
@@ -73,7 +83,7 @@ export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions
 const admittedNames = { limit: new Set<string>(), server: new Set<string>() };
 
 /** The metered limit. Internal: users see {@link MeteredLimit}. */
-export class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
+export class MeteredLimitImpl implements MeteredLimit {
   readonly component: Component;
   readonly limitName: string;
   readonly serverName: string | undefined;
@@ -183,4 +193,109 @@ function admitted(what: 'limit' | 'server', name: string | undefined): boolean {
   }
   names.add(name);
   return true;
+}
+
+/** One attribute set: its current limit, and the admission totals of the limits it replaced. */
+interface LimitSet {
+  current: MeteredLimitImpl | undefined;
+  timeouts: number;
+  cancelled: number;
+  rejected: number;
+}
+
+/** The metered limits reported on one meter (GLOBAL: on the global provider's meter). */
+export class Registry {
+  readonly sets = new Map<string, LimitSet>();
+
+  add(limit: MeteredLimitImpl): void {
+    let set = this.sets.get(limit.key);
+    if (set === undefined) {
+      set = { current: undefined, timeouts: 0, cancelled: 0, rejected: 0 };
+      this.sets.set(limit.key, set);
+    }
+    retire(set);
+    set.current = limit;
+  }
+
+  remove(limit: MeteredLimitImpl): void {
+    const set = this.sets.get(limit.key);
+    if (set?.current === limit) retire(set);
+  }
+}
+
+function retire(set: LimitSet): void {
+  const admission = set.current?.admission;
+  set.current = undefined;
+  if (admission === undefined) return;
+  set.timeouts += admission.timeouts;
+  set.cancelled += admission.cancelled;
+  set.rejected += admission.rejected;
+}
+
+/** Limits that record through the global provider: reported only while metrics are exporting. */
+export const GLOBAL = new Registry();
+
+/** The registry of limits given `meter` (or a provider of it). */
+export const registryOf = perMeter(() => new Registry());
+
+const instrumentsOf = perMeter((meter) => new ConcurrencyInstruments(meter));
+
+/** Reports `registry` on `meter` from now on. False when the instruments could not be made (reported once). */
+export function attach(meter: Meter, registry: Registry): boolean {
+  try {
+    instrumentsOf(meter).registries.add(registry);
+    return true;
+  } catch (error) {
+    reporter.warnOnce(
+      'concurrency-instruments',
+      'creating the gym.concurrency instruments failed; metered limits are not reported, the next use tries again',
+      error,
+    );
+    return false;
+  }
+}
+
+/** Reports GLOBAL on the global provider's meter; called while metrics export. */
+export function attachGlobal(): void {
+  const meter = resolveMeter(undefined, SCOPE, reporter);
+  if (meter !== undefined) attach(meter, GLOBAL);
+}
+
+class ConcurrencyInstruments {
+  readonly registries = new Set<Registry>();
+
+  constructor(meter: Meter) {
+    const limit = createInstrument(meter, INSTRUMENTS.concurrencyLimit);
+    const active = createInstrument(meter, INSTRUMENTS.concurrencyActive);
+    const available = createInstrument(meter, INSTRUMENTS.concurrencyAvailable);
+    const queueDepth = createInstrument(meter, INSTRUMENTS.concurrencyQueueDepth);
+    const timeouts = createInstrument(meter, INSTRUMENTS.admissionTimeouts);
+    const cancelled = createInstrument(meter, INSTRUMENTS.admissionCancelled);
+    const rejected = createInstrument(meter, INSTRUMENTS.admissionRejected);
+    const all = [limit, active, available, queueDepth, timeouts, cancelled, rejected];
+    meter.addBatchObservableCallback((result) => {
+      try {
+        for (const registry of this.registries) {
+          if (registry === GLOBAL && !isMetricsExporting()) continue;
+          for (const set of registry.sets.values()) {
+            const current = set.current;
+            if (current === undefined) continue;
+            const { attributes, admission: a } = current;
+            const slots = current.limitNow();
+            if (Number.isFinite(slots)) {
+              result.observe(limit, slots, attributes);
+              result.observe(available, current.availableNow(), attributes);
+            }
+            result.observe(active, a.active, attributes);
+            result.observe(queueDepth, a.queued, attributes);
+            if (a.timeoutMs !== undefined) result.observe(timeouts, set.timeouts + a.timeouts, attributes);
+            result.observe(cancelled, set.cancelled + a.cancelled, attributes);
+            result.observe(rejected, set.rejected + a.rejected, attributes);
+          }
+        }
+      } catch (error) {
+        reporter.warnOnce('limit-read', 'reading a metered limit failed; its points are missing', error);
+      }
+    }, all);
+  }
 }
