@@ -39,13 +39,14 @@ export interface Gate {
 export const LIMIT_SHAPES =
   'an async-mutex Semaphore or Mutex, a p-limit limiter, an object with acquire() (and release())';
 
+/** Whether the function `limit` is a p-limit limiter (it has p-limit's counts). */
+export function isPLimit(limit: object): limit is PLimitLike {
+  return 'activeCount' in limit && 'pendingCount' in limit;
+}
+
 /** A new gate for `limit` by its shape, or `undefined` when it is no limit. */
 export function gateOf(limit: unknown): Gate | undefined {
-  if (typeof limit === 'function') {
-    const candidate = limit as Partial<PLimitLike>;
-    const counts = typeof candidate.activeCount === 'number' && typeof candidate.pendingCount === 'number';
-    return counts ? new PLimitGate(limit as PLimitLike) : undefined;
-  }
+  if (typeof limit === 'function') return isPLimit(limit) ? new PLimitGate(limit) : undefined;
   if (typeof limit !== 'object' || limit === null) return undefined;
   const candidate = limit as Partial<SemaphoreLike>;
   if (typeof candidate.acquire !== 'function') return undefined;

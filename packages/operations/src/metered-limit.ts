@@ -28,7 +28,7 @@ import {
   resolveMeter,
 } from '@gym/core/internal';
 import type { Attributes, Meter } from '@opentelemetry/api';
-import { type Gate, gateOf, LIMIT_SHAPES } from './limits.js';
+import { type Gate, gateOf, LIMIT_SHAPES, type LiveReaders } from './limits.js';
 import { type Admission, checkSignal, OFF, run } from './run.js';
 import { reporter, SCOPE } from './scope.js';
 import type {
@@ -91,8 +91,7 @@ export class MeteredLimitImpl implements MeteredLimit {
   readonly attributes: Attributes;
   readonly gate: Gate;
   readonly admission: Admission;
-  readonly limitNow: () => number;
-  readonly availableNow: () => number;
+  readonly live: LiveReaders;
   /** The options when a provider was injected; `undefined`: the global provider. */
   private readonly source: MeteredLimitOptions | undefined;
   /** Its registry once exported; `null` once closed or when its names were refused. */
@@ -118,8 +117,7 @@ export class MeteredLimitImpl implements MeteredLimit {
       timeoutMs: options.admissionTimeoutMs,
       free: live.free,
     });
-    this.limitNow = live.limit;
-    this.availableNow = live.available;
+    this.live = live;
     this.source = options.meterProvider != null ? options : undefined;
     if (!admitted('limit', limitName) || !admitted('server', serverName)) this.registry = null;
     this.exportIfExporting(isMetricsExporting());
@@ -143,9 +141,9 @@ export class MeteredLimitImpl implements MeteredLimit {
     this.exportIfExporting(isMetricsExporting());
     const a = this.admission;
     return {
-      limit: this.limitNow(),
+      limit: this.live.limit(),
       active: a.active,
-      available: this.availableNow(),
+      available: this.live.available(),
       queued: a.queued,
       admissionTimeouts: a.timeouts,
       admissionCancelled: a.cancelled,
@@ -281,10 +279,10 @@ class ConcurrencyInstruments {
             const current = set.current;
             if (current === undefined) continue;
             const { attributes, admission: a } = current;
-            const slots = current.limitNow();
+            const slots = current.live.limit();
             if (Number.isFinite(slots)) {
               result.observe(limit, slots, attributes);
-              result.observe(available, current.availableNow(), attributes);
+              result.observe(available, current.live.available(), attributes);
             }
             result.observe(active, a.active, attributes);
             result.observe(queueDepth, a.queued, attributes);

@@ -4,30 +4,22 @@
 import { EXECUTORS, isExecutor, isOperation, OPERATIONS } from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
 import { describeValue, invalidChoice, resolveMeter } from '@gym/core/internal';
-import { cachedGate, type Gate, LIMIT_SHAPES } from './limits.js';
+import { cachedGate, type Gate, isPLimit, LIMIT_SHAPES } from './limits.js';
 import { MeteredLimitImpl } from './metered-limit.js';
 import { measurement } from './operation-metrics.js';
-import { type Body, checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from './run.js';
+import { type Admission, checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from './run.js';
 import { reporter, SCOPE } from './scope.js';
 import type { OperationContext, OperationLimit, ResourcesOperationOptions } from './types.js';
 
-// The last operation and executor accepted: a server passes the same few again and again, and
-// the sets never change, so only a new value is looked up.
+// The last operation and executor accepted: only a new value is looked up.
 let lastOperation: unknown = Symbol('none');
 let lastExecutor: unknown = lastOperation;
 
 /**
- * Runs `body` inside `limit` and returns (or rethrows, unchanged) what the body returns (throws).
- * The limit's own queue decides who runs when; the body runs in the caller's async context.
- *
- * While metrics are exporting (or a `meterProvider` is given) it records the queue time, the run
- * time with the outcome, and the live queued/active counts; otherwise it only enters and leaves
- * the limit. If `signal` aborts while the operation waits, it rejects at once with
- * `signal.reason` and never runs the body. Programming errors reject before the limit is touched
- * (`RangeError` for an operation or executor outside its set, `TypeError` for a wrong limit, body
- * or signal); telemetry failures never reach the caller.
- *
- * @param limit any `MeterableLimit`, a metered limit, or `null` for unlimited work.
+ * Runs `body` inside `limit` (any `MeterableLimit`, a metered limit, or `null`: unlimited) and
+ * returns or rethrows what the body does. The limit's own queue decides who runs when; the body
+ * runs in the caller's async context. Measured while metrics export (or with a `meterProvider`).
+ * Programming errors reject before the limit is touched; telemetry failures never reach the caller.
  */
 export function resourcesOperation<T>(
   limit: OperationLimit | null,
@@ -41,20 +33,23 @@ export function resourcesOperation<T>(
       throw new TypeError(`resourcesOperation: body must be a function; got ${describeValue(body)}`);
     }
     const signal = checkSignal(options.signal, 'resourcesOperation: options.signal');
-    if (limit instanceof MeteredLimitImpl) return metered(limit, options, signal, body);
-    const gate = limit === null ? undefined : gateOfLimit(limit);
-    // The off path: nothing records, nothing races the wait.
-    if (signal === undefined && options.meterProvider == null && !isMetricsExporting()) {
-      return gate === undefined ? run(undefined, undefined, undefined, body, OFF) : gate.inside(body, UNRECORDED_OP);
+    const exporting = isMetricsExporting();
+    const measured = exporting || options.meterProvider != null;
+    // The off path: nothing records, nothing races the wait; p-limit runs the body itself.
+    if (typeof limit === 'function' && !measured && signal === undefined && isPLimit(limit)) {
+      return limit(body, UNRECORDED_OP);
+    }
+    let gate: Gate | undefined;
+    let admission: Admission | undefined;
+    if (limit instanceof MeteredLimitImpl) {
+      limit.exportIfExporting(exporting);
+      ({ gate, admission } = limit);
+    } else if (limit !== null) {
+      gate = gateOfLimit(limit);
+      if (!measured && signal === undefined) return gate.inside(body, UNRECORDED_OP);
     }
     if (signal?.aborted) return Promise.reject(signal.reason);
-    return run(
-      gate,
-      undefined,
-      signal,
-      body,
-      recorderOf(options, options.meterProvider != null || isMetricsExporting()),
-    );
+    return run(gate, admission, signal, body, measured ? recorderOf(options) : OFF);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -75,27 +70,8 @@ function gateOfLimit(limit: object): Gate {
   );
 }
 
-function metered<T>(
-  limit: MeteredLimitImpl,
-  options: ResourcesOperationOptions,
-  signal: AbortSignal | undefined,
-  body: Body<T>,
-): Promise<T> {
-  const exporting = isMetricsExporting();
-  limit.exportIfExporting(exporting);
-  if (signal?.aborted) return Promise.reject(signal.reason);
-  return run(
-    limit.gate,
-    limit.admission,
-    signal,
-    body,
-    recorderOf(options, options.meterProvider != null || exporting),
-  );
-}
-
-/** The recorder chosen at entry: the series' own when measured, else OFF. */
-function recorderOf(options: ResourcesOperationOptions, measured: boolean): Recorder {
-  if (!measured) return OFF;
+/** The recorder of a measured operation: its series', or OFF when no meter can be had (reported once). */
+function recorderOf(options: ResourcesOperationOptions): Recorder {
   const meter = resolveMeter(options, SCOPE, reporter);
   return (meter && measurement(meter, options.operation, options.executor)) ?? OFF;
 }
