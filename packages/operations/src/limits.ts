@@ -1,7 +1,5 @@
-// Every supported limit, and everything that differs by kind (its shape, the capacity it allows,
-// how its slots are read live), turned into the one shape the run path knows: `acquire()`
-// resolves a token once a slot is held, `release(token)` gives it back. The limit's own queue
-// does all the scheduling; nothing here waits, polls or hands a slot over.
+// Everything that differs by kind of limit, behind one `Gate`: `acquire()` resolves a token once
+// a slot is held, `release(token)` gives it back. The limit's own queue does all the scheduling.
 
 import { describeValue, invalidChoice } from '@gym/core/internal';
 import type { AcquireReleaseLimit, MutexLike, PLimitLike, SemaphoreLike } from './types.js';
@@ -17,17 +15,12 @@ export interface LiveReaders {
 
 /** One limit as the run path sees it. */
 export interface Gate {
-  /** Resolves a token once one slot is held; rejects when the limit refuses. */
   acquire(): Promise<unknown>;
-  /** Gives the slot of `token` back; a promise when the limit frees it later (p-limit). */
+  /** A promise when the limit frees the slot later (p-limit). */
   release(token: unknown): Promise<unknown> | undefined;
   /** Throws when `token` cannot be released (checked before the body runs). */
   check?(token: unknown): void;
-  /**
-   * Runs `fn(arg)` holding one slot, when nothing races the wait: the limit's own way in
-   * (p-limit: `limiter(fn, arg)`), else acquire, `fn`, release. `refused(arg)` is called when
-   * the limit fails the call before `fn` ran.
-   */
+  /** Runs `fn(arg)` in a slot the limit's own way; `refused(arg)` when the limit fails the call before `fn` ran. */
   inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R>;
   /** False when a call that finds a free slot starts at once, so it cannot fail before it runs. */
   readonly failsFreeCalls: boolean;
@@ -64,7 +57,6 @@ export function gateOf(limit: unknown): Gate | undefined {
 // Held weakly: a limit the caller dropped is not kept alive by its gate.
 const gates = new WeakMap<object, Gate>();
 
-/** The gate of a raw limit (made once per limit), or `undefined` when it is no limit. */
 export function cachedGate(limit: object): Gate | undefined {
   let gate = gates.get(limit);
   if (gate === undefined) {
@@ -106,7 +98,7 @@ abstract class AcquiringGate {
   }
 }
 
-/** async-mutex Semaphore and Mutex: their own `acquire()` and `release()`. */
+/** async-mutex Semaphore and Mutex. */
 class LockGate extends AcquiringGate implements Gate {
   constructor(private readonly lock: SemaphoreLike | MutexLike) {
     super();
@@ -185,11 +177,7 @@ function releasable(value: unknown): void {
   );
 }
 
-/**
- * A p-limit slot is a function handed to the limiter that holds it open until released. `done`
- * settles once p-limit has freed the slot, so an operation that returned never leaves p-limit
- * counting it active.
- */
+/** A function p-limit runs that holds its slot open until released; `done` settles once p-limit freed it. */
 interface PLimitSlot {
   readonly held: (slot: PLimitSlot) => void;
   release: () => void;

@@ -79,7 +79,6 @@ export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions
   return new MeteredLimitImpl(gate, options);
 }
 
-/** Limit and server names admitted to the export so far (each bounded). */
 const admittedNames = { limit: new Set<string>(), server: new Set<string>() };
 
 /** The metered limit. Internal: users see {@link MeteredLimit}. */
@@ -94,8 +93,8 @@ export class MeteredLimitImpl implements MeteredLimit {
   readonly live: LiveReaders;
   /** The options when a provider was injected; `undefined`: the global provider. */
   private readonly source: MeteredLimitOptions | undefined;
-  /** Its registry once exported; `null` once closed or when its names were refused. */
-  private registry: Registry | undefined | null = undefined;
+  /** Where it is exported, once it is; `null` once closed or when its names were refused. */
+  private sets: Sets | undefined | null = undefined;
 
   constructor(gate: Gate, options: MeteredLimitOptions) {
     const { component, limitName, serverName } = options;
@@ -119,7 +118,7 @@ export class MeteredLimitImpl implements MeteredLimit {
     });
     this.live = live;
     this.source = options.meterProvider != null ? options : undefined;
-    if (!admitted('limit', limitName) || !admitted('server', serverName)) this.registry = null;
+    if (!admitted('limit', limitName) || !admitted('server', serverName)) this.sets = null;
     this.exportIfExporting(isMetricsExporting());
   }
 
@@ -152,8 +151,9 @@ export class MeteredLimitImpl implements MeteredLimit {
   }
 
   close(): void {
-    this.registry?.remove(this);
-    this.registry = null;
+    const set = this.sets?.get(this.key);
+    if (set?.current === this) retire(set);
+    this.sets = null;
   }
 
   [Symbol.dispose](): void {
@@ -162,17 +162,20 @@ export class MeteredLimitImpl implements MeteredLimit {
 
   /** Starts reporting it, when it is not reported yet and can be (`exporting`: isMetricsExporting()). Never throws. */
   exportIfExporting(exporting: boolean): void {
-    if (this.registry === null) return;
+    if (this.sets === null) return;
     if (this.source === undefined) {
       if (!exporting) return;
-      if (this.registry === undefined) GLOBAL.add(this);
-      this.registry = GLOBAL;
-      attachGlobal();
-    } else if (this.registry === undefined) {
+      if (this.sets === undefined) add(GLOBAL, this);
+      this.sets = GLOBAL;
+      const meter = resolveMeter(undefined, SCOPE, reporter);
+      const instruments = meter && instrumentsFor(meter);
+      if (instruments) instruments.global = true;
+    } else if (this.sets === undefined) {
       const meter = resolveMeter(this.source, SCOPE, reporter);
-      if (meter === undefined || !attach(meter, registryOf(meter))) return;
-      this.registry = registryOf(meter);
-      this.registry.add(this);
+      const instruments = meter && instrumentsFor(meter);
+      if (instruments === undefined) return;
+      this.sets = instruments.sets;
+      add(this.sets, this);
     }
   }
 }
@@ -201,24 +204,17 @@ interface LimitSet {
   rejected: number;
 }
 
-/** The metered limits reported on one meter (GLOBAL: on the global provider's meter). */
-export class Registry {
-  readonly sets = new Map<string, LimitSet>();
+/** Exported limits by attribute set (`MeteredLimitImpl.key`). */
+type Sets = Map<string, LimitSet>;
 
-  add(limit: MeteredLimitImpl): void {
-    let set = this.sets.get(limit.key);
-    if (set === undefined) {
-      set = { current: undefined, timeouts: 0, cancelled: 0, rejected: 0 };
-      this.sets.set(limit.key, set);
-    }
-    retire(set);
-    set.current = limit;
+function add(sets: Sets, limit: MeteredLimitImpl): void {
+  let set = sets.get(limit.key);
+  if (set === undefined) {
+    set = { current: undefined, timeouts: 0, cancelled: 0, rejected: 0 };
+    sets.set(limit.key, set);
   }
-
-  remove(limit: MeteredLimitImpl): void {
-    const set = this.sets.get(limit.key);
-    if (set?.current === limit) retire(set);
-  }
+  retire(set);
+  set.current = limit;
 }
 
 function retire(set: LimitSet): void {
@@ -231,36 +227,26 @@ function retire(set: LimitSet): void {
 }
 
 /** Limits that record through the global provider: reported only while metrics are exporting. */
-export const GLOBAL = new Registry();
+const GLOBAL: Sets = new Map();
 
-/** The registry of limits given `meter` (or a provider of it). */
-export const registryOf = perMeter(() => new Registry());
-
-const instrumentsOf = perMeter((meter) => new ConcurrencyInstruments(meter));
-
-/** Reports `registry` on `meter` from now on. False when the instruments could not be made (reported once). */
-export function attach(meter: Meter, registry: Registry): boolean {
+/** The instruments of `meter` (made once), or `undefined` when they cannot be made (reported once). */
+function instrumentsFor(meter: Meter): ConcurrencyInstruments | undefined {
   try {
-    instrumentsOf(meter).registries.add(registry);
-    return true;
+    return instrumentsOf(meter);
   } catch (error) {
     reporter.warnOnce(
       'concurrency-instruments',
       'creating the gym.concurrency instruments failed; metered limits are not reported, the next use tries again',
       error,
     );
-    return false;
+    return undefined;
   }
 }
 
-/** Reports GLOBAL on the global provider's meter; called while metrics export. */
-export function attachGlobal(): void {
-  const meter = resolveMeter(undefined, SCOPE, reporter);
-  if (meter !== undefined) attach(meter, GLOBAL);
-}
-
+/** The seven instruments of one meter, the limits given that meter, and GLOBAL when it is the global one. */
 class ConcurrencyInstruments {
-  readonly registries = new Set<Registry>();
+  readonly sets: Sets = new Map();
+  global = false;
 
   constructor(meter: Meter) {
     const limit = createInstrument(meter, INSTRUMENTS.concurrencyLimit);
@@ -273,9 +259,8 @@ class ConcurrencyInstruments {
     const all = [limit, active, available, queueDepth, timeouts, cancelled, rejected];
     meter.addBatchObservableCallback((result) => {
       try {
-        for (const registry of this.registries) {
-          if (registry === GLOBAL && !isMetricsExporting()) continue;
-          for (const set of registry.sets.values()) {
+        for (const sets of this.global && isMetricsExporting() ? [this.sets, GLOBAL] : [this.sets]) {
+          for (const set of sets.values()) {
             const current = set.current;
             if (current === undefined) continue;
             const { attributes, admission: a } = current;
@@ -297,3 +282,5 @@ class ConcurrencyInstruments {
     }, all);
   }
 }
+
+const instrumentsOf = perMeter((meter) => new ConcurrencyInstruments(meter));

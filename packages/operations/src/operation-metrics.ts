@@ -1,6 +1,5 @@
 // The four gym.resources.operation.* instruments of one meter, and the recorder of one
-// (operation, executor) series. Instruments are made once per meter; the live queued/active
-// counts are plain integers per series that the SDK reads at collection.
+// (operation, executor) series, whose live queued/active counts the SDK reads at collection.
 
 import {
   ATTR_EXECUTOR,

@@ -113,7 +113,6 @@ class Call<T> implements OperationContext {
   #outcome: Outcome | undefined = undefined;
   readonly #body: Body<T>;
   readonly #rec: Recorder;
-  /** Set when the call counts in a metered limit; `#waits`: it counted as queued. */
   readonly #admission: Admission | undefined;
   readonly #waits: boolean;
   #started = false;
@@ -146,7 +145,7 @@ class Call<T> implements OperationContext {
     this.#askedAt = this.#rec.asked();
   }
 
-  /** The call stopped waiting without a slot (`reason`: why, when known). */
+  /** It stopped waiting without a slot. */
   static leftUnheld(call: Call<unknown>, reason?: unknown): void {
     if (call.#started) return;
     const admission = call.#admission;
