@@ -19,7 +19,8 @@ import { reporter } from './scope.js';
 class OperationMetrics {
   readonly queueDuration: Histogram;
   readonly runDuration: Histogram;
-  private readonly series = new Map<Operation, Map<Executor, Series>>();
+  /** At most one per (operation, executor): a few dozen. */
+  private readonly series: Series[] = [];
   /** The series asked for last: a server mostly measures one series after another. */
   private last: Series | undefined;
 
@@ -30,11 +31,9 @@ class OperationMetrics {
     const active = createInstrument(meter, INSTRUMENTS.operationActive);
     meter.addBatchObservableCallback(
       (result) => {
-        for (const byExecutor of this.series.values()) {
-          for (const series of byExecutor.values()) {
-            result.observe(queued, series.queued, series.attributes);
-            result.observe(active, series.active, series.attributes);
-          }
+        for (const series of this.series) {
+          result.observe(queued, series.queued, series.attributes);
+          result.observe(active, series.active, series.attributes);
         }
       },
       [queued, active],
@@ -44,15 +43,10 @@ class OperationMetrics {
   seriesOf(operation: Operation, executor: Executor): Series {
     const last = this.last;
     if (last !== undefined && last.operation === operation && last.executor === executor) return last;
-    let byExecutor = this.series.get(operation);
-    if (byExecutor === undefined) {
-      byExecutor = new Map();
-      this.series.set(operation, byExecutor);
-    }
-    let series = byExecutor.get(executor);
+    let series = this.series.find((s) => s.operation === operation && s.executor === executor);
     if (series === undefined) {
       series = new Series(this, operation, executor);
-      byExecutor.set(executor, series);
+      this.series.push(series);
     }
     this.last = series;
     return series;
