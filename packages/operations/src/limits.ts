@@ -22,8 +22,8 @@ export interface Gate {
   check?(token: unknown): void;
   /** Runs `fn(arg)` in a slot the limit's own way; `refused(arg)` when the limit fails the call before `fn` ran. */
   inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R>;
-  /** False when a call that finds a free slot starts at once, so it cannot fail before it runs. */
-  readonly failsFreeCalls: boolean;
+  /** Whether a call that finds a free slot now could still be failed by the limit before it runs. */
+  mayFailFreeCall(): boolean;
   /** Throws when a metered limit of this kind does not allow `capacity`. */
   checkCapacity(capacity: unknown): void;
   live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders;
@@ -76,7 +76,9 @@ function isSlots(capacity: unknown): capacity is number {
 
 /** A gate whose `inside` is its own acquire, `fn`, release. */
 abstract class AcquiringGate {
-  readonly failsFreeCalls = true;
+  mayFailFreeCall(): boolean {
+    return true; // acquire() may reject
+  }
   abstract acquire(): Promise<unknown>;
   abstract release(token: unknown): undefined;
   check?(token: unknown): void;
@@ -195,8 +197,6 @@ function nothing(): void {}
 
 /** p-limit 6 and 7. */
 class PLimitGate implements Gate {
-  readonly failsFreeCalls = false;
-
   constructor(private readonly limiter: PLimitLike) {}
 
   inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R> {
@@ -204,6 +204,11 @@ class PLimitGate implements Gate {
     // p-limit fails a call before it runs only on `clearQueue()` with `rejectOnClear`.
     if (refused !== undefined) running.then(undefined, () => refused(arg));
     return running;
+  }
+
+  /** p-limit starts a call at once when a slot is free and nothing waits ahead of it. */
+  mayFailFreeCall(): boolean {
+    return this.limiter.pendingCount > 0;
   }
 
   acquire(): Promise<unknown> {

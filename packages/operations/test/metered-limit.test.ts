@@ -689,6 +689,23 @@ it('the limit itself and resourcesOperation share one line: the metered and the 
 });
 
 describe('p-limit drops waiting calls (clearQueue() with rejectOnClear)', () => {
+  it('a call that found a free slot behind a waiting one, dropped before p-limit started it, leaves the counts', async () => {
+    const limiter = pLimit({ concurrency: 1, rejectOnClear: true });
+    const limit = meteredLimit(limiter, { component: 'other', limitName: 'cleared_free' });
+    const hold = deferred();
+    const holder = limit.run(() => hold.promise);
+    const waiter = capture(limiter(() => 'direct'));
+    limiter.concurrency = 3; // p-limit starts its waiter in a microtask: a slot is free meanwhile
+    const behind = capture(limit.run(() => 'never'));
+    limiter.clearQueue();
+    expect((await behind).ok).toBe(false);
+    expect(limit.state()).toMatchObject({ active: 1, queued: 0 });
+    hold.resolve();
+    await holder;
+    await waiter;
+    expect(limit.state()).toMatchObject({ active: 0, queued: 0 });
+  });
+
   it('a dropped call leaves the queued counts, records its wait and never runs; a call that found a free slot runs', async () => {
     const { meterProvider, reader } = createMetricHarness();
     const limiter = pLimit({ concurrency: 1, rejectOnClear: true });
