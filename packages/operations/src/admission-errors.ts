@@ -1,7 +1,6 @@
-// The two ways a metered limit turns a caller away. Both are thrown before the caller holds a
-// slot, and both carry a `code`. `instanceof` works across two copies of this package in one
-// process: each error carries a `Symbol.for` brand and each class checks the brand (as undici
-// does for its errors).
+// The two ways a metered limit turns a caller away, both before the caller holds a slot.
+// `instanceof` works across two copies of this package in one process: each error carries a
+// `Symbol.for` brand that each class checks (as undici does for its errors).
 
 const TIMEOUT = Symbol.for('@gym/operations/AdmissionTimeoutError');
 const REJECTED = Symbol.for('@gym/operations/AdmissionRejectedError');
@@ -13,14 +12,11 @@ function branded(value: unknown, brand: symbol): boolean {
 /** A wait for a slot of a metered limit lasted longer than its `admissionTimeoutMs`. */
 export class AdmissionTimeoutError extends Error {
   override readonly name = 'AdmissionTimeoutError';
-  /** Stable across copies and versions of the package. */
   readonly code = 'GYM_ADMISSION_TIMEOUT' as const;
   readonly [TIMEOUT] = true;
 
   constructor(
-    /** The metered limit's name. */
     readonly limitName: string,
-    /** Its admission timeout, in milliseconds. */
     readonly timeoutMs: number,
   ) {
     super(`${limitName}: no slot became free within the admission timeout of ${timeoutMs} ms`);
@@ -34,14 +30,11 @@ export class AdmissionTimeoutError extends Error {
 /** A call found no free slot while `maxQueued` calls already waited, and was refused at once. */
 export class AdmissionRejectedError extends Error {
   override readonly name = 'AdmissionRejectedError';
-  /** Stable across copies and versions of the package. */
   readonly code = 'GYM_ADMISSION_REJECTED' as const;
   readonly [REJECTED] = true;
 
   constructor(
-    /** The metered limit's name. */
     readonly limitName: string,
-    /** Its queue bound. */
     readonly maxQueued: number,
   ) {
     super(`${limitName}: the queue is full (${maxQueued} waiting); refused without waiting`);

@@ -1,49 +1,45 @@
-// Every supported limit, and everything that differs by kind (the shape it is recognised by,
-// the capacity it allows, how its slots are read live), turned into the one shape the run path
-// knows: `acquire()` resolves a token once a slot is held, `release(token)` gives it back. The
-// limit's own queue does all the scheduling; nothing here waits, polls or hands a slot over.
-//
-// - async-mutex Semaphore and Mutex: their own `acquire()` and `release()`.
-// - p-limit 6 and 7: a function handed to the limiter that holds its slot open until released.
-//   Releasing resolves that function's promise; the returned promise settles once p-limit has
-//   freed the slot, so an operation that returned never leaves p-limit counting it active.
-// - any `acquire()` object: the token is what `acquire()` resolved (a release function, or
-//   `[value, release]`), else the object's own `release()`.
+// Everything that differs by kind of limit, behind one `Gate`: `acquire()` resolves a token once
+// a slot is held, `release(token)` gives it back. The limit's own queue does all the scheduling.
 
 import { describeValue, invalidChoice } from '@gym/core/internal';
 import type { AcquireReleaseLimit, MutexLike, PLimitLike, SemaphoreLike } from './types.js';
 
-/** One limit as the run path sees it. */
-export interface Gate {
-  /** Resolves a token once one slot is held; rejects when the limit refuses. */
-  acquire(): Promise<unknown>;
-  /** Gives the slot of `token` back; a promise, when the limit frees it later (p-limit). */
-  release(token: unknown): Promise<unknown> | undefined;
-  /** Throws when `token` cannot be released (checked before the body runs), where that can happen. */
-  readonly check?: ((token: unknown) => void) | undefined;
-  /**
-   * Runs `fn(arg)` holding one slot, when there is nothing to race the wait against: the
-   * limit's own way in (p-limit: `limiter(fn, arg)`), else acquire, `fn`, release. `refused(arg)`,
-   * when given, is called if the limit fails the call before `fn` ran.
-   */
-  inside<A, R>(fn: (arg: A) => PromiseLike<R> | R, arg: A, refused?: (arg: A) => void): Promise<R>;
+type Fn<A, R> = (arg: A) => PromiseLike<R> | R;
+
+/** How a metered limit reads its limit live: whether a slot is free now, its slots, its free slots. */
+export interface LiveReaders {
+  free: () => boolean;
+  limit: () => number;
+  available: () => number;
 }
 
-/** Every limit this file knows, in words: for error messages. */
+/** One limit as the run path sees it. */
+export interface Gate {
+  acquire(): Promise<unknown>;
+  /** A promise when the limit frees the slot later (p-limit). */
+  release(token: unknown): Promise<unknown> | undefined;
+  /** Throws when `token` cannot be released (checked before the body runs). */
+  check?(token: unknown): void;
+  /** Runs `fn(arg)` in a slot the limit's own way; `refused(arg)` when the limit fails the call before `fn` ran. */
+  inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R>;
+  /** Whether a call that finds a free slot now could still be failed by the limit before it runs. */
+  mayFailFreeCall(): boolean;
+  /** Throws when a metered limit of this kind does not allow `capacity`. */
+  checkCapacity(capacity: unknown): void;
+  live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders;
+}
+
 export const LIMIT_SHAPES =
   'an async-mutex Semaphore or Mutex, a p-limit limiter, an object with acquire() (and release())';
 
-/** The kinds of limit, by shape. */
-export type LimitKind = 'semaphore' | 'mutex' | 'p-limit' | 'acquire-release';
+/** Whether the function `limit` is a p-limit limiter (it has p-limit's counts). */
+export function isPLimit(limit: object): limit is PLimitLike {
+  return 'activeCount' in limit && 'pendingCount' in limit;
+}
 
-/** The kind of `limit` by its shape, or `undefined` when it is none of them. */
-export function kindOf(limit: unknown): LimitKind | undefined {
-  if (typeof limit === 'function') {
-    const candidate = limit as Partial<PLimitLike>;
-    return typeof candidate.activeCount === 'number' && typeof candidate.pendingCount === 'number'
-      ? 'p-limit'
-      : undefined;
-  }
+/** A new gate for `limit` by its shape, or `undefined` when it is no limit. */
+export function gateOf(limit: unknown): Gate | undefined {
+  if (typeof limit === 'function') return isPLimit(limit) ? new PLimitGate(limit) : undefined;
   if (typeof limit !== 'object' || limit === null) return undefined;
   const candidate = limit as Partial<SemaphoreLike>;
   if (typeof candidate.acquire !== 'function') return undefined;
@@ -53,43 +49,45 @@ export function kindOf(limit: unknown): LimitKind | undefined {
     typeof candidate.isLocked === 'function' &&
     !Object.hasOwn(limit, 'acquire')
   ) {
-    return typeof candidate.getValue === 'function' ? 'semaphore' : 'mutex';
+    return new LockGate(limit as SemaphoreLike | MutexLike);
   }
-  return 'acquire-release';
+  return new AcquireReleaseGate(limit as AcquireReleaseLimit);
 }
 
-/** A gate without its own `inside`. */
-type Entry = Omit<Gate, 'inside'>;
+// Held weakly: a limit the caller dropped is not kept alive by its gate.
+const gates = new WeakMap<object, Gate>();
 
-/** The gate of a limit of `kind`. */
-export function gateOf(limit: object, kind: LimitKind): Gate {
-  switch (kind) {
-    case 'p-limit':
-      return pLimitGate(limit as PLimitLike);
-    case 'semaphore':
-    case 'mutex': {
-      const lock = limit as SemaphoreLike | MutexLike;
-      return withInside({
-        acquire: () => lock.acquire(),
-        release: () => {
-          lock.release();
-          return undefined;
-        },
-      });
-    }
-    default:
-      return withInside(acquireReleaseGate(limit as AcquireReleaseLimit));
+export function cachedGate(limit: object): Gate | undefined {
+  let gate = gates.get(limit);
+  if (gate === undefined) {
+    gate = gateOf(limit);
+    if (gate !== undefined) gates.set(limit, gate);
   }
+  return gate;
 }
 
-/** `entry` with `inside` made of its own acquire and release. */
-function withInside(entry: Entry): Gate {
-  const gate = entry as Gate;
-  gate.inside = async (fn, arg, refused) => {
+function badCapacity(capacity: unknown, allowed: string): RangeError {
+  return invalidChoice('meteredLimit: options.capacity', capacity, allowed);
+}
+
+function isSlots(capacity: unknown): capacity is number {
+  return Number.isSafeInteger(capacity) && (capacity as number) >= 1;
+}
+
+/** A gate whose `inside` is its own acquire, `fn`, release. */
+abstract class AcquiringGate {
+  mayFailFreeCall(): boolean {
+    return true; // acquire() may reject
+  }
+  abstract acquire(): Promise<unknown>;
+  abstract release(token: unknown): undefined;
+  check?(token: unknown): void;
+
+  async inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R> {
     let token: unknown;
     try {
-      token = await entry.acquire();
-      if (entry.check !== undefined) entry.check(token);
+      token = await this.acquire();
+      this.check?.(token);
     } catch (error) {
       refused?.(arg);
       throw error;
@@ -97,68 +95,82 @@ function withInside(entry: Entry): Gate {
     try {
       return await fn(arg);
     } finally {
-      entry.release(token);
+      this.release(token);
     }
-  };
-  return gate;
+  }
 }
 
-/** One call held open inside p-limit: the slot is released by settling the held-open promise. */
-interface PLimitSlot {
-  readonly held: (slot: PLimitSlot) => void;
-  release: () => void;
-  done: Promise<unknown>;
-}
+/** async-mutex Semaphore and Mutex. */
+class LockGate extends AcquiringGate implements Gate {
+  constructor(private readonly lock: SemaphoreLike | MutexLike) {
+    super();
+  }
 
-/** What p-limit runs: a promise that stays open until the operation releases its slot. */
-function holdOpen(slot: PLimitSlot): Promise<void> {
-  return new Promise((release) => {
-    slot.release = release;
-    slot.held(slot);
-  });
-}
+  acquire(): Promise<unknown> {
+    return this.lock.acquire();
+  }
 
-function pLimitGate(limiter: PLimitLike): Gate {
-  return {
-    inside: (fn, arg, refused) => {
-      const running = limiter(fn, arg);
-      // p-limit fails a call before it runs only on `clearQueue()` with `rejectOnClear`.
-      if (refused !== undefined) running.then(undefined, () => refused(arg));
-      return running;
-    },
-    acquire: () =>
-      new Promise((held, refused) => {
-        const slot = { held, release: nothing, done: undefined as unknown as Promise<unknown> };
-        slot.done = limiter(holdOpen, slot);
-        // Settles after p-limit freed the slot; rejects only when p-limit drops the call unstarted
-        // (`clearQueue()` with `rejectOnClear`), which then fails the wait.
-        slot.done.then(undefined, refused);
-      }),
-    release: (token) => {
-      const slot = token as PLimitSlot;
-      slot.release();
-      return slot.done;
-    },
-  };
-}
+  release(): undefined {
+    this.lock.release();
+  }
 
-function nothing(): void {}
+  /** A Semaphore has `getValue()`; a Mutex has not. */
+  private get semaphore(): SemaphoreLike | undefined {
+    return 'getValue' in this.lock && typeof this.lock.getValue === 'function' ? this.lock : undefined;
+  }
+
+  checkCapacity(capacity: unknown): void {
+    if (capacity === undefined) return;
+    if (this.semaphore === undefined && capacity !== 1) throw badCapacity(capacity, 'undefined or 1 for a Mutex');
+    if (!isSlots(capacity)) {
+      throw badCapacity(capacity, "a whole number from 1 up, or undefined (a Semaphore's value is read live)");
+    }
+  }
+
+  live(_capacity: number | undefined, counts: { readonly active: number }): LiveReaders {
+    const { lock, semaphore } = this;
+    const free = () => !lock.isLocked();
+    if (semaphore === undefined) return { free, limit: () => 1, available: () => (lock.isLocked() ? 0 : 1) };
+    // `getValue()` is the free units; the units held through the metered limit add up to its limit.
+    const available = () => Math.max(0, semaphore.getValue());
+    return { free, limit: () => available() + counts.active, available };
+  }
+}
 
 /** The token is what `acquire()` resolved: a release function, `[value, release]`, or anything (then `release()`). */
-function acquireReleaseGate(limit: AcquireReleaseLimit): Entry {
-  return {
-    acquire: () => limit.acquire(),
-    check: typeof limit.release === 'function' ? undefined : releasable,
-    release: (token) => {
-      if (typeof token === 'function') token();
-      else if (Array.isArray(token) && typeof token[1] === 'function') token[1]();
-      else limit.release?.();
-      return undefined;
-    },
-  };
+class AcquireReleaseGate extends AcquiringGate implements Gate {
+  constructor(private readonly limit: AcquireReleaseLimit) {
+    super();
+    if (typeof limit.release !== 'function') this.check = releasable;
+  }
+
+  acquire(): Promise<unknown> {
+    return this.limit.acquire();
+  }
+
+  release(token: unknown): undefined {
+    if (typeof token === 'function') token();
+    else if (Array.isArray(token) && typeof token[1] === 'function') token[1]();
+    else this.limit.release?.();
+  }
+
+  checkCapacity(capacity: unknown): void {
+    if (!isSlots(capacity)) {
+      throw badCapacity(capacity, 'a whole number from 1 up (required for an acquire()/release() limit)');
+    }
+  }
+
+  /** Such an object tells nothing: its capacity and the metered limit's own count decide. */
+  live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders {
+    const slots = capacity as number;
+    return {
+      free: () => counts.active < slots,
+      limit: () => slots,
+      available: () => Math.max(0, slots - counts.active),
+    };
+  }
 }
 
-/** Without a `release()` method, `acquire()` must resolve a way to release. */
 function releasable(value: unknown): void {
   if (typeof value === 'function' || (Array.isArray(value) && typeof value[1] === 'function')) return;
   throw new TypeError(
@@ -167,96 +179,65 @@ function releasable(value: unknown): void {
   );
 }
 
-const gates = new WeakMap<object, Gate>();
-
-let lastLimit: object | undefined;
-let lastGate: Gate | undefined;
-
-/** The gate of a raw limit (made once per limit), or `undefined` when it is no limit. */
-export function cachedGate(limit: object): Gate | undefined {
-  if (limit === lastLimit) return lastGate;
-  let gate = gates.get(limit);
-  if (gate === undefined) {
-    const kind = kindOf(limit);
-    if (kind === undefined) return undefined;
-    gate = gateOf(limit, kind);
-    gates.set(limit, gate);
-  }
-  lastLimit = limit;
-  lastGate = gate;
-  return gate;
+/** A function p-limit runs that holds its slot open until released; `done` settles once p-limit freed it. */
+interface PLimitSlot {
+  readonly held: (slot: PLimitSlot) => void;
+  release: () => void;
+  done: Promise<unknown>;
 }
 
-/** Throws when `capacity` is not allowed for a limit of `kind`. */
-export function checkCapacity(kind: LimitKind, limit: unknown, capacity: unknown): void {
-  const positive = Number.isSafeInteger(capacity) && (capacity as number) >= 1;
-  if (kind === 'p-limit') {
-    if (capacity !== undefined) {
-      throw invalidChoice(
-        'meteredLimit: options.capacity',
-        capacity,
-        'undefined for a p-limit limiter (its concurrency is read live)',
-      );
-    }
-    if (typeof (limit as PLimitLike).concurrency !== 'number') {
-      throw new TypeError(
-        'meteredLimit: the p-limit limiter has no concurrency property (p-limit 6 or later is needed)',
-      );
-    }
-  } else if (kind === 'mutex') {
-    if (capacity !== undefined && capacity !== 1)
-      throw invalidChoice('meteredLimit: options.capacity', capacity, 'undefined or 1 for a Mutex');
-  } else if (kind === 'semaphore') {
-    if (capacity !== undefined && !positive) {
-      throw invalidChoice(
-        'meteredLimit: options.capacity',
-        capacity,
-        "a whole number from 1 up, or undefined (a Semaphore's value is read live)",
-      );
-    }
-  } else if (!positive) {
-    throw invalidChoice(
-      'meteredLimit: options.capacity',
-      capacity,
-      'a whole number from 1 up (required for an acquire()/release() limit)',
-    );
-  }
+function holdOpen(slot: PLimitSlot): Promise<void> {
+  return new Promise((release) => {
+    slot.release = release;
+    slot.held(slot);
+  });
 }
 
-/** How a limit of `kind` tells whether a slot is free, its slots and its free slots, read live. */
-export function liveReaders(
-  limit: unknown,
-  kind: LimitKind,
-  capacity: number | undefined,
-  counts: { readonly active: number },
-): { free: () => boolean; limit: () => number; available: () => number } {
-  switch (kind) {
-    case 'p-limit': {
-      const limiter = limit as PLimitLike;
-      const concurrency = () => limiter.concurrency ?? Number.POSITIVE_INFINITY;
-      // p-limit 6 queues every call for a microtask before it starts it, so pending calls count
-      // as taken (once it settles, calls are pending only while every slot is held).
-      const available = () => Math.max(0, concurrency() - limiter.activeCount - limiter.pendingCount);
-      return { free: () => available() > 0, limit: concurrency, available };
+function nothing(): void {}
+
+/** p-limit 6 and 7. */
+class PLimitGate implements Gate {
+  constructor(private readonly limiter: PLimitLike) {}
+
+  inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R> {
+    const running = this.limiter(fn, arg);
+    // p-limit fails a call before it runs only on `clearQueue()` with `rejectOnClear`.
+    if (refused !== undefined) running.then(undefined, () => refused(arg));
+    return running;
+  }
+
+  /** p-limit starts a call at once when a slot is free and nothing waits ahead of it. */
+  mayFailFreeCall(): boolean {
+    return this.limiter.pendingCount > 0;
+  }
+
+  acquire(): Promise<unknown> {
+    return new Promise((held, refused) => {
+      const slot = { held, release: nothing, done: undefined as unknown as Promise<unknown> };
+      slot.done = this.limiter(holdOpen, slot);
+      slot.done.then(undefined, refused);
+    });
+  }
+
+  release(token: unknown): Promise<unknown> {
+    const slot = token as PLimitSlot;
+    slot.release();
+    return slot.done;
+  }
+
+  checkCapacity(capacity: unknown): void {
+    if (capacity !== undefined) throw badCapacity(capacity, 'undefined for a p-limit limiter (read live)');
+    if (typeof this.limiter.concurrency !== 'number') {
+      throw new TypeError('meteredLimit: the p-limit limiter has no concurrency property (p-limit 6 or later)');
     }
-    case 'semaphore': {
-      // `getValue()` is the free units; the units held through this metered limit add up to its limit.
-      const semaphore = limit as SemaphoreLike;
-      const free = () => Math.max(0, semaphore.getValue());
-      return { free: () => !semaphore.isLocked(), limit: () => free() + counts.active, available: free };
-    }
-    case 'mutex': {
-      const mutex = limit as MutexLike;
-      return { free: () => !mutex.isLocked(), limit: () => 1, available: () => (mutex.isLocked() ? 0 : 1) };
-    }
-    default: {
-      // An acquire()/release() object tells nothing: its capacity and this limit's own count decide.
-      const slots = capacity as number;
-      return {
-        free: () => counts.active < slots,
-        limit: () => slots,
-        available: () => Math.max(0, slots - counts.active),
-      };
-    }
+  }
+
+  live(): LiveReaders {
+    const limiter = this.limiter;
+    const limit = () => limiter.concurrency ?? Number.POSITIVE_INFINITY;
+    // p-limit 6 queues every call for a microtask before it starts it, so pending calls count as
+    // taken (once it settles, calls are pending only while every slot is held).
+    const taken = () => limiter.activeCount + limiter.pendingCount;
+    return { free: () => taken() < limit(), limit, available: () => Math.max(0, limit() - taken()) };
   }
 }

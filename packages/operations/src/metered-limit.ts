@@ -1,7 +1,10 @@
-// meteredLimit: a limit the user already has, with its live state exported as the
-// gym.concurrency.* series and with admission control (a bounded queue, a deadline). Its
-// queued/active counts are its own counts of the calls made through it, kept whether or not
-// telemetry is on; the limit and its free slots are read from the limiter at collection.
+// meteredLimit: a limit the user already has, with admission control (a bounded queue, a
+// deadline) and its live state exported as the seven gym.concurrency.* observable instruments.
+// Its queued/active counts are its own counts of the calls made through it, kept whether or not
+// telemetry is on; the limit and its free slots are read from the limiter at collection. One
+// attribute set is one exported limit: a newer metered limit with the same names takes the older
+// one's place (whose admission totals carry over, so a counter never goes backwards), and a
+// closed limit leaves the export at once.
 
 import {
   ATTR_CONCURRENCY_COMPONENT,
@@ -9,16 +12,23 @@ import {
   ATTR_SERVER_NAME,
   COMPONENTS,
   type Component,
+  INSTRUMENTS,
   isComponent,
   LIMIT_NAME_PATTERN,
   MAX_LIMIT_NAMES,
   SERVER_NAME_PATTERN,
 } from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
-import { describeValue, invalidChoice, MAX_TIMER_SECONDS, resolveMeter } from '@gym/core/internal';
-import type { Attributes } from '@opentelemetry/api';
-import { attach, attachGlobal, type ExportedLimit, GLOBAL, type Registry, registryOf } from './concurrency-metrics.js';
-import { checkCapacity, type Gate, gateOf, kindOf, LIMIT_SHAPES, type LimitKind, liveReaders } from './limits.js';
+import {
+  createInstrument,
+  describeValue,
+  invalidChoice,
+  MAX_TIMER_SECONDS,
+  perMeter,
+  resolveMeter,
+} from '@gym/core/internal';
+import type { Attributes, Meter } from '@opentelemetry/api';
+import { type Gate, gateOf, LIMIT_SHAPES, type LiveReaders } from './limits.js';
 import { type Admission, checkSignal, OFF, run } from './run.js';
 import { reporter, SCOPE } from './scope.js';
 import type {
@@ -33,61 +43,46 @@ import type {
 const MAX_TIMEOUT_MS = MAX_TIMER_SECONDS * 1000;
 
 /**
- * Wraps `limit` (any {@link MeterableLimit}) in a metered limit: its slots, holders, waiters and admission
- * outcomes are exported as the `gym.concurrency.*` series while metrics are exporting, and it can
- * bound its queue (`maxQueued`) and its waits (`admissionTimeoutMs`). Pass the result to
- * `resourcesOperation` like any limit, or call its `run`. `close()` takes it out of the export.
- *
- * Throws at once on a programming error: `RangeError` for a component, limit name, server name,
- * capacity, timeout or queue bound outside what is allowed, `TypeError` for a value that is no
- * limit. Beyond the 64th distinct limit name (or server name) in the process a limit still works
- * but is never exported (one warning).
+ * Wraps `limit` in a metered limit: its slots, holders, waiters and admission outcomes are
+ * exported as the `gym.concurrency.*` series while metrics export, and it can bound its queue
+ * (`maxQueued`) and its waits (`admissionTimeoutMs`). Throws at once on a programming error
+ * (`RangeError` for an option outside what is allowed, `TypeError` for a value that is no limit).
  */
 export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions): MeteredLimit {
-  const { component, limitName, serverName, capacity, admissionTimeoutMs, maxQueued } = options;
-  if (!isComponent(component)) throw invalidChoice('meteredLimit: options.component', component, COMPONENTS);
+  const { component, limitName, serverName, capacity, admissionTimeoutMs: timeout, maxQueued } = options;
+  const bad = (option: string, value: unknown, allowed: readonly string[] | string) =>
+    invalidChoice(`meteredLimit: options.${option}`, value, allowed);
+  if (!isComponent(component)) throw bad('component', component, COMPONENTS);
   if (typeof limitName !== 'string' || !LIMIT_NAME_PATTERN.test(limitName)) {
-    throw invalidChoice('meteredLimit: options.limitName', limitName, `a string matching ${LIMIT_NAME_PATTERN}`);
+    throw bad('limitName', limitName, `a string matching ${LIMIT_NAME_PATTERN}`);
   }
   if (serverName !== undefined && (typeof serverName !== 'string' || !SERVER_NAME_PATTERN.test(serverName))) {
-    throw invalidChoice(
-      'meteredLimit: options.serverName',
-      serverName,
-      `undefined or a string matching ${SERVER_NAME_PATTERN}`,
+    throw bad('serverName', serverName, `undefined or a string matching ${SERVER_NAME_PATTERN}`);
+  }
+  const gate = limit instanceof MeteredLimitImpl ? undefined : gateOf(limit);
+  if (gate === undefined) {
+    throw new TypeError(
+      `meteredLimit: limit must be ${LIMIT_SHAPES} (not metered already); got ${describeValue(limit)}`,
     );
   }
-  if (limit instanceof MeteredLimitImpl) throw new TypeError('meteredLimit: limit is a metered limit already');
-  const kind = kindOf(limit);
-  if (kind === undefined) {
-    throw new TypeError(`meteredLimit: limit must be ${LIMIT_SHAPES}; got ${describeValue(limit)}`);
-  }
-  checkCapacity(kind, limit, capacity);
-  if (admissionTimeoutMs !== undefined && !(admissionTimeoutMs > 0 && admissionTimeoutMs <= MAX_TIMEOUT_MS)) {
-    throw invalidChoice(
-      'meteredLimit: options.admissionTimeoutMs',
-      admissionTimeoutMs,
+  gate.checkCapacity(capacity);
+  if (timeout !== undefined && !(timeout > 0 && timeout <= MAX_TIMEOUT_MS)) {
+    throw bad(
+      'admissionTimeoutMs',
+      timeout,
       `undefined or a number of milliseconds above 0 and at most ${MAX_TIMEOUT_MS}`,
     );
   }
   if (maxQueued !== undefined && !(Number.isSafeInteger(maxQueued) && maxQueued >= 0)) {
-    throw invalidChoice('meteredLimit: options.maxQueued', maxQueued, 'undefined or a whole number from 0 up');
+    throw bad('maxQueued', maxQueued, 'undefined or a whole number from 0 up');
   }
-  return new MeteredLimitImpl(limit, kind, options);
+  return new MeteredLimitImpl(gate, options);
 }
 
-/** The parts `resourcesOperation` runs a metered limit with, or `undefined` when `limit` is none. */
-export function meteredParts(limit: unknown): { gate: Gate; admission: Admission } | undefined {
-  if (!(limit instanceof MeteredLimitImpl)) return undefined;
-  limit.exportIfExporting();
-  return limit;
-}
-
-/** Limit and server names admitted to the export so far (each bounded). */
-const admittedLimitNames = new Set<string>();
-const admittedServerNames = new Set<string>();
+const admittedNames = { limit: new Set<string>(), server: new Set<string>() };
 
 /** The metered limit. Internal: users see {@link MeteredLimit}. */
-class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
+export class MeteredLimitImpl implements MeteredLimit {
   readonly component: Component;
   readonly limitName: string;
   readonly serverName: string | undefined;
@@ -95,57 +90,46 @@ class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
   readonly attributes: Attributes;
   readonly gate: Gate;
   readonly admission: Admission;
-  readonly limitNow: () => number;
-  readonly availableNow: () => number;
-  /** Where it is exported: the global provider's meter (`undefined`), or an injected one. */
+  readonly live: LiveReaders;
+  /** The options when a provider was injected; `undefined`: the global provider. */
   private readonly source: MeteredLimitOptions | undefined;
-  /** Its registry once it is exported; `null` once closed or when its names were refused. */
-  private registry: Registry | undefined | null = undefined;
+  /** Where it is exported, once it is; `null` once closed or when its names were refused. */
+  private sets: Sets | undefined | null = undefined;
 
-  constructor(limit: MeterableLimit, kind: LimitKind, options: MeteredLimitOptions) {
-    this.component = options.component;
-    this.limitName = options.limitName;
-    this.serverName = options.serverName;
-    this.key = JSON.stringify([this.component, this.limitName, this.serverName ?? null]);
+  constructor(gate: Gate, options: MeteredLimitOptions) {
+    const { component, limitName, serverName } = options;
+    this.component = component;
+    this.limitName = limitName;
+    this.serverName = serverName;
+    this.key = JSON.stringify([component, limitName, serverName ?? null]);
     this.attributes = Object.freeze({
-      [ATTR_CONCURRENCY_COMPONENT]: this.component,
-      [ATTR_CONCURRENCY_LIMIT_NAME]: this.limitName,
-      ...(this.serverName === undefined ? {} : { [ATTR_SERVER_NAME]: this.serverName }),
+      [ATTR_CONCURRENCY_COMPONENT]: component,
+      [ATTR_CONCURRENCY_LIMIT_NAME]: limitName,
+      ...(serverName === undefined ? {} : { [ATTR_SERVER_NAME]: serverName }),
     });
-    this.gate = gateOf(limit, kind);
-    const admission: Admission = {
-      limitName: this.limitName,
+    this.gate = gate;
+    const counts = { queued: 0, active: 0, timeouts: 0, cancelled: 0, rejected: 0 };
+    const live = gate.live(options.capacity, counts);
+    this.admission = Object.assign(counts, {
+      limitName,
       maxQueued: options.maxQueued,
       timeoutMs: options.admissionTimeoutMs,
-      free: () => true,
-      queued: 0,
-      active: 0,
-      timeouts: 0,
-      cancelled: 0,
-      rejected: 0,
-    };
-    this.admission = admission;
-    const live = liveReaders(limit, kind, options.capacity, admission);
-    admission.free = live.free;
-    this.limitNow = live.limit;
-    this.availableNow = live.available;
+      free: live.free,
+    });
+    this.live = live;
     this.source = options.meterProvider != null ? options : undefined;
-    if (
-      !admitted(admittedLimitNames, this.limitName, 'limit') ||
-      !admitted(admittedServerNames, this.serverName, 'server')
-    ) {
-      this.registry = null;
-    }
-    this.exportIfExporting();
+    if (!admitted('limit', limitName) || !admitted('server', serverName)) this.sets = null;
+    this.exportIfExporting(isMetricsExporting());
   }
 
   run<T>(fn: () => PromiseLike<T> | T, options?: MeteredRunOptions): Promise<T> {
     try {
-      if (typeof fn !== 'function')
+      if (typeof fn !== 'function') {
         throw new TypeError(`MeteredLimit.run: fn must be a function; got ${describeValue(fn)}`);
+      }
       const signal = checkSignal(options?.signal, 'MeteredLimit.run: options.signal');
       if (signal?.aborted) return Promise.reject(signal.reason);
-      this.exportIfExporting();
+      this.exportIfExporting(isMetricsExporting());
       return run(this.gate, this.admission, signal, () => fn(), OFF);
     } catch (error) {
       return Promise.reject(error);
@@ -153,12 +137,12 @@ class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
   }
 
   state(): MeteredLimitState {
-    this.exportIfExporting();
-    const { admission: a } = this;
+    this.exportIfExporting(isMetricsExporting());
+    const a = this.admission;
     return {
-      limit: this.limitNow(),
+      limit: this.live.limit(),
       active: a.active,
-      available: this.availableNow(),
+      available: this.live.available(),
       queued: a.queued,
       admissionTimeouts: a.timeouts,
       admissionCancelled: a.cancelled,
@@ -167,37 +151,38 @@ class MeteredLimitImpl implements MeteredLimit, ExportedLimit {
   }
 
   close(): void {
-    this.registry?.remove(this);
-    this.registry = null;
+    const set = this.sets?.get(this.key);
+    if (set?.current === this) retire(set);
+    this.sets = null;
   }
 
   [Symbol.dispose](): void {
     this.close();
   }
 
-  /** Starts reporting it, when it is not reported yet and can be. Never throws. */
-  exportIfExporting(): void {
-    if (this.registry === null) return;
+  /** Starts reporting it, when it is not reported yet and can be (`exporting`: isMetricsExporting()). Never throws. */
+  exportIfExporting(exporting: boolean): void {
+    if (this.sets === null) return;
     if (this.source === undefined) {
-      if (this.registry === undefined && isMetricsExporting()) {
-        this.registry = GLOBAL;
-        GLOBAL.add(this);
-      }
-      if (this.registry !== undefined) attachGlobal();
-      return;
+      if (!exporting) return;
+      if (this.sets === undefined) add(GLOBAL, this);
+      this.sets = GLOBAL;
+      const meter = resolveMeter(undefined, SCOPE, reporter);
+      const instruments = meter && instrumentsFor(meter);
+      if (instruments) instruments.global = true;
+    } else if (this.sets === undefined) {
+      const meter = resolveMeter(this.source, SCOPE, reporter);
+      const instruments = meter && instrumentsFor(meter);
+      if (instruments === undefined) return;
+      this.sets = instruments.sets;
+      add(this.sets, this);
     }
-    if (this.registry !== undefined) return;
-    const meter = resolveMeter(this.source, SCOPE, reporter);
-    if (meter === undefined) return;
-    const registry = registryOf(meter);
-    if (!attach(meter, registry)) return;
-    registry.add(this);
-    this.registry = registry;
   }
 }
 
-/** Adds `name` to `names`; false (one warning) beyond the bound. */
-function admitted(names: Set<string>, name: string | undefined, what: string): boolean {
+/** Admits `name` to the export; false (one warning) beyond the bound. */
+function admitted(what: 'limit' | 'server', name: string | undefined): boolean {
+  const names = admittedNames[what];
   if (name === undefined || names.has(name)) return true;
   if (names.size >= MAX_LIMIT_NAMES) {
     reporter.warnOnce(
@@ -210,3 +195,92 @@ function admitted(names: Set<string>, name: string | undefined, what: string): b
   names.add(name);
   return true;
 }
+
+/** One attribute set: its current limit, and the admission totals of the limits it replaced. */
+interface LimitSet {
+  current: MeteredLimitImpl | undefined;
+  timeouts: number;
+  cancelled: number;
+  rejected: number;
+}
+
+/** Exported limits by attribute set (`MeteredLimitImpl.key`). */
+type Sets = Map<string, LimitSet>;
+
+function add(sets: Sets, limit: MeteredLimitImpl): void {
+  let set = sets.get(limit.key);
+  if (set === undefined) {
+    set = { current: undefined, timeouts: 0, cancelled: 0, rejected: 0 };
+    sets.set(limit.key, set);
+  }
+  retire(set);
+  set.current = limit;
+}
+
+function retire(set: LimitSet): void {
+  const admission = set.current?.admission;
+  set.current = undefined;
+  if (admission === undefined) return;
+  set.timeouts += admission.timeouts;
+  set.cancelled += admission.cancelled;
+  set.rejected += admission.rejected;
+}
+
+/** Limits that record through the global provider: reported only while metrics are exporting. */
+const GLOBAL: Sets = new Map();
+
+/** The instruments of `meter` (made once), or `undefined` when they cannot be made (reported once). */
+function instrumentsFor(meter: Meter): ConcurrencyInstruments | undefined {
+  try {
+    return instrumentsOf(meter);
+  } catch (error) {
+    reporter.warnOnce(
+      'concurrency-instruments',
+      'creating the gym.concurrency instruments failed; metered limits are not reported, the next use tries again',
+      error,
+    );
+    return undefined;
+  }
+}
+
+/** The seven instruments of one meter, the limits given that meter, and GLOBAL when it is the global one. */
+class ConcurrencyInstruments {
+  readonly sets: Sets = new Map();
+  global = false;
+
+  constructor(meter: Meter) {
+    const limit = createInstrument(meter, INSTRUMENTS.concurrencyLimit);
+    const active = createInstrument(meter, INSTRUMENTS.concurrencyActive);
+    const available = createInstrument(meter, INSTRUMENTS.concurrencyAvailable);
+    const queueDepth = createInstrument(meter, INSTRUMENTS.concurrencyQueueDepth);
+    const timeouts = createInstrument(meter, INSTRUMENTS.admissionTimeouts);
+    const cancelled = createInstrument(meter, INSTRUMENTS.admissionCancelled);
+    const rejected = createInstrument(meter, INSTRUMENTS.admissionRejected);
+    const all = [limit, active, available, queueDepth, timeouts, cancelled, rejected];
+    meter.addBatchObservableCallback((result) => {
+      try {
+        for (const sets of this.global && isMetricsExporting() ? [this.sets, GLOBAL] : [this.sets]) {
+          for (const set of sets.values()) {
+            const current = set.current;
+            if (current === undefined) continue;
+            const { attributes, admission: a } = current;
+            const slots = current.live.limit();
+            if (Number.isFinite(slots)) {
+              result.observe(limit, slots, attributes);
+              result.observe(available, current.live.available(), attributes);
+            }
+            result.observe(active, a.active, attributes);
+            result.observe(queueDepth, a.queued, attributes);
+            if (a.timeoutMs !== undefined) result.observe(timeouts, set.timeouts + a.timeouts, attributes);
+            result.observe(cancelled, set.cancelled + a.cancelled, attributes);
+            result.observe(rejected, set.rejected + a.rejected, attributes);
+          }
+        }
+      } catch (error) {
+        reporter.warnOnce('limit-read', 'reading a metered limit failed; its points are missing', error);
+      }
+    }, all);
+  }
+}
+
+const instrumentsOf = perMeter((meter) => new ConcurrencyInstruments(meter));

@@ -1,6 +1,5 @@
-// The four gym.resources.operation.* instruments of one meter, and the recorder of one measured
-// operation. Instruments are made once per meter; the live queued/active counts are plain
-// integers per (operation, executor) that the SDK reads at collection.
+// The four gym.resources.operation.* instruments of one meter, and the recorder of one
+// (operation, executor) series, whose live queued/active counts the SDK reads at collection.
 
 import {
   ATTR_EXECUTOR,
@@ -13,17 +12,17 @@ import {
   type Outcome,
 } from '@gym/constants';
 import { createInstrument, perMeter } from '@gym/core/internal';
-import type { Attributes, BatchObservableResult, Histogram, Meter } from '@opentelemetry/api';
+import type { Attributes, Histogram, Meter } from '@opentelemetry/api';
 import type { Recorder } from './run.js';
 import { reporter } from './scope.js';
 
-/** Instruments of one meter and the series they report. */
 class OperationMetrics {
   readonly queueDuration: Histogram;
   readonly runDuration: Histogram;
+  /** At most one per (operation, executor): a few dozen. */
   private readonly series: Series[] = [];
-  /** By operation, then executor. */
-  private readonly byPair = new Map<Operation, Map<Executor, Series>>();
+  /** The series asked for last: a server mostly measures one series after another. */
+  private last: Series | undefined;
 
   constructor(meter: Meter) {
     this.queueDuration = createInstrument(meter, INSTRUMENTS.operationQueueDuration);
@@ -31,7 +30,7 @@ class OperationMetrics {
     const queued = createInstrument(meter, INSTRUMENTS.operationQueued);
     const active = createInstrument(meter, INSTRUMENTS.operationActive);
     meter.addBatchObservableCallback(
-      (result: BatchObservableResult) => {
+      (result) => {
         for (const series of this.series) {
           result.observe(queued, series.queued, series.attributes);
           result.observe(active, series.active, series.attributes);
@@ -42,41 +41,25 @@ class OperationMetrics {
   }
 
   seriesOf(operation: Operation, executor: Executor): Series {
-    let byExecutor = this.byPair.get(operation);
-    if (byExecutor === undefined) {
-      byExecutor = new Map();
-      this.byPair.set(operation, byExecutor);
-    }
-    let series = byExecutor.get(executor);
+    const last = this.last;
+    if (last !== undefined && last.operation === operation && last.executor === executor) return last;
+    let series = this.series.find((s) => s.operation === operation && s.executor === executor);
     if (series === undefined) {
       series = new Series(this, operation, executor);
-      byExecutor.set(executor, series);
       this.series.push(series);
     }
+    this.last = series;
     return series;
   }
 }
 
+// Per meter, held weakly: a meter nobody uses any more is not kept alive by this package.
 const metricsOf = perMeter((meter) => new OperationMetrics(meter));
 
-let lastMeter: Meter | undefined;
-let lastSeries: Series | undefined;
-
-/**
- * The recorder of the (operation, executor) series on `meter`, or `undefined` when its
- * instruments cannot be made (reported once). The last series asked for is kept: a server
- * mostly measures one series after another on one meter.
- */
+/** The recorder of the (operation, executor) series on `meter`, or `undefined` when its instruments cannot be made (reported once). */
 export function measurement(meter: Meter, operation: Operation, executor: Executor): Recorder | undefined {
-  const last = lastSeries;
-  if (meter === lastMeter && last !== undefined && last.operation === operation && last.executor === executor) {
-    return last;
-  }
   try {
-    const series = metricsOf(meter).seriesOf(operation, executor);
-    lastMeter = meter;
-    lastSeries = series;
-    return series;
+    return metricsOf(meter).seriesOf(operation, executor);
   } catch (error) {
     reporter.warnOnce(
       'instruments',
@@ -87,13 +70,10 @@ export function measurement(meter: Meter, operation: Operation, executor: Execut
   }
 }
 
-/**
- * One (operation, executor) series on one meter: its attributes (built once), its live counts,
- * and the recorder of its operations (each operation keeps its own clock readings).
- */
+/** One series: its attributes (built once), its live counts, and the recorder of its operations. */
 class Series implements Recorder {
   readonly attributes: Attributes;
-  readonly byOutcome: Readonly<Record<Outcome, Attributes>>;
+  readonly byOutcome = {} as Record<Outcome, Attributes>;
   queued = 0;
   active = 0;
 
@@ -102,11 +82,10 @@ class Series implements Recorder {
     readonly operation: Operation,
     readonly executor: Executor,
   ) {
-    const attributes = Object.freeze({ [ATTR_OPERATION]: operation, [ATTR_EXECUTOR]: executor });
-    const byOutcome = {} as Record<Outcome, Attributes>;
-    for (const outcome of OUTCOMES) byOutcome[outcome] = Object.freeze({ ...attributes, [ATTR_OUTCOME]: outcome });
-    this.attributes = attributes;
-    this.byOutcome = byOutcome;
+    this.attributes = Object.freeze({ [ATTR_OPERATION]: operation, [ATTR_EXECUTOR]: executor });
+    for (const outcome of OUTCOMES) {
+      this.byOutcome[outcome] = Object.freeze({ ...this.attributes, [ATTR_OUTCOME]: outcome });
+    }
   }
 
   asked(): number {
@@ -134,18 +113,17 @@ class Series implements Recorder {
 
   ended(heldAt: number, outcome: Outcome): void {
     this.active--;
-    this.record(this.metrics.runDuration, performance.now() - heldAt, this.byOutcome[outcome] as Attributes);
+    this.record(this.metrics.runDuration, performance.now() - heldAt, this.byOutcome[outcome]);
   }
 
   private record(histogram: Histogram, ms: number, attributes: Attributes): void {
     try {
       histogram.record(ms, attributes);
     } catch (error) {
-      reporter.warnOnce(
-        'record',
-        `recording ${(histogram === this.metrics.runDuration ? INSTRUMENTS.operationDuration : INSTRUMENTS.operationQueueDuration).name} failed; recording goes on`,
-        error,
-      );
+      const name = (
+        histogram === this.metrics.runDuration ? INSTRUMENTS.operationDuration : INSTRUMENTS.operationQueueDuration
+      ).name;
+      reporter.warnOnce('record', `recording ${name} failed; recording goes on`, error);
     }
   }
 }

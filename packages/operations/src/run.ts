@@ -1,13 +1,8 @@
-// The one run path of every operation, whatever its limit: asked → acquire (raced against the
-// caller's signal and the admission deadline) → held → the body → release → ended. It is one
-// async function called by the caller, so the body runs in the caller's async context
-// (AsyncLocalStorage, the OpenTelemetry context) whoever granted the slot.
-//
-// What is recorded is a Recorder chosen once at entry: the no-op OFF when nothing exports.
-// A metered limit adds its own counts and admission (`Admission`): a call that would wait
-// while `maxQueued` calls already wait is refused at once; the others wait in the limit's own
-// queue. A wait that ends from outside (signal, deadline) rejects at once; the slot, when the
-// limit grants it later, is released at once (as async-mutex's own `withTimeout` does).
+// The one run path of every operation: asked → acquire (raced against the caller's signal and
+// the admission deadline) → held → the body → release → ended. It is called by the caller, so
+// the body runs in the caller's async context whoever granted the slot. A wait that ends from
+// outside rejects at once; the slot, when the limit grants it later, is released at once (as
+// async-mutex's own `withTimeout` does).
 
 import { isOutcome, OUTCOMES, type Outcome } from '@gym/constants';
 import { describeValue, invalidChoice } from '@gym/core/internal';
@@ -16,33 +11,27 @@ import type { Gate } from './limits.js';
 import { reporter } from './scope.js';
 import type { OperationContext } from './types.js';
 
-/** The body of an operation. */
 export type Body<T> = (op: OperationContext) => PromiseLike<T> | T;
 
 /**
- * What operations tell their telemetry: one recorder per series (made once, like its
- * attributes). It keeps no state of any one call: the clock readings it returns are kept by the
- * call and handed back. Every method is total (never throws).
+ * What an operation tells its telemetry; one per series, keeping no state of any call (the call
+ * keeps the clock readings and hands them back; `NaN`: not read, or held without asking).
+ * `left`: it stopped waiting without a slot (not told of refusals). Never throws.
  */
 export interface Recorder {
-  /** It asks its limit; returns when (`NaN` when nothing records). */
   asked(): number;
-  /** It holds a slot and the body starts; `askedAt` is what `asked` returned, or `NaN` (it held without asking). Returns when. */
   held(askedAt: number): number;
-  /** It stopped waiting without a slot (aborted, timed out, the limit failed). Not told of refusals. */
   left(askedAt: number): void;
-  /** The body ended with `outcome` and the slot was given back; `heldAt` is what `held` returned. */
   ended(heldAt: number, outcome: Outcome): void;
 }
 
 function nothing(): void {}
 
-/** The recorder when nothing exports. */
-export const OFF: Recorder = { asked: notRead, held: notRead, left: nothing, ended: nothing };
-
 function notRead(): number {
   return Number.NaN;
 }
+
+export const OFF: Recorder = { asked: notRead, held: notRead, left: nothing, ended: nothing };
 
 /** A metered limit's own counts of the calls made through it, and its admission rules. */
 export interface Admission {
@@ -50,7 +39,7 @@ export interface Admission {
   readonly maxQueued: number | undefined;
   readonly timeoutMs: number | undefined;
   /** Whether a call now would get a slot at once. */
-  free: () => boolean;
+  readonly free: () => boolean;
   queued: number;
   active: number;
   timeouts: number;
@@ -60,30 +49,27 @@ export interface Admission {
 
 const ALLOWED = `one of ${OUTCOMES.map((o) => JSON.stringify(o)).join(', ')} (or undefined)`;
 
-/**
- * The `op` of every operation that nothing records and no signal cancels: one object, so the
- * off path allocates none. Its outcome is checked at the assignment, as always, and not kept:
- * nothing reads it (the body reads back `undefined`).
- */
+function checkOutcome(value: unknown): void {
+  if (value !== undefined && !isOutcome(value)) throw invalidChoice('op.outcome', value, ALLOWED);
+}
+
+/** The one `op` of every call that nothing records and no signal cancels; its outcome is checked, not kept. */
 class UnrecordedOp implements OperationContext {
   readonly signal = undefined;
   get outcome(): Outcome | undefined {
     return undefined;
   }
   set outcome(value: Outcome | undefined) {
-    if (value !== undefined && !isOutcome(value)) throw invalidChoice('op.outcome', value, ALLOWED);
+    checkOutcome(value);
   }
 }
 
-const UNRECORDED_OP: OperationContext = Object.freeze(new UnrecordedOp());
+export const UNRECORDED_OP: OperationContext = Object.freeze(new UnrecordedOp());
 
 /**
- * Runs `body` inside `gate` (`undefined`: unlimited) and returns or rethrows what it does.
- * `signal`, when given, is a real AbortSignal that has not aborted. Throws (synchronously) an
- * `AdmissionRejectedError` when the admission refuses the call.
- *
- * With no signal and no admission there is nothing to race: the limit runs the body itself
- * (`gate.inside`), and when nothing records either, the body is all it runs.
+ * Runs `body` inside `gate` (`undefined`: unlimited); `signal` has not aborted. Throws
+ * `AdmissionRejectedError` synchronously on a refusal. With nothing to race (no signal, no
+ * deadline) the limit runs the call itself (`gate.inside`).
  */
 export function run<T>(
   gate: Gate | undefined,
@@ -92,14 +78,11 @@ export function run<T>(
   body: Body<T>,
   rec: Recorder,
 ): Promise<T> {
-  if (signal === undefined && admission === undefined) {
-    if (rec === OFF) return gate === undefined ? invoke(body, UNRECORDED_OP) : gate.inside(body, UNRECORDED_OP);
-    const call = new Call(body, undefined, rec, undefined, false);
-    if (gate === undefined) return Call.hold(call);
-    call.ask();
-    return gate.inside(Call.hold, call, Call.leftUnheld);
+  if (gate === undefined) {
+    if (signal === undefined && rec === OFF) return invoke(body, UNRECORDED_OP);
+    return Call.hold(new Call(body, signal, rec, undefined, false));
   }
-  if (gate === undefined) return Call.hold(new Call(body, signal, rec, undefined, false));
+  if (admission === undefined && signal === undefined && rec === OFF) return gate.inside(body, UNRECORDED_OP);
   let waits = false;
   if (admission !== undefined) {
     waits = !admission.free();
@@ -113,6 +96,10 @@ export function run<T>(
   }
   const call = new Call(body, signal, rec, admission, waits);
   call.ask();
+  if (signal === undefined && admission?.timeoutMs === undefined) {
+    const mayFail = waits || admission === undefined || gate.mayFailFreeCall();
+    return gate.inside(Call.hold, call, mayFail ? Call.leftUnheld : undefined);
+  }
   return Call.acquired(gate, call);
 }
 
@@ -120,20 +107,14 @@ async function invoke<T>(body: Body<T>, op: OperationContext): Promise<T> {
   return body(op);
 }
 
-/**
- * One operation from asking to its end, and the `op` its body receives: only `signal` and
- * `outcome` are visible to the body (the rest is private). The outcome setter checks, since the
- * outcome is an attribute value.
- */
+/** One operation from asking to its end, and the `op` its body receives (only `signal` and `outcome` are public). */
 class Call<T> implements OperationContext {
   readonly signal: AbortSignal | undefined;
   #outcome: Outcome | undefined = undefined;
   readonly #body: Body<T>;
   readonly #rec: Recorder;
-  /** Set when the call counts in a metered limit; `#waits`: it counted as queued. */
   readonly #admission: Admission | undefined;
   readonly #waits: boolean;
-  /** Whether the body was reached (the slot was held). */
   #started = false;
   #askedAt = Number.NaN;
 
@@ -156,50 +137,47 @@ class Call<T> implements OperationContext {
   }
 
   set outcome(value: Outcome | undefined) {
-    if (value !== undefined && !isOutcome(value)) throw invalidChoice('op.outcome', value, ALLOWED);
+    checkOutcome(value);
     this.#outcome = value;
   }
 
-  /** It asks its limit. */
   ask(): void {
     this.#askedAt = this.#rec.asked();
   }
 
-  /** The limit failed the call before its slot was held. */
-  static leftUnheld(call: Call<unknown>): void {
-    if (!call.#started) call.#rec.left(call.#askedAt);
+  /** It stopped waiting without a slot. */
+  static leftUnheld(call: Call<unknown>, reason?: unknown): void {
+    if (call.#started) return;
+    const admission = call.#admission;
+    if (admission !== undefined) {
+      if (call.#waits) admission.queued--;
+      else admission.active--;
+      if (reason instanceof AdmissionTimeoutError) admission.timeouts++;
+      else if (call.signal?.aborted === true && reason === call.signal.reason) admission.cancelled++;
+    }
+    call.#rec.left(call.#askedAt);
   }
 
-  /** Acquires `gate` (raced against the signal and the deadline), then holds it. */
+  /** Acquires `gate` raced against the signal and the deadline, then holds it. */
   static async acquired<T>(gate: Gate, call: Call<T>): Promise<T> {
     const signal = call.signal;
-    const admission = call.#admission;
     let token: unknown;
     try {
-      token =
-        signal === undefined && admission?.timeoutMs === undefined
-          ? await gate.acquire()
-          : await race(gate, signal, admission);
-      if (gate.check !== undefined) gate.check(token);
+      token = await race(gate, signal, call.#admission);
+      gate.check?.(token);
       // Aborted after the grant, before this continuation ran: the body must not start.
       if (signal?.aborted) {
         releaseLate(gate, token);
         throw signal.reason;
       }
     } catch (reason) {
-      if (admission !== undefined) {
-        if (call.#waits) admission.queued--;
-        else admission.active--;
-        if (reason instanceof AdmissionTimeoutError) admission.timeouts++;
-        else if (signal?.aborted === true && reason === signal.reason) admission.cancelled++;
-      }
-      call.#rec.left(call.#askedAt);
+      Call.leftUnheld(call, reason);
       throw reason;
     }
     return await Call.hold(call, gate, token);
   }
 
-  /** Runs the body of `call` with its slot held; gives the slot of `token` back to `gate`, when given. */
+  /** Runs the body with its slot held; gives the slot of `token` back to `gate`, when given. */
   static async hold<T>(call: Call<T>, gate?: Gate, token?: unknown): Promise<T> {
     const admission = call.#admission;
     const rec = call.#rec;
@@ -219,10 +197,8 @@ class Call<T> implements OperationContext {
       throw error;
     } finally {
       try {
-        if (gate !== undefined) {
-          const freed = gate.release(token);
-          if (freed !== undefined) await freed;
-        }
+        const freed = gate?.release(token);
+        if (freed !== undefined) await freed;
       } finally {
         if (admission !== undefined) admission.active--;
         rec.ended(heldAt, outcome);
@@ -236,67 +212,34 @@ function isCancellation(error: unknown, signal: AbortSignal | undefined): boolea
   return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'AbortError';
 }
 
-/** `gate.acquire()`, raced against the signal and the admission deadline. */
+/** `gate.acquire()`, ended first by the signal or the admission deadline. */
 function race(gate: Gate, signal: AbortSignal | undefined, admission: Admission | undefined): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    new Wait(gate, signal, admission, resolve, reject);
-  });
-}
-
-/** One wait that can end from outside. */
-class Wait {
-  private done = false;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-
-  constructor(
-    private readonly gate: Gate,
-    private readonly signal: AbortSignal | undefined,
-    admission: Admission | undefined,
-    private readonly resolve: (token: unknown) => void,
-    private readonly reject: (reason: unknown) => void,
-  ) {
-    if (signal !== undefined) watchAbort(signal, this);
+    let done = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stop = (): boolean => {
+      if (done) return false;
+      done = true;
+      if (signal !== undefined) unwatchAbort(signal, end);
+      clearTimeout(timer);
+      return true;
+    };
+    const end = (reason: unknown): void => {
+      if (stop()) reject(reason);
+    };
+    if (signal !== undefined) watchAbort(signal, end);
     const timeoutMs = admission?.timeoutMs;
-    if (timeoutMs !== undefined) {
-      const error = new AdmissionTimeoutError(admission?.limitName ?? '', timeoutMs);
-      this.timer = setTimeout(() => this.end(error), timeoutMs);
-      this.timer.unref?.();
+    if (admission !== undefined && timeoutMs !== undefined) {
+      timer = setTimeout(end, timeoutMs, new AdmissionTimeoutError(admission.limitName, timeoutMs));
+      timer.unref?.();
     }
     try {
-      gate.acquire().then(this.granted, this.failed);
+      // A slot granted after the caller left is given straight back.
+      gate.acquire().then((token) => (stop() ? resolve(token) : releaseLate(gate, token)), end);
     } catch (error) {
-      this.failed(error);
+      end(error);
     }
-  }
-
-  /** The wait ends from outside with `reason`. */
-  end(reason: unknown): void {
-    if (this.done) return;
-    this.stop();
-    this.reject(reason);
-  }
-
-  private stop(): void {
-    this.done = true;
-    if (this.signal !== undefined) unwatchAbort(this.signal, this);
-    if (this.timer !== undefined) clearTimeout(this.timer);
-  }
-
-  private readonly granted = (token: unknown): void => {
-    if (!this.done) {
-      this.stop();
-      this.resolve(token);
-      return;
-    }
-    // The caller left before the limit granted the slot: give it straight back.
-    releaseLate(this.gate, token);
-  };
-
-  private readonly failed = (reason: unknown): void => {
-    if (this.done) return;
-    this.stop();
-    this.reject(reason);
-  };
+  });
 }
 
 /** Gives back a slot its caller no longer wants; a failure is reported, never thrown. */
@@ -314,42 +257,39 @@ function lateReleaseFailed(error: unknown): void {
 
 // One `abort` listener per signal however many operations wait on it: a server passes one
 // shutdown signal to every operation, and a listener each would trip Node's leak warning.
-const watches = new WeakMap<AbortSignal, Set<Wait>>();
+const watches = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
 
 function onAbort(this: AbortSignal): void {
   const waits = watches.get(this);
   watches.delete(this);
   this.removeEventListener('abort', onAbort);
-  if (waits !== undefined) for (const wait of waits) wait.end(this.reason);
+  if (waits !== undefined) for (const end of waits) end(this.reason);
 }
 
-function watchAbort(signal: AbortSignal, wait: Wait): void {
+function watchAbort(signal: AbortSignal, end: (reason: unknown) => void): void {
   let waits = watches.get(signal);
   if (waits === undefined) {
     waits = new Set();
     watches.set(signal, waits);
     signal.addEventListener('abort', onAbort);
   }
-  waits.add(wait);
+  waits.add(end);
 }
 
-function unwatchAbort(signal: AbortSignal, wait: Wait): void {
+function unwatchAbort(signal: AbortSignal, end: (reason: unknown) => void): void {
   const waits = watches.get(signal);
-  if (waits === undefined || !waits.delete(wait) || waits.size > 0) return;
+  if (waits === undefined || !waits.delete(end) || waits.size > 0) return;
   watches.delete(signal);
   signal.removeEventListener('abort', onAbort);
 }
 
-/**
- * `signal` as a real AbortSignal that can be read, or a TypeError naming `what`. Called
- * before anything is acquired.
- */
+/** `signal` as a real, readable AbortSignal, or a TypeError naming `what`. Called before anything is acquired. */
 export function checkSignal(signal: unknown, what: string): AbortSignal | undefined {
   if (signal === undefined) return undefined;
   try {
     if (signal instanceof AbortSignal && typeof signal.aborted === 'boolean') return signal;
   } catch {
-    // An AbortSignal look-alike whose getter throws.
+    // A look-alike whose getter throws.
   }
   throw new TypeError(`${what} must be an AbortSignal; got ${describeValue(signal)}`);
 }

@@ -1,12 +1,14 @@
-// This package's reporter (`@gym/core`'s once-only reporting), its instrumentation scope, and
-// the one check for a second copy of the package in the process: each copy keeps its own
-// live counts, so a second copy says so once, through `diag`, when it loads.
+// This package's name and version, its reporter (`@gym/core`'s once-only reporting), and the one
+// check for a second copy in the process: each copy keeps its own live counts, so the second
+// says so once, through `diag`, when it loads.
 
 import { createReporter } from '@gym/core/internal';
 import { diag } from '@opentelemetry/api';
-import { SCOPE_NAME, VERSION } from './version.js';
 
-/** Reports telemetry trouble once per kind, prefixed `@gym/operations:`. */
+/** The scope version; written out (no JSON import at run time), a test keeps it equal to package.json. */
+export const VERSION = '0.1.0';
+export const SCOPE_NAME = '@gym/operations';
+
 export const reporter = createReporter(SCOPE_NAME);
 
 /** The instrumentation scope every instrument of this package is created under. */

@@ -1,21 +1,15 @@
-// The public surface of @gym/operations, in one place. Limits are described by shape, not by
-// import: async-mutex and p-limit are not dependencies of this package, so a user brings
-// whichever version they have and the types below only say what this package calls on it.
+// The public surface of @gym/operations. Limits are described by shape, not by import:
+// async-mutex and p-limit are not dependencies, so these types only say what this package calls.
 
 import type { Component, Executor, Operation, Outcome } from '@gym/constants';
 import type { MeterProvider } from '@opentelemetry/api';
 
 export type { Component, Executor, Operation, Outcome };
 
-/**
- * An async-mutex `Semaphore` (0.5), or anything with the same public methods. Entered through its
- * own `acquire()`; a caller that stops waiting leaves at once, and the unit, when granted, is
- * released at once.
- */
+/** An async-mutex `Semaphore` (0.5), or anything with the same public methods. */
 export interface SemaphoreLike {
   /** Takes one unit; async-mutex resolves `[previousValue, releaser]`. */
   acquire(): Promise<unknown>;
-  /** Gives one unit back. */
   release(): void;
   /** True when no unit is free. */
   isLocked(): boolean;
@@ -23,118 +17,97 @@ export interface SemaphoreLike {
   getValue(): number;
 }
 
-/** An async-mutex `Mutex` (0.5), or anything with the same public methods. Entered like {@link SemaphoreLike}. */
+/** An async-mutex `Mutex` (0.5), or anything with the same public methods. */
 export interface MutexLike {
-  /** Takes the lock; async-mutex resolves the releaser. */
   acquire(): Promise<unknown>;
-  /** Gives the lock back. */
   release(): void;
-  /** True while held. */
   isLocked(): boolean;
 }
 
-/**
- * A p-limit limiter (`pLimit(n)`, 6.x or 7.x). An operation waits in p-limit's own queue as a
- * function that holds its slot open while the body runs; a caller that stops waiting leaves at
- * once, and its place, when p-limit starts it, gives the slot straight back.
- */
+/** A p-limit limiter (`pLimit(n)`, 6.x or 7.x). An operation waits in p-limit's own queue. */
 export interface PLimitLike {
-  /** Runs `fn(...args)` when a slot is free; resolves or rejects with its result. */
   <Arguments extends unknown[], Result>(
     fn: (...args: Arguments) => PromiseLike<Result> | Result,
     ...args: Arguments
   ): Promise<Result>;
-  /** Bodies running now. */
   readonly activeCount: number;
-  /** Bodies waiting in the limiter's own queue now. */
   readonly pendingCount: number;
   /** How many bodies may run at once; may be changed at run time (p-limit 6+). */
   concurrency?: number;
 }
 
 /**
- * Any other limit: `acquire()` resolves when the caller holds it. If it resolves a function,
- * that function releases; if it resolves `[value, releaser]` (async-mutex decorators such as
- * `withTimeout`), the releaser is called; otherwise `release()` is called. A rejection of
- * `acquire()` (for example async-mutex's `E_TIMEOUT`) fails the operation before its body runs.
+ * Any other limit: `acquire()` resolves when the caller holds it. If it resolves a function, that
+ * function releases; if it resolves `[value, releaser]` (async-mutex's `withTimeout`), the
+ * releaser is called; otherwise `release()` is. A rejection of `acquire()` fails the operation
+ * before its body runs.
  */
 export interface AcquireReleaseLimit {
-  /** Resolves when the caller holds the limit. */
   acquire(): Promise<unknown>;
-  /** Releases, when `acquire()` did not resolve a releaser. */
   release?(): void;
 }
 
 /** A limit that {@link meteredLimit} can wrap. */
 export type MeterableLimit = SemaphoreLike | MutexLike | PLimitLike | AcquireReleaseLimit;
 
-/**
- * What {@link resourcesOperation} can wait on: any limit {@link meteredLimit} can wrap, or a
- * metered limit. `null` (unlimited work) is accepted too: it is measured (queue time 0) but
- * never waits.
- */
+/** What {@link resourcesOperation} can wait on (or `null`: unlimited work, measured, never waiting). */
 export type OperationLimit = MeterableLimit | MeteredLimit;
 
 /** Options of {@link resourcesOperation}. */
 export interface ResourcesOperationOptions {
-  /** What kind of work this is; a metric attribute, so one of OPERATIONS (a string, nothing that converts to one). */
+  /** What kind of work this is: one of OPERATIONS (a metric attribute). */
   operation: Operation;
-  /** Where it runs; a metric attribute, so one of EXECUTORS (a string, nothing that converts to one). */
+  /** Where it runs: one of EXECUTORS (a metric attribute). */
   executor: Executor;
   /**
-   * Cancels the operation. A real `AbortSignal` (anything else is a `TypeError`). While waiting
-   * for the limit (or after a slot was granted but before the body started): it leaves at once,
-   * never runs the body, and rejects with `signal.reason`; a slot granted later is given straight
-   * back. While running: the body sees it as `op.signal` and decides; if the body then throws,
-   * the outcome is `cancelled`.
+   * A real `AbortSignal` (anything else is a `TypeError`). Aborted while waiting: the operation
+   * leaves at once, never runs the body and rejects with `signal.reason`. While running: the body
+   * sees it as `op.signal`; if the body then throws, the outcome is `cancelled`.
    */
   signal?: AbortSignal | undefined;
-  /** Record on a meter of this provider. Else the global provider is used, and only while metrics are exporting. */
+  /** Record on a meter of this provider. Else the global provider, only while metrics are exporting. */
   meterProvider?: MeterProvider | null | undefined;
 }
 
 /** What the body of {@link resourcesOperation} receives. */
 export interface OperationContext {
   /**
-   * How the operation ended, when the body knows better than "returned" (`ok`) or "threw"
-   * (`error`/`cancelled`): set `timeout` or `crashed` (or any of OUTCOMES) and then return or
-   * throw. Assigning a value outside OUTCOMES throws a `RangeError` at the assignment. This
-   * setter is the only way the body reports an outcome.
+   * How the operation ended, when the body knows better than `ok` (returned) or `error` /
+   * `cancelled` (threw): set `timeout`, `crashed` or any of OUTCOMES, then return or throw. Any
+   * other value is a `RangeError` at the assignment.
    */
   outcome: Outcome | undefined;
-  /** The signal of the options, for the body to pass on (for example to `fetch` or `spawn`). */
+  /** The signal of the options, for the body to pass on. */
   readonly signal: AbortSignal | undefined;
 }
 
 /** Options of {@link meteredLimit}. */
 export interface MeteredLimitOptions {
-  /** Where the limit sits: one of COMPONENTS. A metric attribute. */
+  /** Where the limit sits: one of COMPONENTS. */
   component: Component;
-  /** The limit's name, chosen in code: `^[a-z][a-z0-9_]{0,63}$` (e.g. `upstream_requests`). A metric attribute; never an id. */
+  /** The limit's name, chosen in code: `^[a-z][a-z0-9_]{0,63}$`; never an id. */
   limitName: string;
-  /** The server the limit belongs to (`nemo.gym.server.name`): `^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`, at most 64 distinct per process exported. Omitted: no such attribute. */
+  /** `nemo.gym.server.name`: `^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`, at most 64 distinct per process exported. */
   serverName?: string | undefined;
   /**
-   * Slots of an acquire()/release() limit (required there). A Mutex: 1 if given. A Semaphore: not
-   * needed (accepted and unused; its value is read live). A p-limit limiter: not allowed (its
-   * `concurrency` is read live).
+   * Slots of an acquire()/release() limit (required there). A Mutex: 1 if given. A Semaphore:
+   * accepted and unused (read live). A p-limit limiter: not allowed (read live).
    */
   capacity?: number | undefined;
-  /** A wait longer than this many milliseconds rejects with {@link AdmissionTimeoutError}. Omitted: no deadline. */
+  /** A wait longer than this many milliseconds rejects with {@link AdmissionTimeoutError}. */
   admissionTimeoutMs?: number | undefined;
   /**
-   * A call that finds no free slot while this many calls through this metered limit already wait
-   * is refused at once with {@link AdmissionRejectedError}. A call that finds a free slot is never
-   * refused. Omitted: unbounded.
+   * A call that finds no free slot while this many calls through this limit already wait is
+   * refused at once with {@link AdmissionRejectedError}. A call that finds a free slot never is.
    */
   maxQueued?: number | undefined;
-  /** Report on a meter of this provider. Else the global provider is used, and only while metrics are exporting. */
+  /** Report on a meter of this provider. Else the global provider, only while metrics are exporting. */
   meterProvider?: MeterProvider | null | undefined;
 }
 
 /** Options of {@link MeteredLimit.run}. */
 export interface MeteredRunOptions {
-  /** Aborting it while the call waits ends the wait: it rejects with `signal.reason` and counts as cancelled. */
+  /** Aborting it while the call waits rejects with `signal.reason` and counts as cancelled. */
   signal?: AbortSignal | undefined;
 }
 
@@ -144,36 +117,25 @@ export interface MeteredLimitState {
   readonly limit: number;
   /** Slots held through this metered limit now (direct calls on the raw limiter are not counted). */
   readonly active: number;
-  /** Free slots now, read from the limiter, never negative. */
+  /** Free slots now, read from the limiter. */
   readonly available: number;
-  /** Calls waiting for a slot through this metered limit now. */
+  /** Calls through this metered limit waiting for a slot now. */
   readonly queued: number;
-  /** Waits that ran out of admission time, since the limit was made. */
   readonly admissionTimeouts: number;
-  /** Waits ended by the caller's signal, since the limit was made. */
   readonly admissionCancelled: number;
-  /** Calls refused at once because `maxQueued` calls were waiting, since the limit was made. */
   readonly admissionRejected: number;
 }
 
-/**
- * A limit whose live state is exported as the `gym.concurrency.*` series, with admission control.
- * Pass it to {@link resourcesOperation} like any limit, or use it directly through `run`.
- */
+/** A limit whose live state is exported as the `gym.concurrency.*` series, with admission control. */
 export interface MeteredLimit {
-  /** One of COMPONENTS. */
   readonly component: Component;
-  /** The limit's name. */
   readonly limitName: string;
-  /** The server name, when given. */
   readonly serverName: string | undefined;
   /**
-   * Runs `fn` inside the limit and returns (or rethrows) what it returns (throws). Rejects without
-   * running `fn` and without holding a slot with {@link AdmissionRejectedError} (queue full),
-   * {@link AdmissionTimeoutError} (waited too long) or `signal.reason` (aborted while waiting).
+   * Runs `fn` inside the limit and returns (or rethrows) what it does. Rejects without running
+   * `fn` with {@link AdmissionRejectedError}, {@link AdmissionTimeoutError} or `signal.reason`.
    */
   run<T>(fn: () => PromiseLike<T> | T, options?: MeteredRunOptions): Promise<T>;
-  /** The numbers right now. */
   state(): MeteredLimitState;
   /** Takes this limit out of the export at once (it keeps working). */
   close(): void;

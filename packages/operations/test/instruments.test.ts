@@ -19,7 +19,7 @@ import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { ValueType } from '@opentelemetry/api';
 import { DataPointType } from '@opentelemetry/sdk-metrics';
 import { Semaphore } from 'async-mutex';
-import { SCOPE_NAME, VERSION } from '../src/version.js';
+import { SCOPE_NAME, VERSION } from '../src/scope.js';
 import { FakeClock } from './helpers.js';
 
 afterEach(() => {

@@ -687,3 +687,49 @@ it('the limit itself and resourcesOperation share one line: the metered and the 
   expect(log).toEqual(['direct', 'metered']);
   expect(semaphore.getValue()).toBe(1);
 });
+
+describe('p-limit drops waiting calls (clearQueue() with rejectOnClear)', () => {
+  it('a call that found a free slot behind a waiting one, dropped before p-limit started it, leaves the counts', async () => {
+    const limiter = pLimit({ concurrency: 1, rejectOnClear: true });
+    const limit = meteredLimit(limiter, { component: 'other', limitName: 'cleared_free' });
+    const hold = deferred();
+    const holder = limit.run(() => hold.promise);
+    const waiter = capture(limiter(() => 'direct'));
+    limiter.concurrency = 3; // p-limit starts its waiter in a microtask: a slot is free meanwhile
+    const behind = capture(limit.run(() => 'never'));
+    limiter.clearQueue();
+    expect((await behind).ok).toBe(false);
+    expect(limit.state()).toMatchObject({ active: 1, queued: 0 });
+    hold.resolve();
+    await holder;
+    await waiter;
+    expect(limit.state()).toMatchObject({ active: 0, queued: 0 });
+  });
+
+  it('a dropped call leaves the queued counts, records its wait and never runs; a call that found a free slot runs', async () => {
+    const { meterProvider, reader } = createMetricHarness();
+    const limiter = pLimit({ concurrency: 1, rejectOnClear: true });
+    const limit = meteredLimit(limiter, { component: 'other', limitName: 'cleared', meterProvider });
+    const options = { operation: 'tool', executor: 'inline', meterProvider } as const;
+    const hold = deferred();
+    const holder = resourcesOperation(limit, options, () => hold.promise.then(() => 'held'));
+    let ran = 0;
+    const dropped = [
+      capture(resourcesOperation(limit, options, () => ran++)),
+      capture(resourcesOperation(limiter, options, () => ran++)),
+    ];
+    await settle();
+    expect(limit.state()).toMatchObject({ active: 1, queued: 1 });
+    limiter.clearQueue();
+    for (const settled of await Promise.all(dropped)) expect(settled.ok).toBe(false);
+    expect(limit.state()).toMatchObject({ active: 1, queued: 0 });
+    hold.resolve();
+    expect(await holder).toBe('held');
+    expect(ran).toBe(0);
+    const m = await collectMetrics(reader);
+    expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(3);
+    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
+    expect(pointsOf(m, 'gym.resources.operation.queued').map((p) => p.value)).toEqual([0]);
+    expect(limit.state()).toMatchObject({ active: 0, queued: 0 });
+  });
+});
