@@ -30,6 +30,7 @@ export const PACKED_SUITES = [
   'packages/operations/test/randomized.test.ts',
   'packages/operations/test/two-copies.test.ts',
   'packages/operations/test/unreferenced.test.ts',
+  'packages/operations/test/unreferenced-gc.test.ts',
   'packages/operations/test/wrong-shaped-slot.test.ts',
   'test/packed/packed-copy.test.ts',
 ];
