@@ -28,8 +28,9 @@ export interface InstrumentScope {
 }
 
 // The last answer, so the hot path of a process that records on one provider under one scope
-// is a compare (the SDK's own getMeter builds a key string per call).
-let last: { provider: object; scope: InstrumentScope; value: api.Meter | api.Tracer } | undefined;
+// is a compare (the SDK's own getMeter builds a key string per call). Held weakly: a provider
+// the user dropped (and the meter it made) is not kept alive by the last call that used it.
+let last: { provider: WeakRef<object>; scope: InstrumentScope; value: WeakRef<api.Meter | api.Tracer> } | undefined;
 
 function fromProvider<P extends object, T extends api.Meter | api.Tracer>(
   kind: 'meter' | 'tracer',
@@ -38,10 +39,13 @@ function fromProvider<P extends object, T extends api.Meter | api.Tracer>(
   scope: InstrumentScope,
   reporter: Reporter,
 ): T | undefined {
-  if (last?.provider === provider && last.scope === scope) return last.value as T;
+  if (last?.scope === scope && last.provider.deref() === provider) {
+    const value = last.value.deref();
+    if (value !== undefined) return value as T;
+  }
   try {
     const value = get.call(provider, scope.name, scope.version);
-    last = { provider, scope, value };
+    last = { provider: new WeakRef(provider), scope, value: new WeakRef(value) };
     return value;
   } catch (error) {
     reporter.warnOnce(
