@@ -7,7 +7,7 @@ import { describeValue, invalidChoice, resolveMeter } from '@gym/core/internal';
 import { cachedGate, type Gate, isPLimit, LIMIT_SHAPES } from './limits.js';
 import { MeteredLimitImpl } from './metered-limit.js';
 import { measurement } from './operation-metrics.js';
-import { type Admission, checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from './run.js';
+import { type Admission, type Body, checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from './run.js';
 import { reporter, SCOPE } from './scope.js';
 import type { OperationContext, OperationLimit, ResourcesOperationOptions } from './types.js';
 
@@ -33,26 +33,36 @@ export function resourcesOperation<T>(
       throw new TypeError(`resourcesOperation: body must be a function; got ${describeValue(body)}`);
     }
     const signal = checkSignal(options.signal, 'resourcesOperation: options.signal');
-    const exporting = isMetricsExporting();
-    const measured = exporting || options.meterProvider != null;
-    // The off path: nothing records, nothing races the wait; p-limit runs the body itself.
-    if (typeof limit === 'function' && !measured && signal === undefined && isPLimit(limit)) {
-      return limit(body, UNRECORDED_OP);
+    const measured = isMetricsExporting() || options.meterProvider != null;
+    // The off path: nothing records, nothing races the wait; the limit runs the body itself.
+    if (!measured && signal === undefined) {
+      if (typeof limit === 'function' && isPLimit(limit)) return limit(body, UNRECORDED_OP);
+      if (limit !== null && !(limit instanceof MeteredLimitImpl)) return gateOfLimit(limit).inside(body, UNRECORDED_OP);
     }
-    let gate: Gate | undefined;
-    let admission: Admission | undefined;
-    if (limit instanceof MeteredLimitImpl) {
-      limit.exportIfExporting(exporting);
-      ({ gate, admission } = limit);
-    } else if (limit !== null) {
-      gate = gateOfLimit(limit);
-      if (!measured && signal === undefined) return gate.inside(body, UNRECORDED_OP);
-    }
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return run(gate, admission, signal, body, measured ? recorderOf(options) : OFF);
+    return measuredOrRaced(limit, options, signal, measured, body);
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+/** Every call but an unrecorded one with nothing to race through a plain limit; kept apart so the off path stays small. */
+function measuredOrRaced<T>(
+  limit: OperationLimit | null,
+  options: ResourcesOperationOptions,
+  signal: AbortSignal | undefined,
+  measured: boolean,
+  body: Body<T>,
+): Promise<T> {
+  let gate: Gate | undefined;
+  let admission: Admission | undefined;
+  if (limit instanceof MeteredLimitImpl) {
+    limit.exportIfExporting(isMetricsExporting());
+    ({ gate, admission } = limit);
+  } else if (limit !== null) {
+    gate = gateOfLimit(limit);
+  }
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return run(gate, admission, signal, body, measured ? recorderOf(options) : OFF);
 }
 
 function acceptNames(operation: unknown, executor: unknown): void {
