@@ -22,8 +22,11 @@ export interface Gate {
   check?(token: unknown): void;
   /** Runs `fn(arg)` in a slot the limit's own way; `refused(arg)` when the limit fails the call before `fn` ran. */
   inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R>;
-  /** Whether a call made now could be failed by the limit before it runs (false: it starts at once). */
-  mayRefuse(): boolean;
+  /**
+   * Whether a call made now could be failed by the limit before it runs (false: it starts at
+   * once); `slotFree`: a slot is known to be free (a metered limit's `free()` said so).
+   */
+  mayRefuse(slotFree: boolean): boolean;
   /** Throws when a metered limit of this kind does not allow `capacity`. */
   checkCapacity(capacity: unknown): void;
   live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders;
@@ -210,9 +213,9 @@ class PLimitGate implements Gate {
    * p-limit starts a call at once when a slot is free and nothing waits ahead of it; a queued
    * call can be failed by `clearQueue()` (an unknown `concurrency`, before p-limit 6: always).
    */
-  mayRefuse(): boolean {
+  mayRefuse(slotFree: boolean): boolean {
     const limiter = this.limiter;
-    return limiter.pendingCount > 0 || !(limiter.activeCount < (limiter.concurrency as number));
+    return limiter.pendingCount > 0 || (!slotFree && !(limiter.activeCount < (limiter.concurrency as number)));
   }
 
   acquire(): Promise<unknown> {
