@@ -33,13 +33,14 @@ export function resourcesOperation<T>(
       throw new TypeError(`resourcesOperation: body must be a function; got ${describeValue(body)}`);
     }
     const signal = checkSignal(options.signal, 'resourcesOperation: options.signal');
-    const measured = isMetricsExporting() || options.meterProvider != null;
+    const exporting = isMetricsExporting();
+    const measured = exporting || options.meterProvider != null;
     // The off path: nothing records, nothing races the wait; the limit runs the body itself.
     if (!measured && signal === undefined) {
       if (typeof limit === 'function' && isPLimit(limit)) return limit(body, UNRECORDED_OP);
       if (limit !== null && !(limit instanceof MeteredLimitImpl)) return gateOfLimit(limit).inside(body, UNRECORDED_OP);
     }
-    return measuredOrRaced(limit, options, signal, measured, body);
+    return measuredOrRaced(limit, options, signal, exporting, body);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -50,18 +51,19 @@ function measuredOrRaced<T>(
   limit: OperationLimit | null,
   options: ResourcesOperationOptions,
   signal: AbortSignal | undefined,
-  measured: boolean,
+  exporting: boolean,
   body: Body<T>,
 ): Promise<T> {
   let gate: Gate | undefined;
   let admission: Admission | undefined;
   if (limit instanceof MeteredLimitImpl) {
-    limit.exportIfExporting(isMetricsExporting());
+    limit.exportIfExporting(exporting);
     ({ gate, admission } = limit);
   } else if (limit !== null) {
     gate = gateOfLimit(limit);
   }
   if (signal?.aborted) return Promise.reject(signal.reason);
+  const measured = exporting || options.meterProvider != null;
   return run(gate, admission, signal, body, measured ? recorderOf(options) : OFF);
 }
 
