@@ -74,8 +74,9 @@ function acceptNames(operation: unknown, executor: unknown): void {
   lastExecutor = executor;
 }
 
+/** The gate of `limit`; a value that is no limit (a primitive too: a `WeakMap` finds nothing for it) is a TypeError. */
 function gateOfLimit(limit: object): Gate {
-  const gate = typeof limit === 'object' || typeof limit === 'function' ? cachedGate(limit) : undefined;
+  const gate = cachedGate(limit);
   if (gate !== undefined) return gate;
   throw new TypeError(
     `resourcesOperation: limit must be ${LIMIT_SHAPES}, a metered limit, or null for unlimited work; got ${describeValue(limit)}`,
