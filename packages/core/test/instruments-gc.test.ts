@@ -1,26 +1,10 @@
 // resolveMeter remembers its last answer; that memory must not keep a provider (nor the meter
-// it made) alive once the caller dropped it. Full collections are forced (--expose-gc switched
-// on for this file only), and the test waits for the WeakRef to clear.
+// it made) alive once the caller dropped it: full collections are forced until the WeakRef clears.
 
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { createReporter, resolveMeter } from '@gym/core/internal';
+import { collectedByGc } from '@gym/test-kit';
 import { expect, it } from '@jest/globals';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-setFlagsFromString('--no-expose-gc');
-
-/** Whether `ref`'s target is collected within a few full collections, each in a later turn. */
-async function collected(ref: WeakRef<object>): Promise<boolean> {
-  for (let i = 0; i < 10; i++) {
-    await new Promise((resolve) => setImmediate(resolve)); // a WeakRef read keeps its target until the turn ends
-    gc();
-    if (ref.deref() === undefined) return true;
-  }
-  return false;
-}
 
 const scope = { name: '@gym/gc-test', version: '0.0.0' };
 const reporter = createReporter('@gym/gc-test');
@@ -32,6 +16,6 @@ it('the last provider resolved, and its meter, are collected once the caller dro
     expect(resolveMeter({ meterProvider: provider }, scope, reporter)).toBe(meter);
     return [new WeakRef(provider), new WeakRef(meter as object)];
   })();
-  expect(await collected(providerRef)).toBe(true);
-  expect(await collected(meterRef)).toBe(true);
+  expect(await collectedByGc(providerRef)).toBe(true);
+  expect(await collectedByGc(meterRef)).toBe(true);
 });
