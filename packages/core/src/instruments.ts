@@ -27,9 +27,10 @@ export interface InstrumentScope {
   readonly version?: string;
 }
 
-// The last answer, so the hot path of a process that records on one provider under one scope
-// is a compare (the SDK's own getMeter builds a key string per call).
-let last: { provider: object; scope: InstrumentScope; value: api.Meter | api.Tracer } | undefined;
+// The last answer per provider, so the hot path of a process that records on one provider under
+// one scope is a lookup and a compare (the SDK's own getMeter builds a key string per call).
+// Keyed weakly: a provider the user dropped, and the meter it made, are not kept alive here.
+const lastOf = new WeakMap<object, { kind: string; scope: InstrumentScope; value: api.Meter | api.Tracer }>();
 
 function fromProvider<P extends object, T extends api.Meter | api.Tracer>(
   kind: 'meter' | 'tracer',
@@ -38,10 +39,11 @@ function fromProvider<P extends object, T extends api.Meter | api.Tracer>(
   scope: InstrumentScope,
   reporter: Reporter,
 ): T | undefined {
-  if (last?.provider === provider && last.scope === scope) return last.value as T;
+  const last = lastOf.get(provider);
+  if (last?.scope === scope && last.kind === kind) return last.value as T;
   try {
     const value = get.call(provider, scope.name, scope.version);
-    last = { provider, scope, value };
+    lastOf.set(provider, { kind, scope, value });
     return value;
   } catch (error) {
     reporter.warnOnce(

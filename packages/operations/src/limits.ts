@@ -22,8 +22,11 @@ export interface Gate {
   check?(token: unknown): void;
   /** Runs `fn(arg)` in a slot the limit's own way; `refused(arg)` when the limit fails the call before `fn` ran. */
   inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R>;
-  /** Whether a call that finds a free slot now could still be failed by the limit before it runs. */
-  mayFailFreeCall(): boolean;
+  /**
+   * Whether a call made now could be failed by the limit before it runs (false: it starts at
+   * once); `slotFree`: a slot is known to be free (a metered limit's `free()` said so).
+   */
+  mayRefuse(slotFree: boolean): boolean;
   /** Throws when a metered limit of this kind does not allow `capacity`. */
   checkCapacity(capacity: unknown): void;
   live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders;
@@ -76,7 +79,7 @@ function isSlots(capacity: unknown): capacity is number {
 
 /** A gate whose `inside` is its own acquire, `fn`, release. */
 abstract class AcquiringGate {
-  mayFailFreeCall(): boolean {
+  mayRefuse(): boolean {
     return true; // acquire() may reject
   }
   abstract acquire(): Promise<unknown>;
@@ -206,9 +209,13 @@ class PLimitGate implements Gate {
     return running;
   }
 
-  /** p-limit starts a call at once when a slot is free and nothing waits ahead of it. */
-  mayFailFreeCall(): boolean {
-    return this.limiter.pendingCount > 0;
+  /**
+   * p-limit starts a call at once when a slot is free and nothing waits ahead of it; a queued
+   * call can be failed by `clearQueue()` (an unknown `concurrency`, before p-limit 6: always).
+   */
+  mayRefuse(slotFree: boolean): boolean {
+    const limiter = this.limiter;
+    return limiter.pendingCount > 0 || (!slotFree && !(limiter.activeCount < (limiter.concurrency as number)));
   }
 
   acquire(): Promise<unknown> {

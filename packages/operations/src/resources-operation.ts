@@ -7,7 +7,7 @@ import { describeValue, invalidChoice, resolveMeter } from '@gym/core/internal';
 import { cachedGate, type Gate, isPLimit, LIMIT_SHAPES } from './limits.js';
 import { MeteredLimitImpl } from './metered-limit.js';
 import { measurement } from './operation-metrics.js';
-import { type Admission, checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from './run.js';
+import { type Admission, type Body, checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from './run.js';
 import { reporter, SCOPE } from './scope.js';
 import type { OperationContext, OperationLimit, ResourcesOperationOptions } from './types.js';
 
@@ -35,24 +35,36 @@ export function resourcesOperation<T>(
     const signal = checkSignal(options.signal, 'resourcesOperation: options.signal');
     const exporting = isMetricsExporting();
     const measured = exporting || options.meterProvider != null;
-    // The off path: nothing records, nothing races the wait; p-limit runs the body itself.
-    if (typeof limit === 'function' && !measured && signal === undefined && isPLimit(limit)) {
-      return limit(body, UNRECORDED_OP);
+    // The off path: nothing records, nothing races the wait; the limit runs the body itself.
+    if (!measured && signal === undefined) {
+      if (typeof limit === 'function' && isPLimit(limit)) return limit(body, UNRECORDED_OP);
+      if (limit !== null && !(limit instanceof MeteredLimitImpl)) return gateOfLimit(limit).inside(body, UNRECORDED_OP);
     }
-    let gate: Gate | undefined;
-    let admission: Admission | undefined;
-    if (limit instanceof MeteredLimitImpl) {
-      limit.exportIfExporting(exporting);
-      ({ gate, admission } = limit);
-    } else if (limit !== null) {
-      gate = gateOfLimit(limit);
-      if (!measured && signal === undefined) return gate.inside(body, UNRECORDED_OP);
-    }
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return run(gate, admission, signal, body, measured ? recorderOf(options) : OFF);
+    return measuredOrRaced(limit, options, signal, exporting, body);
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+/** Every call but an unrecorded one with nothing to race through a plain limit; kept apart so the off path stays small. */
+function measuredOrRaced<T>(
+  limit: OperationLimit | null,
+  options: ResourcesOperationOptions,
+  signal: AbortSignal | undefined,
+  exporting: boolean,
+  body: Body<T>,
+): Promise<T> {
+  let gate: Gate | undefined;
+  let admission: Admission | undefined;
+  if (limit instanceof MeteredLimitImpl) {
+    limit.exportIfExporting(exporting);
+    ({ gate, admission } = limit);
+  } else if (limit !== null) {
+    gate = gateOfLimit(limit);
+  }
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  const measured = exporting || options.meterProvider != null;
+  return run(gate, admission, signal, body, measured ? recorderOf(options) : OFF);
 }
 
 function acceptNames(operation: unknown, executor: unknown): void {
@@ -62,8 +74,9 @@ function acceptNames(operation: unknown, executor: unknown): void {
   lastExecutor = executor;
 }
 
+/** The gate of `limit`; a value that is no limit (a primitive too: a `WeakMap` finds nothing for it) is a TypeError. */
 function gateOfLimit(limit: object): Gate {
-  const gate = typeof limit === 'object' || typeof limit === 'function' ? cachedGate(limit) : undefined;
+  const gate = cachedGate(limit);
   if (gate !== undefined) return gate;
   throw new TypeError(
     `resourcesOperation: limit must be ${LIMIT_SHAPES}, a metered limit, or null for unlimited work; got ${describeValue(limit)}`,

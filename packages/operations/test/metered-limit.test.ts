@@ -706,6 +706,25 @@ describe('p-limit drops waiting calls (clearQueue() with rejectOnClear)', () => 
     expect(limit.state()).toMatchObject({ active: 0, queued: 0 });
   });
 
+  it('a measured call on a plain limiter that found a free slot behind a waiting one, then dropped, leaves the queued count', async () => {
+    const { meterProvider, reader } = createMetricHarness();
+    const limiter = pLimit({ concurrency: 1, rejectOnClear: true });
+    const options = { operation: 'tool', executor: 'inline', meterProvider } as const;
+    const hold = deferred();
+    const holder = resourcesOperation(limiter, options, () => hold.promise);
+    const waiter = capture(limiter(() => 'direct'));
+    limiter.concurrency = 3; // p-limit starts its waiter in a microtask: a slot is free meanwhile
+    const behind = capture(resourcesOperation(limiter, options, () => 'never'));
+    limiter.clearQueue();
+    expect((await behind).ok).toBe(false);
+    hold.resolve();
+    await holder;
+    await waiter;
+    const m = await collectMetrics(reader);
+    expect(pointsOf(m, 'gym.resources.operation.queued').map((p) => p.value)).toEqual([0]);
+    expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(2);
+  });
+
   it('a dropped call leaves the queued counts, records its wait and never runs; a call that found a free slot runs', async () => {
     const { meterProvider, reader } = createMetricHarness();
     const limiter = pLimit({ concurrency: 1, rejectOnClear: true });
