@@ -95,6 +95,12 @@ const pick = (name, attributes) =>
   metrics[name]?.points.find((point) =>
     Object.entries(attributes).every(([key, value]) => point.attributes[key] === value),
   )?.value;
+// A histogram's count and sum over all its points: what was recorded, however attributes split it.
+const total = (name) =>
+  metrics[name]?.points.reduce((t, { value }) => ({ count: t.count + value.count, sum: t.sum + value.sum }), {
+    count: 0,
+    sum: 0,
+  });
 
 process.stdout.write(
   `${JSON.stringify({
@@ -126,8 +132,8 @@ process.stdout.write(
       queued: pick(METRIC_OPERATION_QUEUE_DURATION, { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'subprocess' }),
     },
     metrics: {
-      rollout: pick(METRIC_ROLLOUT_DURATION, {}),
-      verify: pick(METRIC_VERIFY_DURATION, {}),
+      rollout: total(METRIC_ROLLOUT_DURATION),
+      verify: total(METRIC_VERIFY_DURATION),
       successRate: pick(METRIC_VERIFY_SUCCESS_RATE, {}),
     },
     sandbox: {

@@ -11,7 +11,14 @@ import {
   METRIC_VERIFY_SUCCESS_RATE,
 } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
-import { captureDiag, createMetricHarness, gaugeValue, histogramPoint, type MetricHarness } from '@gym/test-kit';
+import {
+  captureDiag,
+  createMetricHarness,
+  gaugeValue,
+  histogramPoint,
+  histogramTotal,
+  type MetricHarness,
+} from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { diag, type Meter, metrics } from '@opentelemetry/api';
 import { DataPointType } from '@opentelemetry/sdk-metrics';
@@ -96,7 +103,7 @@ describe('instrument shape', () => {
     new gym.GymMetrics({ meterProvider: h.meterProvider }).recordRolloutDuration(0);
     new gym.GymMetrics({ meterProvider: h.meterProvider }).recordActiveServers(0);
     const collected = await h.collect();
-    expect(histogramPoint(collected, METRIC_ROLLOUT_DURATION)).toMatchObject({ count: 1, sum: 0 });
+    expect(histogramTotal(collected, METRIC_ROLLOUT_DURATION)).toEqual({ count: 1, sum: 0 });
     expect(gaugeValue(collected, METRIC_SERVERS_ACTIVE)).toBe(0);
   });
 
@@ -112,7 +119,7 @@ describe('where the meter comes from', () => {
     const h = harness();
     const meter = h.meterProvider.getMeter('caller-scope');
     new gym.GymMetrics({ meterProvider: providerOf(meter) }).recordRolloutDuration(7);
-    expect(histogramPoint(await h.collect(), METRIC_ROLLOUT_DURATION).sum).toBe(7);
+    expect(histogramTotal(await h.collect(), METRIC_ROLLOUT_DURATION).sum).toBe(7);
     expect(await h.scopes()).toEqual(['caller-scope']);
   });
 
@@ -130,14 +137,14 @@ describe('where the meter comes from', () => {
     metrics.setGlobalMeterProvider(h.meterProvider);
     setTelemetryState({ metricsExporting: true, tracesExporting: false, spanGroups: [], orchestrator: true });
     gym.recordRolloutDuration(9);
-    expect(histogramPoint(await h.collect(), METRIC_ROLLOUT_DURATION).sum).toBe(9);
+    expect(histogramTotal(await h.collect(), METRIC_ROLLOUT_DURATION).sum).toBe(9);
   });
 
   it('an injected provider records even when the published state says metrics are off', async () => {
     const h = harness();
     setTelemetryState({ metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator: false });
     new gym.GymMetrics({ meterProvider: h.meterProvider }).recordRolloutDuration(11);
-    expect(histogramPoint(await h.collect(), METRIC_ROLLOUT_DURATION).sum).toBe(11);
+    expect(histogramTotal(await h.collect(), METRIC_ROLLOUT_DURATION).sum).toBe(11);
   });
 
   it('a re-initialised process (a new global provider) gets fresh instruments on the new provider', async () => {
@@ -149,8 +156,8 @@ describe('where the meter comes from', () => {
     metrics.setGlobalMeterProvider(second.meterProvider);
     gym.recordRolloutDuration(200);
     gym.recordRolloutDuration(300);
-    expect(histogramPoint(await first.collect(), METRIC_ROLLOUT_DURATION)).toMatchObject({ count: 1, sum: 100 });
-    expect(histogramPoint(await second.collect(), METRIC_ROLLOUT_DURATION)).toMatchObject({ count: 2, sum: 500 });
+    expect(histogramTotal(await first.collect(), METRIC_ROLLOUT_DURATION)).toEqual({ count: 1, sum: 100 });
+    expect(histogramTotal(await second.collect(), METRIC_ROLLOUT_DURATION)).toEqual({ count: 2, sum: 500 });
   });
 });
 
@@ -191,7 +198,7 @@ describe('instrument cache', () => {
     const second = notingMeter(h.meterProvider.getMeter('second'), createdOnSecond);
     new gym.GymMetrics({ meterProvider: providerOf(second) }).recordRolloutDuration(2);
     expect(createdOnSecond).toEqual(four);
-    expect(histogramPoint(await h.collect(), METRIC_ROLLOUT_DURATION).count).toBeGreaterThan(0);
+    expect(histogramTotal(await h.collect(), METRIC_ROLLOUT_DURATION).count).toBeGreaterThan(0);
   });
 
   it('an instrument that is declared but never written exports nothing', async () => {

@@ -10,7 +10,7 @@ import {
   createMetricHarness,
   type DiagCapture,
   gaugeValue,
-  histogramPoint,
+  histogramTotal,
   installThrowingDiagLogger,
   type MetricHarness,
 } from '@gym/test-kit';
@@ -77,7 +77,7 @@ describe('a throwing meter never reaches the caller', () => {
     new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordRolloutDuration(125);
     new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(40, false);
     const collected = await harness.collect();
-    expect(histogramPoint(collected, METRIC_ROLLOUT_DURATION).sum).toBe(125);
+    expect(histogramTotal(collected, METRIC_ROLLOUT_DURATION).sum).toBe(125);
     // The tally kept counting through the failures: 3 ok (failed to export) + 1 failed.
     expect(gaugeValue(collected, METRIC_VERIFY_SUCCESS_RATE)).toBeCloseTo(0.75, 12);
   });
@@ -120,7 +120,7 @@ describe('a diag logger that throws never reaches the caller', () => {
     new gym.GymMetrics(good).recordRolloutDuration(7);
     const collected = await harness.collect();
     expect(gaugeValue(collected, METRIC_SERVERS_ACTIVE)).toBe(4);
-    expect(histogramPoint(collected, METRIC_ROLLOUT_DURATION).sum).toBe(7);
+    expect(histogramTotal(collected, METRIC_ROLLOUT_DURATION).sum).toBe(7);
   });
 });
 
@@ -146,7 +146,7 @@ describe('null means "not injected"', () => {
     gym.declareOrchestrator();
     new gym.GymMetrics({ meterProvider: null }).recordActiveServers(3);
     const collected = await harness.collect();
-    expect(histogramPoint(collected, METRIC_ROLLOUT_DURATION).sum).toBe(2);
+    expect(histogramTotal(collected, METRIC_ROLLOUT_DURATION).sum).toBe(2);
     expect(gaugeValue(collected, METRIC_SERVERS_ACTIVE)).toBe(3);
     expect(logger.from('@gym/metrics:')).toEqual([]);
   });

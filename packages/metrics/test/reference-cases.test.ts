@@ -14,7 +14,7 @@ import {
   createMetricHarness,
   type DiagCapture,
   gaugeValue,
-  histogramPoint,
+  histogramTotal,
   type MetricHarness,
 } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
@@ -99,7 +99,7 @@ describe('Gym reference cases (test_metrics.py)', () => {
 
   it('4 rollout_duration_reaches_the_named_instrument: 125 ms → count 1, sum 125', async () => {
     new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordRolloutDuration(125);
-    const point = histogramPoint(await harness.collect(), METRIC_ROLLOUT_DURATION);
+    const point = histogramTotal(await harness.collect(), METRIC_ROLLOUT_DURATION);
     expect(point.count).toBe(1);
     expect(point.sum).toBe(125);
   });
@@ -107,7 +107,7 @@ describe('Gym reference cases (test_metrics.py)', () => {
   it('5 verify_records_duration_and_success_rate: 40 ms ok → sum 40, rate 1.0', async () => {
     new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(40, true);
     const collected = await harness.collect();
-    expect(histogramPoint(collected, METRIC_VERIFY_DURATION).sum).toBe(40);
+    expect(histogramTotal(collected, METRIC_VERIFY_DURATION).sum).toBe(40);
     expect(gaugeValue(collected, METRIC_VERIFY_SUCCESS_RATE)).toBe(1);
   });
 

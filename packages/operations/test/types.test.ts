@@ -4,6 +4,7 @@
 // limits are driven once each, so this file can fail under jest too.
 
 import type { Outcome } from '@gym/constants';
+import type * as Operations from '@gym/operations';
 import {
   type OperationContext,
   type OperationLimit,
@@ -13,6 +14,27 @@ import {
 import { describe, expect, it } from '@jest/globals';
 import { Mutex, Semaphore, withTimeout } from 'async-mutex';
 import pLimit from 'p-limit';
+
+// The public types, each named once: the index re-exports all of types.ts, so removing or
+// renaming one is a compile error here (`npm run typecheck`).
+export type PublicTypes = [
+  Operations.AcquireReleaseLimit,
+  Operations.Component,
+  Operations.Executor,
+  Operations.MeterableLimit,
+  Operations.MeteredLimit,
+  Operations.MeteredLimitOptions,
+  Operations.MeteredLimitState,
+  Operations.MeteredRunOptions,
+  Operations.MutexLike,
+  Operations.Operation,
+  Operations.OperationContext,
+  Operations.OperationLimit,
+  Operations.Outcome,
+  Operations.PLimitLike,
+  Operations.ResourcesOperationOptions,
+  Operations.SemaphoreLike,
+];
 
 describe('types', () => {
   it('accepts Semaphore, Mutex, p-limit, decorators, acquire/release objects and null', async () => {

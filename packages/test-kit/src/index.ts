@@ -23,6 +23,7 @@ export {
   gaugeValue,
   histogramCount,
   histogramPoint,
+  histogramTotal,
   type MetricHarness,
   type MetricHarnessOptions,
   PullMetricReader,

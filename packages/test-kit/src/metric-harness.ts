@@ -146,7 +146,19 @@ export function counterValue(collected: Map<string, MetricData>, name: string, a
   return onePoint<number>(collected, name, [DataPointType.SUM], attributes).value;
 }
 
+/**
+ * A histogram's total over all its points: the count and sum recorded, whatever attributes split
+ * them into points (both 0 when it was not exported). Use it where a test means "everything
+ * recorded", so that a new attribute on the instrument does not break it.
+ */
+export function histogramTotal(collected: Map<string, MetricData>, name: string): { count: number; sum: number } {
+  return pointsOf<Histogram>(collected, name).reduce(
+    (total, p) => ({ count: total.count + p.value.count, sum: total.sum + (p.value.sum ?? 0) }),
+    { count: 0, sum: 0 },
+  );
+}
+
 /** Total count of a histogram over all its points (0 when it was not exported). */
 export function histogramCount(collected: Map<string, MetricData>, name: string): number {
-  return pointsOf<Histogram>(collected, name).reduce((n, p) => n + p.value.count, 0);
+  return histogramTotal(collected, name).count;
 }

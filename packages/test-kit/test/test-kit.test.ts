@@ -13,6 +13,7 @@ import {
   gaugeValue,
   histogramCount,
   histogramPoint,
+  histogramTotal,
   installThrowingDiagLogger,
   ManualClock,
   pointsOf,
@@ -41,6 +42,8 @@ describe('metric harness', () => {
     expect(findMetric(collected, 'kit.duration').descriptor.unit).toBe('s');
     expect(histogramPoint(collected, 'kit.duration', { outcome: 'ok' })).toMatchObject({ count: 2, sum: 2 });
     expect(histogramCount(collected, 'kit.duration')).toBe(3);
+    expect(histogramTotal(collected, 'kit.duration')).toEqual({ count: 3, sum: 5 });
+    expect(histogramTotal(collected, 'kit.absent')).toEqual({ count: 0, sum: 0 });
     expect(gaugeValue(collected, 'kit.gauge')).toBe(7);
     expect(counterValue(collected, 'kit.live', { state: 'active' })).toBe(3);
     expect(attributeSets(collected, 'kit.duration')).toEqual(
