@@ -9,8 +9,6 @@
 // exactly the same entries: the test compares against them one for one.
 
 import { constants, PerformanceObserver } from 'node:perf_hooks';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import {
   ATTR_V8JS_GC_TYPE,
   METRIC_V8JS_GC_DURATION,
@@ -18,13 +16,9 @@ import {
   V8JS_GC_TYPES,
 } from '@gym/constants';
 import { startObserver } from '@gym/observer';
-import { createMetricHarness, findMetric, pointsOf, waitFor } from '@gym/test-kit';
+import { createMetricHarness, findMetric, gc, pointsOf, waitFor } from '@gym/test-kit';
 import { expect, it } from '@jest/globals';
 import type { Histogram, MetricData } from '@opentelemetry/sdk-metrics';
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-setFlagsFromString('--no-expose-gc');
 
 /** Node's gc kind flags, named as the metric names them (written out here, not taken from the package). */
 const KIND_NAMES = new Map<number, string>([

@@ -12,7 +12,7 @@ export {
   resetDiag,
   ThrowingDiagLogger,
 } from './diag-capture.js';
-export { collectedByGc } from './gc.js';
+export { collectedByGc, gc } from './gc.js';
 export { ManualClock } from './manual-clock.js';
 export {
   attributeSets,
