@@ -4,7 +4,7 @@
 import { EXECUTORS, isExecutor, isOperation, OPERATIONS } from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
 import { describeValue, invalidChoice, resolveMeter } from '@gym/core/internal';
-import { cachedGate, type Gate, isPLimit, LIMIT_SHAPES } from './limits.js';
+import { cachedGate, type Gate, LIMIT_SHAPES } from './limits.js';
 import { MeteredLimitImpl } from './metered-limit.js';
 import { measurement } from './operation-metrics.js';
 import { type Admission, type Body, checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from './run.js';
@@ -35,9 +35,11 @@ export function resourcesOperation<T>(
     const signal = checkSignal(options.signal, 'resourcesOperation: options.signal');
     const exporting = isMetricsExporting();
     const measured = exporting || options.meterProvider != null;
-    // The off path: nothing records, nothing races the wait; the limit runs the body itself.
+    // The off path: nothing records, nothing races the wait; the limit runs the body itself. A
+    // function is trusted to be a p-limit limiter (the type says so): probing one of its
+    // properties cost 3-4 % of a bare p-limit call. A measured call still checks it.
     if (!measured && signal === undefined) {
-      if (typeof limit === 'function' && isPLimit(limit)) return limit(body, UNRECORDED_OP);
+      if (typeof limit === 'function') return limit(body, UNRECORDED_OP);
       if (limit !== null && !(limit instanceof MeteredLimitImpl)) return gateOfLimit(limit).inside(body, UNRECORDED_OP);
     }
     return measuredOrRaced(limit, options, signal, exporting, body);
