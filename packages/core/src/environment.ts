@@ -20,7 +20,6 @@ export const MIN_SAMPLE_INTERVAL_SECONDS = 0.1;
 export interface GymVariable<T> {
   /** `NEMO_GYM_OTEL_<KEY>`, then `NEMO_LENS_<KEY>`: the first non-blank wins. */
   readonly names: readonly [string, string];
-  /** The value when both are unset or blank. */
   readonly defaultValue: T;
   readonly defaultText: string;
   readonly allowed: string;
@@ -96,7 +95,6 @@ export const GYM_VARIABLES = {
   }),
 } as const;
 
-/** A raw value and the variable it came from. */
 export type RawValue = { readonly name: string; readonly value: string };
 
 /** The first non-blank value among `names`, with its name; `undefined` when all are unset or blank. */

@@ -89,10 +89,7 @@ const CREATE = {
 /** The OpenTelemetry API type each kind creates. */
 export type InstrumentOfKind = { [K in InstrumentKind]: ReturnType<api.Meter[(typeof CREATE)[K]]> };
 
-/**
- * Creates `entry`'s instrument on `meter`, a histogram with its boundaries as advice (a view
- * the user sets up still wins). Throws when the meter does.
- */
+/** Creates `entry`'s instrument on `meter`, a histogram advising its boundaries (a user's view wins). Throws as the meter does. */
 export function createInstrument<E extends InstrumentEntry>(meter: api.Meter, entry: E): InstrumentOfKind[E['kind']] {
   const create = meter[CREATE[entry.kind]] as (name: string, options: api.MetricOptions) => InstrumentOfKind[E['kind']];
   return create.call(meter, entry.name, {
