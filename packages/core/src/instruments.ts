@@ -75,52 +75,33 @@ export function resolveTracer(
   return provider && fromProvider('tracer', provider, provider.getTracer, scope, reporter);
 }
 
-/** The OpenTelemetry API type each kind creates. */
-export interface InstrumentOfKind {
-  histogram: api.Histogram;
-  counter: api.Counter;
-  'up-down counter': api.UpDownCounter;
-  gauge: api.Gauge;
-  'observable counter': api.ObservableCounter;
-  'observable up-down counter': api.ObservableUpDownCounter;
-  'observable gauge': api.ObservableGauge;
-}
+// Each kind's factory on the meter: one table, from which the type each kind creates derives.
+const CREATE = {
+  histogram: 'createHistogram',
+  counter: 'createCounter',
+  'up-down counter': 'createUpDownCounter',
+  gauge: 'createGauge',
+  'observable counter': 'createObservableCounter',
+  'observable up-down counter': 'createObservableUpDownCounter',
+  'observable gauge': 'createObservableGauge',
+} as const satisfies Record<InstrumentKind, keyof api.Meter>;
 
-/**
- * Creates `entry`'s instrument on `meter`, a histogram with its boundaries as advice (a view
- * the user sets up still wins). Throws when the meter does.
- */
-export function createInstrument<E extends InstrumentEntry>(meter: api.Meter, entry: E): InstrumentOfKind[E['kind']];
-export function createInstrument(meter: api.Meter, entry: InstrumentEntry): InstrumentOfKind[InstrumentKind] {
-  const { name } = entry;
-  const options: api.MetricOptions = {
+/** The OpenTelemetry API type each kind creates. */
+export type InstrumentOfKind = { [K in InstrumentKind]: ReturnType<api.Meter[(typeof CREATE)[K]]> };
+
+/** Creates `entry`'s instrument on `meter`, a histogram advising its boundaries (a user's view wins). Throws as the meter does. */
+export function createInstrument<E extends InstrumentEntry>(meter: api.Meter, entry: E): InstrumentOfKind[E['kind']] {
+  const create = meter[CREATE[entry.kind]] as (name: string, options: api.MetricOptions) => InstrumentOfKind[E['kind']];
+  return create.call(meter, entry.name, {
     description: entry.description,
     unit: entry.unit,
     valueType: entry.valueType === 'int' ? ValueType.INT : ValueType.DOUBLE,
-  };
-  switch (entry.kind) {
-    case 'histogram':
-      // A copy: the API types the advice as mutable, the table's lists are `as const`.
-      return meter.createHistogram(name, { ...options, advice: { explicitBucketBoundaries: [...entry.boundaries] } });
-    case 'counter':
-      return meter.createCounter(name, options);
-    case 'up-down counter':
-      return meter.createUpDownCounter(name, options);
-    case 'gauge':
-      return meter.createGauge(name, options);
-    case 'observable counter':
-      return meter.createObservableCounter(name, options);
-    case 'observable up-down counter':
-      return meter.createObservableUpDownCounter(name, options);
-    case 'observable gauge':
-      return meter.createObservableGauge(name, options);
-  }
+    // A copy: the API types the advice as mutable, the table's lists are `as const`.
+    advice: entry.boundaries && { explicitBucketBoundaries: [...entry.boundaries] },
+  });
 }
 
-/**
- * A per-meter memo of `create`, kept as long as the meter lives. When `create` throws, the
- * error reaches the caller (who reports it) and nothing is kept.
- */
+/** A per-meter memo of `create`. When `create` throws, nothing is kept and the error reaches the caller. */
 export function perMeter<T>(create: (meter: api.Meter) => T): (meter: api.Meter) => T {
   const made = new WeakMap<api.Meter, T>();
   return (meter) => {

@@ -5,7 +5,23 @@
 // Reporting is not caching: a caller that hit a failing meter tries again on its next call.
 
 import { diag } from '@opentelemetry/api';
-import { sharedSlot } from './shared-slot.js';
+
+// What every copy of a gym-telemetry package in one process must share lives in one global Map
+// keyed by `Symbol.for`, as @opentelemetry/api keeps its own globals. A slot's name carries its
+// owner and shape version (`'@gym/metrics/verify-tally@1'`); a shape is only ever extended.
+const GLOBAL_KEY: unique symbol = Symbol.for('@gym/core.shared.v1') as never;
+
+/** The process-wide value named `name`, made by `create()` the first time any copy asks. */
+export function sharedSlot<T>(name: string, create: () => T): T {
+  const holder = globalThis as { [GLOBAL_KEY]?: Map<string, unknown> };
+  let slots = holder[GLOBAL_KEY];
+  if (slots === undefined) {
+    slots = new Map();
+    Object.defineProperty(holder, GLOBAL_KEY, { value: slots, configurable: true });
+  }
+  if (!slots.has(name)) slots.set(name, create());
+  return slots.get(name) as T;
+}
 
 /** The failure policy of every gym-telemetry package, word for word as each README states it. */
 export const FAILURE_POLICY =
@@ -63,19 +79,16 @@ export function invalidChoice(what: string, value: unknown, allowed: readonly st
 
 const reported = sharedSlot('@gym/core/reported@1', () => new Set<string>());
 
-/** Reports trouble once per kind, through `diag.warn`, prefixed with the package's name. */
-export interface Reporter {
-  /**
-   * Writes `message` (built only the first time, when a function), and `error` as one short
-   * line, the first time this package reports `kind` in this process. Never throws.
-   */
-  warnOnce(kind: string, message: string | (() => string), error?: unknown): void;
-}
+export type Reporter = ReturnType<typeof createReporter>;
 
-/** The reporter of the package named `packageName` (e.g. `@gym/metrics`). */
-export function createReporter(packageName: string): Reporter {
+/** The once-only reporter of the package named `packageName` (e.g. `@gym/metrics`). */
+export function createReporter(packageName: string) {
   return {
-    warnOnce(kind, message, error) {
+    /**
+     * Writes `message` (built only the first time, when a function), and `error` as one short
+     * line, the first time this package reports `kind` in this process. Never throws.
+     */
+    warnOnce(kind: string, message: string | (() => string), error?: unknown): void {
       const key = `${packageName}\u0000${kind}`;
       if (reported.has(key)) return;
       reported.add(key);

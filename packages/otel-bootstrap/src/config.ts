@@ -7,7 +7,7 @@
 // standard off-switches (`OTEL_SDK_DISABLED`, `OTEL_{METRICS,TRACES}_EXPORTER=none`) win over
 // Gym's switches, as the OpenTelemetry specification says.
 
-import { GYM_VARIABLES, type GymVariable, malformedMessage, readGymVariable, readVariable } from '@gym/core/internal';
+import { GYM_VARIABLES, type GymVariable, readGymVariable, readVariable } from '@gym/core/internal';
 import { OTEL_SWITCHES, OTEL_VARIABLES, OTLP_VARIABLES, type OtelVariable } from './otel-variables.js';
 import type { TelemetryConfig, TelemetryConfigResult } from './types.js';
 
@@ -42,11 +42,10 @@ export function loadTelemetryConfig(env: NodeJS.ProcessEnv = process.env): Telem
   const problems = new Set<string>();
   /** The value (its default when unset or blank), or `undefined` and a problem when malformed. */
   const standard = <T>(variable: OtelVariable<T>): T | undefined => {
-    const from = readVariable(env, variable.names);
-    if (from === undefined) return variable.defaultValue;
-    const value = variable.parse(from.value.trim());
-    if (value === undefined) problems.add(malformedMessage(from, variable.allowed));
-    return value;
+    const read = readGymVariable(env, variable);
+    if (read.ok) return read.value;
+    problems.add(read.message);
+    return undefined;
   };
   const fields: { -readonly [K in FieldKey]: Fields[K] } = { ...CONFIG_DEFAULTS };
   const malformed = new Set<FieldKey>();
@@ -129,7 +128,7 @@ export const ENV_SLURM_JOB_ID = 'SLURM_JOB_ID' as const;
 export function resolveRunId(configured: string | undefined, env: NodeJS.ProcessEnv): string {
   if (configured !== undefined) return configured;
   const slurm = env[ENV_SLURM_JOB_ID];
-  const usable = slurm === undefined ? undefined : GYM_VARIABLES.runId.parse(slurm);
+  const usable = slurm === undefined ? undefined : GYM_VARIABLES.runId.parse(slurm.trim());
   // Web Crypto's global (no import): node:crypto would cost every process its load time.
   return usable ?? Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(6))).toString('hex');
 }

@@ -38,7 +38,7 @@ function configStrings(config: unknown): Partial<Record<WrittenKey, string>> | s
     // The same grammar the environment goes through (core's, or the standard row's).
     const expected = key === 'runId' ? 'string' : typeof CONFIG_DEFAULTS[key];
     const text = typeof value === expected ? envString(value as boolean | number | string) : undefined;
-    if (text === undefined || WRITTEN[key].parse(key === 'serviceName' ? text.trim() : text) === undefined) {
+    if (text === undefined || WRITTEN[key].parse(text.trim()) === undefined) {
       return `config.${key} is not valid (allowed: ${WRITTEN[key].allowed}); got ${describeValue(value)}`;
     }
     strings[key] = text;

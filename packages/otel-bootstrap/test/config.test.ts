@@ -234,7 +234,7 @@ describe('loadTelemetryConfig: malformed values disable with one message', () =>
     ] as const) {
       const variable = GYM_VARIABLES[key];
       const result = loadTelemetryConfig({ [variable.names[0]]: raw });
-      const expected = (variable.parse as (text: string) => unknown)(raw);
+      const expected = (variable.parse as (text: string) => unknown)(raw.trim());
       if (expected === undefined) expect(result.ok).toBe(false);
       else expect(result.ok && result.config[key]).toEqual(expected);
     }
