@@ -27,8 +27,7 @@ export interface Gate {
    * once); `slotFree`: a slot is known to be free (a metered limit's `free()` said so).
    */
   mayRefuse(slotFree: boolean): boolean;
-  /** Throws when a metered limit of this kind does not allow `capacity`. */
-  checkCapacity(capacity: unknown): void;
+  /** A metered limit's live readers; throws when a metered limit of this kind does not allow `capacity`. */
   live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders;
 }
 
@@ -43,14 +42,13 @@ export function isPLimit(limit: object): limit is PLimitLike {
 /** A new gate for `limit` by its shape, or `undefined` when it is no limit. */
 export function gateOf(limit: unknown): Gate | undefined {
   if (typeof limit === 'function') return isPLimit(limit) ? new PLimitGate(limit) : undefined;
-  if (typeof limit !== 'object' || limit === null) return undefined;
-  const candidate = limit as Partial<SemaphoreLike>;
-  if (typeof candidate.acquire !== 'function') return undefined;
+  const candidate = limit as Partial<SemaphoreLike> | null | undefined;
+  if (typeof candidate?.acquire !== 'function') return undefined;
   // A class instance (methods on the prototype), not a decorator object like withTimeout().
   if (
     typeof candidate.release === 'function' &&
     typeof candidate.isLocked === 'function' &&
-    !Object.hasOwn(limit, 'acquire')
+    !Object.hasOwn(candidate, 'acquire')
   ) {
     return new LockGate(limit as SemaphoreLike | MutexLike);
   }
@@ -117,25 +115,18 @@ class LockGate extends AcquiringGate implements Gate {
     this.lock.release();
   }
 
-  /** A Semaphore has `getValue()`; a Mutex has not. */
-  private get semaphore(): SemaphoreLike | undefined {
-    return 'getValue' in this.lock && typeof this.lock.getValue === 'function' ? this.lock : undefined;
-  }
-
-  checkCapacity(capacity: unknown): void {
-    if (capacity === undefined) return;
-    if (this.semaphore === undefined && capacity !== 1) throw badCapacity(capacity, 'undefined or 1 for a Mutex');
-    if (!isSlots(capacity)) {
+  /** A Mutex (no `getValue()`) has one slot; a Semaphore's limit is its free units plus those held through us. */
+  live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders {
+    const lock = this.lock;
+    const free = () => !lock.isLocked();
+    if (!('getValue' in lock)) {
+      if (capacity !== undefined && capacity !== 1) throw badCapacity(capacity, 'undefined or 1 for a Mutex');
+      return { free, limit: () => 1, available: () => (free() ? 1 : 0) };
+    }
+    if (capacity !== undefined && !isSlots(capacity)) {
       throw badCapacity(capacity, "a whole number from 1 up, or undefined (a Semaphore's value is read live)");
     }
-  }
-
-  live(_capacity: number | undefined, counts: { readonly active: number }): LiveReaders {
-    const { lock, semaphore } = this;
-    const free = () => !lock.isLocked();
-    if (semaphore === undefined) return { free, limit: () => 1, available: () => (lock.isLocked() ? 0 : 1) };
-    // `getValue()` is the free units; the units held through the metered limit add up to its limit.
-    const available = () => Math.max(0, semaphore.getValue());
+    const available = () => Math.max(0, lock.getValue());
     return { free, limit: () => available() + counts.active, available };
   }
 }
@@ -157,19 +148,15 @@ class AcquireReleaseGate extends AcquiringGate implements Gate {
     else this.limit.release?.();
   }
 
-  checkCapacity(capacity: unknown): void {
+  /** Such an object tells nothing: its capacity and the metered limit's own count decide. */
+  live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders {
     if (!isSlots(capacity)) {
       throw badCapacity(capacity, 'a whole number from 1 up (required for an acquire()/release() limit)');
     }
-  }
-
-  /** Such an object tells nothing: its capacity and the metered limit's own count decide. */
-  live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders {
-    const slots = capacity as number;
     return {
-      free: () => counts.active < slots,
-      limit: () => slots,
-      available: () => Math.max(0, slots - counts.active),
+      free: () => counts.active < capacity,
+      limit: () => capacity,
+      available: () => Math.max(0, capacity - counts.active),
     };
   }
 }
@@ -232,16 +219,13 @@ class PLimitGate implements Gate {
     return slot.done;
   }
 
-  checkCapacity(capacity: unknown): void {
+  live(capacity: number | undefined): LiveReaders {
+    const limiter = this.limiter;
     if (capacity !== undefined) throw badCapacity(capacity, 'undefined for a p-limit limiter (read live)');
-    if (typeof this.limiter.concurrency !== 'number') {
+    if (typeof limiter.concurrency !== 'number') {
       throw new TypeError('meteredLimit: the p-limit limiter has no concurrency property (p-limit 6 or later)');
     }
-  }
-
-  live(): LiveReaders {
-    const limiter = this.limiter;
-    const limit = () => limiter.concurrency ?? Number.POSITIVE_INFINITY;
+    const limit = () => limiter.concurrency as number;
     // p-limit 6 queues every call for a microtask before it starts it, so pending calls count as
     // taken (once it settles, calls are pending only while every slot is held).
     const taken = () => limiter.activeCount + limiter.pendingCount;

@@ -1,10 +1,7 @@
-// meteredLimit: a limit the user already has, with admission control (a bounded queue, a
-// deadline) and its live state exported as the seven gym.concurrency.* observable instruments.
-// Its queued/active counts are its own counts of the calls made through it, kept whether or not
-// telemetry is on; the limit and its free slots are read from the limiter at collection. One
-// attribute set is one exported limit: a newer metered limit with the same names takes the older
-// one's place (whose admission totals carry over, so a counter never goes backwards), and a
-// closed limit leaves the export at once.
+// meteredLimit: a limit the user already has, with admission control, exported as the seven
+// gym.concurrency.* instruments. One attribute set is one exported limit: a newer metered limit
+// with the same names takes the older one's place, whose admission totals carry over so that a
+// counter never goes backwards.
 
 import {
   ATTR_CONCURRENCY_COMPONENT,
@@ -49,7 +46,7 @@ const MAX_TIMEOUT_MS = MAX_TIMER_SECONDS * 1000;
  * (`RangeError` for an option outside what is allowed, `TypeError` for a value that is no limit).
  */
 export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions): MeteredLimit {
-  const { component, limitName, serverName, capacity, admissionTimeoutMs: timeout, maxQueued } = options;
+  const { component, limitName, serverName, admissionTimeoutMs: timeout, maxQueued } = options;
   const bad = (option: string, value: unknown, allowed: readonly string[] | string) =>
     invalidChoice(`meteredLimit: options.${option}`, value, allowed);
   if (!isComponent(component)) throw bad('component', component, COMPONENTS);
@@ -59,13 +56,6 @@ export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions
   if (serverName !== undefined && (typeof serverName !== 'string' || !SERVER_NAME_PATTERN.test(serverName))) {
     throw bad('serverName', serverName, `undefined or a string matching ${SERVER_NAME_PATTERN}`);
   }
-  const gate = limit instanceof MeteredLimitImpl ? undefined : gateOf(limit);
-  if (gate === undefined) {
-    throw new TypeError(
-      `meteredLimit: limit must be ${LIMIT_SHAPES} (not metered already); got ${describeValue(limit)}`,
-    );
-  }
-  gate.checkCapacity(capacity);
   if (timeout !== undefined && !(timeout > 0 && timeout <= MAX_TIMEOUT_MS)) {
     throw bad(
       'admissionTimeoutMs',
@@ -75,6 +65,13 @@ export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions
   }
   if (maxQueued !== undefined && !(Number.isSafeInteger(maxQueued) && maxQueued >= 0)) {
     throw bad('maxQueued', maxQueued, 'undefined or a whole number from 0 up');
+  }
+  // A metered limit has no acquire(): it is no limit to gateOf.
+  const gate = gateOf(limit);
+  if (gate === undefined) {
+    throw new TypeError(
+      `meteredLimit: limit must be ${LIMIT_SHAPES} (not metered already); got ${describeValue(limit)}`,
+    );
   }
   return new MeteredLimitImpl(gate, options);
 }
@@ -89,8 +86,8 @@ export class MeteredLimitImpl implements MeteredLimit {
   readonly key: string;
   readonly attributes: Attributes;
   readonly gate: Gate;
-  readonly admission: Admission;
-  readonly live: LiveReaders;
+  /** Its own counts of the calls made through it, its admission rules, and the limiter read live. */
+  readonly admission: Admission & LiveReaders;
   /** The options when a provider was injected; `undefined`: the global provider. */
   private readonly source: MeteredLimitOptions | undefined;
   /** Where it is exported, once it is; `null` once closed or when its names were refused. */
@@ -98,6 +95,8 @@ export class MeteredLimitImpl implements MeteredLimit {
 
   constructor(gate: Gate, options: MeteredLimitOptions) {
     const { component, limitName, serverName } = options;
+    const counts = { queued: 0, active: 0, timeouts: 0, cancelled: 0, rejected: 0 };
+    const live = gate.live(options.capacity, counts);
     this.component = component;
     this.limitName = limitName;
     this.serverName = serverName;
@@ -108,15 +107,11 @@ export class MeteredLimitImpl implements MeteredLimit {
       ...(serverName === undefined ? {} : { [ATTR_SERVER_NAME]: serverName }),
     });
     this.gate = gate;
-    const counts = { queued: 0, active: 0, timeouts: 0, cancelled: 0, rejected: 0 };
-    const live = gate.live(options.capacity, counts);
-    this.admission = Object.assign(counts, {
+    this.admission = Object.assign(counts, live, {
       limitName,
       maxQueued: options.maxQueued,
       timeoutMs: options.admissionTimeoutMs,
-      free: live.free,
     });
-    this.live = live;
     this.source = options.meterProvider != null ? options : undefined;
     if (!admitted('limit', limitName) || !admitted('server', serverName)) this.sets = null;
     this.exportIfExporting(isMetricsExporting());
@@ -140,9 +135,9 @@ export class MeteredLimitImpl implements MeteredLimit {
     this.exportIfExporting(isMetricsExporting());
     const a = this.admission;
     return {
-      limit: this.live.limit(),
+      limit: a.limit(),
       active: a.active,
-      available: this.live.available(),
+      available: a.available(),
       queued: a.queued,
       admissionTimeouts: a.timeouts,
       admissionCancelled: a.cancelled,
@@ -162,21 +157,16 @@ export class MeteredLimitImpl implements MeteredLimit {
 
   /** Starts reporting it, when it is not reported yet and can be (`exporting`: isMetricsExporting()). Never throws. */
   exportIfExporting(exporting: boolean): void {
-    if (this.sets === null) return;
-    if (this.source === undefined) {
-      if (!exporting) return;
-      if (this.sets === undefined) add(GLOBAL, this);
-      this.sets = GLOBAL;
-      const meter = resolveMeter(undefined, SCOPE, reporter);
-      const instruments = meter && instrumentsFor(meter);
-      if (instruments) instruments.global = true;
-    } else if (this.sets === undefined) {
-      const meter = resolveMeter(this.source, SCOPE, reporter);
-      const instruments = meter && instrumentsFor(meter);
-      if (instruments === undefined) return;
-      this.sets = instruments.sets;
-      add(this.sets, this);
-    }
+    const global = this.source === undefined;
+    // A global limit asks on every call while exporting: a new global meter must report it too.
+    if (this.sets === null || (global ? !exporting : this.sets !== undefined)) return;
+    const meter = resolveMeter(this.source, SCOPE, reporter);
+    const instruments = meter && instrumentsFor(meter);
+    if (instruments === undefined) return;
+    instruments.global ||= global;
+    if (this.sets !== undefined) return;
+    this.sets = global ? GLOBAL : instruments.sets;
+    add(this.sets, this);
   }
 }
 
@@ -208,11 +198,8 @@ interface LimitSet {
 type Sets = Map<string, LimitSet>;
 
 function add(sets: Sets, limit: MeteredLimitImpl): void {
-  let set = sets.get(limit.key);
-  if (set === undefined) {
-    set = { current: undefined, timeouts: 0, cancelled: 0, rejected: 0 };
-    sets.set(limit.key, set);
-  }
+  const set = sets.get(limit.key) ?? { current: undefined, timeouts: 0, cancelled: 0, rejected: 0 };
+  sets.set(limit.key, set);
   retire(set);
   set.current = limit;
 }
@@ -264,10 +251,10 @@ class ConcurrencyInstruments {
             const current = set.current;
             if (current === undefined) continue;
             const { attributes, admission: a } = current;
-            const slots = current.live.limit();
+            const slots = a.limit();
             if (Number.isFinite(slots)) {
               result.observe(limit, slots, attributes);
-              result.observe(available, current.live.available(), attributes);
+              result.observe(available, a.available(), attributes);
             }
             result.observe(active, a.active, attributes);
             result.observe(queueDepth, a.queued, attributes);
