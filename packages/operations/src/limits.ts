@@ -44,15 +44,12 @@ export function gateOf(limit: unknown): Gate | undefined {
   if (typeof limit === 'function') return isPLimit(limit) ? new PLimitGate(limit) : undefined;
   const candidate = limit as Partial<SemaphoreLike> | null | undefined;
   if (typeof candidate?.acquire !== 'function') return undefined;
-  // A class instance (methods on the prototype), not a decorator object like withTimeout().
-  if (
+  // A lock is a class instance (methods on the prototype), not a decorator object like withTimeout().
+  const isLock =
     typeof candidate.release === 'function' &&
     typeof candidate.isLocked === 'function' &&
-    !Object.hasOwn(candidate, 'acquire')
-  ) {
-    return new LockGate(limit as SemaphoreLike | MutexLike);
-  }
-  return new AcquireReleaseGate(limit as AcquireReleaseLimit);
+    !Object.hasOwn(candidate, 'acquire');
+  return new AcquireReleaseGate(candidate as AcquireReleaseLimit, isLock ? (candidate as SemaphoreLike) : undefined);
 }
 
 // Held weakly: a limit the caller dropped is not kept alive by its gate.
@@ -75,14 +72,33 @@ function isSlots(capacity: unknown): capacity is number {
   return Number.isSafeInteger(capacity) && (capacity as number) >= 1;
 }
 
-/** A gate whose `inside` is its own acquire, `fn`, release. */
-abstract class AcquiringGate {
+/**
+ * An async-mutex Semaphore or Mutex (`lock`), or any other acquire()/release() object. The token
+ * is what `acquire()` resolved: a release function, `[value, release]`, or anything (then `release()`).
+ */
+class AcquireReleaseGate implements Gate {
+  check?(token: unknown): void;
+
+  constructor(
+    private readonly limit: AcquireReleaseLimit,
+    private readonly lock: SemaphoreLike | MutexLike | undefined,
+  ) {
+    if (typeof limit.release !== 'function') this.check = releasable;
+  }
+
   mayRefuse(): boolean {
     return true; // acquire() may reject
   }
-  abstract acquire(): Promise<unknown>;
-  abstract release(token: unknown): undefined;
-  check?(token: unknown): void;
+
+  acquire(): Promise<unknown> {
+    return this.limit.acquire();
+  }
+
+  release(token: unknown): undefined {
+    if (typeof token === 'function') token();
+    else if (Array.isArray(token) && typeof token[1] === 'function') token[1]();
+    else this.limit.release?.();
+  }
 
   async inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R> {
     let token: unknown;
@@ -99,25 +115,23 @@ abstract class AcquiringGate {
       this.release(token);
     }
   }
-}
 
-/** async-mutex Semaphore and Mutex. */
-class LockGate extends AcquiringGate implements Gate {
-  constructor(private readonly lock: SemaphoreLike | MutexLike) {
-    super();
-  }
-
-  acquire(): Promise<unknown> {
-    return this.lock.acquire();
-  }
-
-  release(): undefined {
-    this.lock.release();
-  }
-
-  /** A Mutex (no `getValue()`) has one slot; a Semaphore's limit is its free units plus those held through us. */
+  /**
+   * A Mutex (no `getValue()`) has one slot; a Semaphore's limit is its free units plus the units
+   * held through the metered limit. Any other object tells nothing: its capacity and our count decide.
+   */
   live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders {
     const lock = this.lock;
+    if (lock === undefined) {
+      if (!isSlots(capacity)) {
+        throw badCapacity(capacity, 'a whole number from 1 up (required for an acquire()/release() limit)');
+      }
+      return {
+        free: () => counts.active < capacity,
+        limit: () => capacity,
+        available: () => Math.max(0, capacity - counts.active),
+      };
+    }
     const free = () => !lock.isLocked();
     if (!('getValue' in lock)) {
       if (capacity !== undefined && capacity !== 1) throw badCapacity(capacity, 'undefined or 1 for a Mutex');
@@ -128,36 +142,6 @@ class LockGate extends AcquiringGate implements Gate {
     }
     const available = () => Math.max(0, lock.getValue());
     return { free, limit: () => available() + counts.active, available };
-  }
-}
-
-/** The token is what `acquire()` resolved: a release function, `[value, release]`, or anything (then `release()`). */
-class AcquireReleaseGate extends AcquiringGate implements Gate {
-  constructor(private readonly limit: AcquireReleaseLimit) {
-    super();
-    if (typeof limit.release !== 'function') this.check = releasable;
-  }
-
-  acquire(): Promise<unknown> {
-    return this.limit.acquire();
-  }
-
-  release(token: unknown): undefined {
-    if (typeof token === 'function') token();
-    else if (Array.isArray(token) && typeof token[1] === 'function') token[1]();
-    else this.limit.release?.();
-  }
-
-  /** Such an object tells nothing: its capacity and the metered limit's own count decide. */
-  live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders {
-    if (!isSlots(capacity)) {
-      throw badCapacity(capacity, 'a whole number from 1 up (required for an acquire()/release() limit)');
-    }
-    return {
-      free: () => counts.active < capacity,
-      limit: () => capacity,
-      available: () => Math.max(0, capacity - counts.active),
-    };
   }
 }
 
