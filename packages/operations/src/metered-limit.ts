@@ -85,7 +85,6 @@ export class MeteredLimitImpl implements MeteredLimit {
   readonly serverName: string | undefined;
   readonly key: string;
   readonly attributes: Attributes;
-  readonly gate: Gate;
   /** Its own counts of the calls made through it, its admission rules, and the limiter read live. */
   readonly admission: Admission & LiveReaders;
   /** The options when a provider was injected; `undefined`: the global provider. */
@@ -93,7 +92,10 @@ export class MeteredLimitImpl implements MeteredLimit {
   /** Where it is exported, once it is; `null` once closed or when its names were refused. */
   private sets: Sets | undefined | null = undefined;
 
-  constructor(gate: Gate, options: MeteredLimitOptions) {
+  constructor(
+    readonly gate: Gate,
+    options: MeteredLimitOptions,
+  ) {
     const { component, limitName, serverName } = options;
     const counts = { queued: 0, active: 0, timeouts: 0, cancelled: 0, rejected: 0 };
     const live = gate.live(options.capacity, counts);
@@ -106,7 +108,6 @@ export class MeteredLimitImpl implements MeteredLimit {
       [ATTR_CONCURRENCY_LIMIT_NAME]: limitName,
       ...(serverName === undefined ? {} : { [ATTR_SERVER_NAME]: serverName }),
     });
-    this.gate = gate;
     this.admission = Object.assign(counts, live, {
       limitName,
       maxQueued: options.maxQueued,
@@ -161,7 +162,16 @@ export class MeteredLimitImpl implements MeteredLimit {
     // A global limit asks on every call while exporting: a new global meter must report it too.
     if (this.sets === null || (global ? !exporting : this.sets !== undefined)) return;
     const meter = resolveMeter(this.source, SCOPE, reporter);
-    const instruments = meter && instrumentsFor(meter);
+    let instruments: ConcurrencyInstruments | undefined;
+    try {
+      instruments = meter && instrumentsOf(meter);
+    } catch (error) {
+      reporter.warnOnce(
+        'concurrency-instruments',
+        'creating the gym.concurrency instruments failed; tried again',
+        error,
+      );
+    }
     if (instruments === undefined) return;
     instruments.global ||= global;
     if (this.sets !== undefined) return;
@@ -216,20 +226,6 @@ function retire(set: LimitSet): void {
 /** Limits that record through the global provider: reported only while metrics are exporting. */
 const GLOBAL: Sets = new Map();
 
-/** The instruments of `meter` (made once), or `undefined` when they cannot be made (reported once). */
-function instrumentsFor(meter: Meter): ConcurrencyInstruments | undefined {
-  try {
-    return instrumentsOf(meter);
-  } catch (error) {
-    reporter.warnOnce(
-      'concurrency-instruments',
-      'creating the gym.concurrency instruments failed; metered limits are not reported, the next use tries again',
-      error,
-    );
-    return undefined;
-  }
-}
-
 /** The seven instruments of one meter, the limits given that meter, and GLOBAL when it is the global one. */
 class ConcurrencyInstruments {
   readonly sets: Sets = new Map();
@@ -245,26 +241,22 @@ class ConcurrencyInstruments {
     const rejected = createInstrument(meter, INSTRUMENTS.admissionRejected);
     const all = [limit, active, available, queueDepth, timeouts, cancelled, rejected];
     meter.addBatchObservableCallback((result) => {
-      try {
-        for (const sets of this.global && isMetricsExporting() ? [this.sets, GLOBAL] : [this.sets]) {
-          for (const set of sets.values()) {
-            const current = set.current;
-            if (current === undefined) continue;
-            const { attributes, admission: a } = current;
-            const slots = a.limit();
-            if (Number.isFinite(slots)) {
-              result.observe(limit, slots, attributes);
-              result.observe(available, a.available(), attributes);
-            }
-            result.observe(active, a.active, attributes);
-            result.observe(queueDepth, a.queued, attributes);
-            if (a.timeoutMs !== undefined) result.observe(timeouts, set.timeouts + a.timeouts, attributes);
-            result.observe(cancelled, set.cancelled + a.cancelled, attributes);
-            result.observe(rejected, set.rejected + a.rejected, attributes);
+      for (const sets of this.global && isMetricsExporting() ? [this.sets, GLOBAL] : [this.sets]) {
+        for (const set of sets.values()) {
+          const current = set.current;
+          if (current === undefined) continue;
+          const { attributes, admission: a } = current;
+          const slots = a.limit();
+          if (Number.isFinite(slots)) {
+            result.observe(limit, slots, attributes);
+            result.observe(available, a.available(), attributes);
           }
+          result.observe(active, a.active, attributes);
+          result.observe(queueDepth, a.queued, attributes);
+          if (a.timeoutMs !== undefined) result.observe(timeouts, set.timeouts + a.timeouts, attributes);
+          result.observe(cancelled, set.cancelled + a.cancelled, attributes);
+          result.observe(rejected, set.rejected + a.rejected, attributes);
         }
-      } catch (error) {
-        reporter.warnOnce('limit-read', 'reading a metered limit failed; its points are missing', error);
       }
     }, all);
   }

@@ -215,6 +215,8 @@ function isCancellation(error: unknown, signal: AbortSignal | undefined): boolea
 /** `gate.acquire()`, ended first by the signal or the admission deadline. */
 function race(gate: Gate, signal: AbortSignal | undefined, admission: Admission | undefined): Promise<unknown> {
   return new Promise((resolve, reject) => {
+    // First: when it throws, this promise rejects with nothing watched yet.
+    const acquiring = gate.acquire();
     let done = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const stop = (): boolean => {
@@ -233,26 +235,16 @@ function race(gate: Gate, signal: AbortSignal | undefined, admission: Admission 
       timer = setTimeout(end, timeoutMs, new AdmissionTimeoutError(admission.limitName, timeoutMs));
       timer.unref?.();
     }
-    try {
-      // A slot granted after the caller left is given straight back.
-      gate.acquire().then((token) => (stop() ? resolve(token) : releaseLate(gate, token)), end);
-    } catch (error) {
-      end(error);
-    }
+    // A slot granted after the caller left is given straight back.
+    acquiring.then((token) => (stop() ? resolve(token) : releaseLate(gate, token)), end);
   });
 }
 
 /** Gives back a slot its caller no longer wants; a failure is reported, never thrown. */
 function releaseLate(gate: Gate, token: unknown): void {
-  try {
-    gate.release(token)?.then(undefined, lateReleaseFailed);
-  } catch (error) {
-    lateReleaseFailed(error);
-  }
-}
-
-function lateReleaseFailed(error: unknown): void {
-  reporter.warnOnce('late-release', 'releasing a slot granted after its caller stopped waiting failed', error);
+  new Promise((resolve) => resolve(gate.release(token))).then(undefined, (error: unknown) =>
+    reporter.warnOnce('late-release', 'releasing a slot granted after its caller stopped waiting failed', error),
+  );
 }
 
 // One `abort` listener per signal however many operations wait on it: a server passes one
@@ -262,7 +254,6 @@ const watches = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
 function onAbort(this: AbortSignal): void {
   const waits = watches.get(this);
   watches.delete(this);
-  this.removeEventListener('abort', onAbort);
   if (waits !== undefined) for (const end of waits) end(this.reason);
 }
 
@@ -271,7 +262,7 @@ function watchAbort(signal: AbortSignal, end: (reason: unknown) => void): void {
   if (waits === undefined) {
     waits = new Set();
     watches.set(signal, waits);
-    signal.addEventListener('abort', onAbort);
+    signal.addEventListener('abort', onAbort, { once: true });
   }
   waits.add(end);
 }

@@ -6,22 +6,19 @@ import type { MeterProvider } from '@opentelemetry/api';
 
 export type { Component, Executor, Operation, Outcome };
 
-/** An async-mutex `Semaphore` (0.5), or anything with the same public methods. */
-export interface SemaphoreLike {
-  /** Takes one unit; async-mutex resolves `[previousValue, releaser]`. */
+/** An async-mutex `Mutex` (0.5), or anything with the same public methods. */
+export interface MutexLike {
+  /** Takes the lock; resolves a releaser (a Semaphore: `[previousValue, releaser]`), which is called to release. */
   acquire(): Promise<unknown>;
   release(): void;
   /** True when no unit is free. */
   isLocked(): boolean;
-  /** Free units right now. */
-  getValue(): number;
 }
 
-/** An async-mutex `Mutex` (0.5), or anything with the same public methods. */
-export interface MutexLike {
-  acquire(): Promise<unknown>;
-  release(): void;
-  isLocked(): boolean;
+/** An async-mutex `Semaphore` (0.5), or anything with the same public methods. */
+export interface SemaphoreLike extends MutexLike {
+  /** Free units right now. */
+  getValue(): number;
 }
 
 /** A p-limit limiter (`pLimit(n)`, 6.x or 7.x). An operation waits in p-limit's own queue. */
