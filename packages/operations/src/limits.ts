@@ -6,9 +6,8 @@ import type { AcquireReleaseLimit, MutexLike, PLimitLike, SemaphoreLike } from '
 
 type Fn<A, R> = (arg: A) => PromiseLike<R> | R;
 
-/** How a metered limit reads its limit live: whether a slot is free now, its slots, its free slots. */
+/** A metered limit reads its limit live: its slots, and its free slots (above 0: a call now gets one at once). */
 export interface LiveReaders {
-  free: () => boolean;
   limit: () => number;
   available: () => number;
 }
@@ -126,22 +125,17 @@ class AcquireReleaseGate implements Gate {
       if (!isSlots(capacity)) {
         throw badCapacity(capacity, 'a whole number from 1 up (required for an acquire()/release() limit)');
       }
-      return {
-        free: () => counts.active < capacity,
-        limit: () => capacity,
-        available: () => Math.max(0, capacity - counts.active),
-      };
+      return { limit: () => capacity, available: () => Math.max(0, capacity - counts.active) };
     }
-    const free = () => !lock.isLocked();
     if (!('getValue' in lock)) {
       if (capacity !== undefined && capacity !== 1) throw badCapacity(capacity, 'undefined or 1 for a Mutex');
-      return { free, limit: () => 1, available: () => (free() ? 1 : 0) };
+      return { limit: () => 1, available: () => (lock.isLocked() ? 0 : 1) };
     }
     if (capacity !== undefined && !isSlots(capacity)) {
       throw badCapacity(capacity, "a whole number from 1 up, or undefined (a Semaphore's value is read live)");
     }
     const available = () => Math.max(0, lock.getValue());
-    return { free, limit: () => available() + counts.active, available };
+    return { limit: () => available() + counts.active, available };
   }
 }
 
@@ -212,7 +206,6 @@ class PLimitGate implements Gate {
     const limit = () => limiter.concurrency as number;
     // p-limit 6 queues every call for a microtask before it starts it, so pending calls count as
     // taken (once it settles, calls are pending only while every slot is held).
-    const taken = () => limiter.activeCount + limiter.pendingCount;
-    return { free: () => taken() < limit(), limit, available: () => Math.max(0, limit() - taken()) };
+    return { limit, available: () => Math.max(0, limit() - limiter.activeCount - limiter.pendingCount) };
   }
 }

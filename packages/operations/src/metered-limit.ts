@@ -76,6 +76,7 @@ export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions
   return new MeteredLimitImpl(gate, options);
 }
 
+/** The limit and server names exported, at most MAX_LIMIT_NAMES of each. */
 const admittedNames = { limit: new Set<string>(), server: new Set<string>() };
 
 /** The metered limit. Internal: users see {@link MeteredLimit}. */
@@ -109,6 +110,7 @@ export class MeteredLimitImpl implements MeteredLimit {
       ...(serverName === undefined ? {} : { [ATTR_SERVER_NAME]: serverName }),
     });
     this.admission = Object.assign(counts, live, {
+      free: () => live.available() > 0,
       limitName,
       maxQueued: options.maxQueued,
       timeoutMs: options.admissionTimeoutMs,
@@ -168,7 +170,7 @@ export class MeteredLimitImpl implements MeteredLimit {
     } catch (error) {
       reporter.warnOnce(
         'concurrency-instruments',
-        'creating the gym.concurrency instruments failed; tried again',
+        'creating the gym.concurrency instruments failed; metered limits are not reported, the next use tries again',
         error,
       );
     }
@@ -183,17 +185,14 @@ export class MeteredLimitImpl implements MeteredLimit {
 /** Admits `name` to the export; false (one warning) beyond the bound. */
 function admitted(what: 'limit' | 'server', name: string | undefined): boolean {
   const names = admittedNames[what];
+  if (name !== undefined && names.size < MAX_LIMIT_NAMES) names.add(name);
   if (name === undefined || names.has(name)) return true;
-  if (names.size >= MAX_LIMIT_NAMES) {
-    reporter.warnOnce(
-      `${what}-names`,
-      `more than ${MAX_LIMIT_NAMES} distinct metered ${what} names in this process; "${name}" and any later new name ` +
-        'work but are never exported (names are chosen in code and must stay few)',
-    );
-    return false;
-  }
-  names.add(name);
-  return true;
+  reporter.warnOnce(
+    `${what}-names`,
+    `more than ${MAX_LIMIT_NAMES} distinct metered ${what} names in this process; "${name}" and any later new name ` +
+      'work but are never exported (names are chosen in code and must stay few)',
+  );
+  return false;
 }
 
 /** One attribute set: its current limit, and the admission totals of the limits it replaced. */
