@@ -147,21 +147,11 @@ function releasable(value: unknown): void {
   );
 }
 
-/** A function p-limit runs that holds its slot open until released; `done` settles once p-limit freed it. */
+/** A slot held open inside `limiter(...)`: `release()` ends it, `done` settles once p-limit freed it. */
 interface PLimitSlot {
-  readonly held: (slot: PLimitSlot) => void;
   release: () => void;
-  done: Promise<unknown>;
+  done: Promise<void>;
 }
-
-function holdOpen(slot: PLimitSlot): Promise<void> {
-  return new Promise((release) => {
-    slot.release = release;
-    slot.held(slot);
-  });
-}
-
-function nothing(): void {}
 
 /** p-limit 6 and 7. */
 class PLimitGate implements Gate {
@@ -183,11 +173,11 @@ class PLimitGate implements Gate {
     return limiter.pendingCount > 0 || (!slotFree && !(limiter.activeCount < (limiter.concurrency as number)));
   }
 
-  acquire(): Promise<unknown> {
+  acquire(): Promise<PLimitSlot> {
     return new Promise((held, refused) => {
-      const slot = { held, release: nothing, done: undefined as unknown as Promise<unknown> };
-      slot.done = this.limiter(holdOpen, slot);
-      slot.done.then(undefined, refused);
+      // p-limit starts a function a microtask later at the earliest, so `done` is set by then.
+      const done = this.limiter(() => new Promise<void>((release) => held({ release, done })));
+      done.then(undefined, refused);
     });
   }
 

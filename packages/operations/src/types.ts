@@ -6,10 +6,8 @@ import type { MeterProvider } from '@opentelemetry/api';
 
 export type { Component, Executor, Operation, Outcome };
 
-/** An async-mutex `Mutex` (0.5), or anything with the same public methods. */
-export interface MutexLike {
-  /** Takes the lock; resolves a releaser (a Semaphore: `[previousValue, releaser]`), which is called to release. */
-  acquire(): Promise<unknown>;
+/** An async-mutex `Mutex` (0.5), or anything with its public methods; released as an {@link AcquireReleaseLimit} is. */
+export interface MutexLike extends AcquireReleaseLimit {
   release(): void;
   /** True when no unit is free. */
   isLocked(): boolean;
