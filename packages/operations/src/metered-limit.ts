@@ -8,7 +8,6 @@ import {
   ATTR_CONCURRENCY_LIMIT_NAME,
   ATTR_SERVER_NAME,
   COMPONENTS,
-  type Component,
   INSTRUMENTS,
   isComponent,
   LIMIT_NAME_PATTERN,
@@ -76,14 +75,10 @@ export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions
   return new MeteredLimitImpl(gate, options);
 }
 
-/** The limit and server names exported, at most MAX_LIMIT_NAMES of each. */
 const admittedNames = { limit: new Set<string>(), server: new Set<string>() };
 
 /** The metered limit. Internal: users see {@link MeteredLimit}. */
 export class MeteredLimitImpl implements MeteredLimit {
-  readonly component: Component;
-  readonly limitName: string;
-  readonly serverName: string | undefined;
   readonly key: string;
   readonly attributes: Attributes;
   /** Its own counts of the calls made through it, its admission rules, and the limiter read live. */
@@ -100,9 +95,6 @@ export class MeteredLimitImpl implements MeteredLimit {
     const { component, limitName, serverName } = options;
     const counts = { queued: 0, active: 0, timeouts: 0, cancelled: 0, rejected: 0 };
     const live = gate.live(options.capacity, counts);
-    this.component = component;
-    this.limitName = limitName;
-    this.serverName = serverName;
     this.key = JSON.stringify([component, limitName, serverName ?? null]);
     this.attributes = Object.freeze({
       [ATTR_CONCURRENCY_COMPONENT]: component,
@@ -195,13 +187,10 @@ function admitted(what: 'limit' | 'server', name: string | undefined): boolean {
   return false;
 }
 
+const TOTALS = ['timeouts', 'cancelled', 'rejected'] as const;
+
 /** One attribute set: its current limit, and the admission totals of the limits it replaced. */
-interface LimitSet {
-  current: MeteredLimitImpl | undefined;
-  timeouts: number;
-  cancelled: number;
-  rejected: number;
-}
+type LimitSet = { current: MeteredLimitImpl | undefined } & Record<(typeof TOTALS)[number], number>;
 
 /** Exported limits by attribute set (`MeteredLimitImpl.key`). */
 type Sets = Map<string, LimitSet>;
@@ -216,10 +205,7 @@ function add(sets: Sets, limit: MeteredLimitImpl): void {
 function retire(set: LimitSet): void {
   const admission = set.current?.admission;
   set.current = undefined;
-  if (admission === undefined) return;
-  set.timeouts += admission.timeouts;
-  set.cancelled += admission.cancelled;
-  set.rejected += admission.rejected;
+  if (admission !== undefined) for (const total of TOTALS) set[total] += admission[total];
 }
 
 /** Limits that record through the global provider: reported only while metrics are exporting. */
@@ -242,9 +228,8 @@ class ConcurrencyInstruments {
     meter.addBatchObservableCallback((result) => {
       for (const sets of this.global && isMetricsExporting() ? [this.sets, GLOBAL] : [this.sets]) {
         for (const set of sets.values()) {
-          const current = set.current;
-          if (current === undefined) continue;
-          const { attributes, admission: a } = current;
+          if (set.current === undefined) continue;
+          const { attributes, admission: a } = set.current;
           const slots = a.limit();
           if (Number.isFinite(slots)) {
             result.observe(limit, slots, attributes);

@@ -123,9 +123,6 @@ export interface MeteredLimitState {
 
 /** A limit whose live state is exported as the `gym.concurrency.*` series, with admission control. */
 export interface MeteredLimit {
-  readonly component: Component;
-  readonly limitName: string;
-  readonly serverName: string | undefined;
   /**
    * Runs `fn` inside the limit and returns (or rethrows) what it does. Rejects without running
    * `fn` with {@link AdmissionRejectedError}, {@link AdmissionTimeoutError} or `signal.reason`.
