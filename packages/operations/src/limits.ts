@@ -21,10 +21,7 @@ export interface Gate {
   check?(token: unknown): void;
   /** Runs `fn(arg)` in a slot the limit's own way; `refused(arg)` when the limit fails the call before `fn` ran. */
   inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R>;
-  /**
-   * Whether a call made now could be failed by the limit before it runs (false: it starts at
-   * once); `slotFree`: a slot is known to be free (a metered limit's `free()` said so).
-   */
+  /** Whether the limit could fail a call made now before it runs; `slotFree`: a metered limit's `free()` said so. */
   mayRefuse(slotFree: boolean): boolean;
   /** A metered limit's live readers; throws when a metered limit of this kind does not allow `capacity`. */
   live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders;
@@ -71,10 +68,7 @@ function isSlots(capacity: unknown): capacity is number {
   return Number.isSafeInteger(capacity) && (capacity as number) >= 1;
 }
 
-/**
- * An async-mutex Semaphore or Mutex (`lock`), or any other acquire()/release() object. The token
- * is what `acquire()` resolved: a release function, `[value, release]`, or anything (then `release()`).
- */
+/** An async-mutex Semaphore or Mutex (`lock`), or any other acquire()/release() object. */
 class AcquireReleaseGate implements Gate {
   check?(token: unknown): void;
 

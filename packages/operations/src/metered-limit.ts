@@ -112,18 +112,15 @@ export class MeteredLimitImpl implements MeteredLimit {
     this.exportIfExporting(isMetricsExporting());
   }
 
-  run<T>(fn: () => PromiseLike<T> | T, options?: MeteredRunOptions): Promise<T> {
-    try {
-      if (typeof fn !== 'function') {
-        throw new TypeError(`MeteredLimit.run: fn must be a function; got ${describeValue(fn)}`);
-      }
-      const signal = checkSignal(options?.signal, 'MeteredLimit.run: options.signal');
-      if (signal?.aborted) return Promise.reject(signal.reason);
-      this.exportIfExporting(isMetricsExporting());
-      return run(this.gate, this.admission, signal, () => fn(), OFF);
-    } catch (error) {
-      return Promise.reject(error);
+  /** `async`: whatever it throws is a rejection. */
+  async run<T>(fn: () => PromiseLike<T> | T, options?: MeteredRunOptions): Promise<T> {
+    if (typeof fn !== 'function') {
+      throw new TypeError(`MeteredLimit.run: fn must be a function; got ${describeValue(fn)}`);
     }
+    const signal = checkSignal(options?.signal, 'MeteredLimit.run: options.signal');
+    if (signal?.aborted) throw signal.reason;
+    this.exportIfExporting(isMetricsExporting());
+    return run(this.gate, this.admission, signal, () => fn(), OFF);
   }
 
   state(): MeteredLimitState {
