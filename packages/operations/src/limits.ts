@@ -41,10 +41,7 @@ export function gateOf(limit: unknown): Gate | undefined {
   const candidate = limit as Partial<SemaphoreLike> | null | undefined;
   if (typeof candidate?.acquire !== 'function') return undefined;
   // A lock is a class instance (methods on the prototype), not a decorator object like withTimeout().
-  const isLock =
-    typeof candidate.release === 'function' &&
-    typeof candidate.isLocked === 'function' &&
-    !Object.hasOwn(candidate, 'acquire');
+  const isLock = typeof candidate.isLocked === 'function' && !Object.hasOwn(candidate, 'acquire');
   return new AcquireReleaseGate(candidate as AcquireReleaseLimit, isLock ? (candidate as SemaphoreLike) : undefined);
 }
 
