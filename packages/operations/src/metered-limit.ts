@@ -112,7 +112,6 @@ export class MeteredLimitImpl implements MeteredLimit {
     this.exportIfExporting(isMetricsExporting());
   }
 
-  /** `async`: whatever it throws is a rejection. */
   async run<T>(fn: () => PromiseLike<T> | T, options?: MeteredRunOptions): Promise<T> {
     if (typeof fn !== 'function') {
       throw new TypeError(`MeteredLimit.run: fn must be a function; got ${describeValue(fn)}`);

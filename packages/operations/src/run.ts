@@ -230,9 +230,8 @@ function race(gate: Gate, signal: AbortSignal | undefined, admission: Admission 
       if (stop()) reject(reason);
     };
     if (signal !== undefined) watchAbort(signal, end);
-    const timeoutMs = admission?.timeoutMs;
-    if (admission !== undefined && timeoutMs !== undefined) {
-      timer = setTimeout(end, timeoutMs, new AdmissionTimeoutError(admission.limitName, timeoutMs));
+    if (admission?.timeoutMs !== undefined) {
+      timer = setTimeout(end, admission.timeoutMs, new AdmissionTimeoutError(admission.limitName, admission.timeoutMs));
       timer.unref?.();
     }
     // A slot granted after the caller left is given straight back.
