@@ -41,7 +41,10 @@ export function gateOf(limit: unknown): Gate | undefined {
   const candidate = limit as Partial<SemaphoreLike> | null | undefined;
   if (typeof candidate?.acquire !== 'function') return undefined;
   // A lock is a class instance (methods on the prototype), not a decorator object like withTimeout().
-  const isLock = typeof candidate.isLocked === 'function' && !Object.hasOwn(candidate, 'acquire');
+  const isLock =
+    typeof candidate.release === 'function' &&
+    typeof candidate.isLocked === 'function' &&
+    !Object.hasOwn(candidate, 'acquire');
   return new AcquireReleaseGate(candidate as AcquireReleaseLimit, isLock ? (candidate as SemaphoreLike) : undefined);
 }
 
@@ -84,8 +87,10 @@ class AcquireReleaseGate implements Gate {
     return this.limit.acquire();
   }
 
+  /** A lock's own `release()` is the cheaper call (async-mutex's releaser wraps it). */
   release(token: unknown): undefined {
-    if (typeof token === 'function') token();
+    if (this.lock !== undefined) this.lock.release();
+    else if (typeof token === 'function') token();
     else if (Array.isArray(token) && typeof token[1] === 'function') token[1]();
     else this.limit.release?.();
   }
@@ -138,12 +143,6 @@ function releasable(value: unknown): void {
   );
 }
 
-/** A slot held open inside `limiter(...)`: `release()` ends it, `done` settles once p-limit freed it. */
-interface PLimitSlot {
-  release: () => void;
-  done: Promise<void>;
-}
-
 /** p-limit 6 and 7. */
 class PLimitGate implements Gate {
   constructor(private readonly limiter: PLimitLike) {}
@@ -164,7 +163,8 @@ class PLimitGate implements Gate {
     return limiter.pendingCount > 0 || (!slotFree && !(limiter.activeCount < (limiter.concurrency as number)));
   }
 
-  acquire(): Promise<PLimitSlot> {
+  /** A slot held open inside `limiter(...)`: `release()` ends it, `done` settles once p-limit freed it. */
+  acquire(): Promise<unknown> {
     return new Promise((held, refused) => {
       // p-limit starts a function a microtask later at the earliest, so `done` is set by then.
       const done = this.limiter(() => new Promise<void>((release) => held({ release, done })));
@@ -173,7 +173,7 @@ class PLimitGate implements Gate {
   }
 
   release(token: unknown): Promise<unknown> {
-    const slot = token as PLimitSlot;
+    const slot = token as { release: () => void; done: Promise<void> };
     slot.release();
     return slot.done;
   }

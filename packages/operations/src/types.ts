@@ -6,7 +6,7 @@ import type { MeterProvider } from '@opentelemetry/api';
 
 export type { Component, Executor, Operation, Outcome };
 
-/** An async-mutex `Mutex` (0.5), or anything with its public methods; released as an {@link AcquireReleaseLimit} is. */
+/** An async-mutex `Mutex` (0.5), or anything with the same public methods. */
 export interface MutexLike extends AcquireReleaseLimit {
   release(): void;
   /** True when no unit is free. */
