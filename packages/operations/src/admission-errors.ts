@@ -1,6 +1,5 @@
-// The two ways a metered limit turns a caller away, both before the caller holds a slot.
-// `instanceof` works across two copies of this package in one process: each error carries a
-// `Symbol.for` brand that each class checks (as undici does for its errors).
+// The two ways a metered limit turns a caller away, before the caller holds a slot. Each carries
+// a `Symbol.for` brand its class checks, so `instanceof` works across two copies (as undici does).
 
 const TIMEOUT = Symbol.for('@gym/operations/AdmissionTimeoutError');
 const REJECTED = Symbol.for('@gym/operations/AdmissionRejectedError');

@@ -6,9 +6,8 @@ import type { AcquireReleaseLimit, MutexLike, PLimitLike, SemaphoreLike } from '
 
 type Fn<A, R> = (arg: A) => PromiseLike<R> | R;
 
-/** How a metered limit reads its limit live: whether a slot is free now, its slots, its free slots. */
+/** A metered limit reads its limit live: its slots, and its free slots (above 0: a call now gets one at once). */
 export interface LiveReaders {
-  free: () => boolean;
   limit: () => number;
   available: () => number;
 }
@@ -22,13 +21,9 @@ export interface Gate {
   check?(token: unknown): void;
   /** Runs `fn(arg)` in a slot the limit's own way; `refused(arg)` when the limit fails the call before `fn` ran. */
   inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R>;
-  /**
-   * Whether a call made now could be failed by the limit before it runs (false: it starts at
-   * once); `slotFree`: a slot is known to be free (a metered limit's `free()` said so).
-   */
+  /** Whether the limit could fail a call made now before it runs; `slotFree`: a metered limit's `free()` said so. */
   mayRefuse(slotFree: boolean): boolean;
-  /** Throws when a metered limit of this kind does not allow `capacity`. */
-  checkCapacity(capacity: unknown): void;
+  /** A metered limit's live readers; throws when a metered limit of this kind does not allow `capacity`. */
   live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders;
 }
 
@@ -43,18 +38,14 @@ export function isPLimit(limit: object): limit is PLimitLike {
 /** A new gate for `limit` by its shape, or `undefined` when it is no limit. */
 export function gateOf(limit: unknown): Gate | undefined {
   if (typeof limit === 'function') return isPLimit(limit) ? new PLimitGate(limit) : undefined;
-  if (typeof limit !== 'object' || limit === null) return undefined;
-  const candidate = limit as Partial<SemaphoreLike>;
-  if (typeof candidate.acquire !== 'function') return undefined;
-  // A class instance (methods on the prototype), not a decorator object like withTimeout().
-  if (
+  const candidate = limit as Partial<SemaphoreLike> | null | undefined;
+  if (typeof candidate?.acquire !== 'function') return undefined;
+  // A lock is a class instance (methods on the prototype), not a decorator object like withTimeout().
+  const isLock =
     typeof candidate.release === 'function' &&
     typeof candidate.isLocked === 'function' &&
-    !Object.hasOwn(limit, 'acquire')
-  ) {
-    return new LockGate(limit as SemaphoreLike | MutexLike);
-  }
-  return new AcquireReleaseGate(limit as AcquireReleaseLimit);
+    !Object.hasOwn(candidate, 'acquire');
+  return new AcquireReleaseGate(candidate as AcquireReleaseLimit, isLock ? (candidate as SemaphoreLike) : undefined);
 }
 
 // Held weakly: a limit the caller dropped is not kept alive by its gate.
@@ -77,14 +68,32 @@ function isSlots(capacity: unknown): capacity is number {
   return Number.isSafeInteger(capacity) && (capacity as number) >= 1;
 }
 
-/** A gate whose `inside` is its own acquire, `fn`, release. */
-abstract class AcquiringGate {
+/** An async-mutex Semaphore or Mutex (`lock`), or any other acquire()/release() object. */
+class AcquireReleaseGate implements Gate {
+  check?(token: unknown): void;
+
+  constructor(
+    private readonly limit: AcquireReleaseLimit,
+    private readonly lock: SemaphoreLike | MutexLike | undefined,
+  ) {
+    if (typeof limit.release !== 'function') this.check = releasable;
+  }
+
   mayRefuse(): boolean {
     return true; // acquire() may reject
   }
-  abstract acquire(): Promise<unknown>;
-  abstract release(token: unknown): undefined;
-  check?(token: unknown): void;
+
+  acquire(): Promise<unknown> {
+    return this.limit.acquire();
+  }
+
+  /** A lock's own `release()` is the cheaper call (async-mutex's releaser wraps it). */
+  release(token: unknown): undefined {
+    if (this.lock !== undefined) this.lock.release();
+    else if (typeof token === 'function') token();
+    else if (Array.isArray(token) && typeof token[1] === 'function') token[1]();
+    else this.limit.release?.();
+  }
 
   async inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R> {
     let token: unknown;
@@ -101,76 +110,28 @@ abstract class AcquiringGate {
       this.release(token);
     }
   }
-}
 
-/** async-mutex Semaphore and Mutex. */
-class LockGate extends AcquiringGate implements Gate {
-  constructor(private readonly lock: SemaphoreLike | MutexLike) {
-    super();
-  }
-
-  acquire(): Promise<unknown> {
-    return this.lock.acquire();
-  }
-
-  release(): undefined {
-    this.lock.release();
-  }
-
-  /** A Semaphore has `getValue()`; a Mutex has not. */
-  private get semaphore(): SemaphoreLike | undefined {
-    return 'getValue' in this.lock && typeof this.lock.getValue === 'function' ? this.lock : undefined;
-  }
-
-  checkCapacity(capacity: unknown): void {
-    if (capacity === undefined) return;
-    if (this.semaphore === undefined && capacity !== 1) throw badCapacity(capacity, 'undefined or 1 for a Mutex');
-    if (!isSlots(capacity)) {
+  /**
+   * A Mutex (no `getValue()`) has one slot; a Semaphore's limit is its free units plus the units
+   * held through the metered limit. Any other object tells nothing: its capacity and our count decide.
+   */
+  live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders {
+    const lock = this.lock;
+    if (lock === undefined) {
+      if (!isSlots(capacity)) {
+        throw badCapacity(capacity, 'a whole number from 1 up (required for an acquire()/release() limit)');
+      }
+      return { limit: () => capacity, available: () => Math.max(0, capacity - counts.active) };
+    }
+    if (!('getValue' in lock)) {
+      if (capacity !== undefined && capacity !== 1) throw badCapacity(capacity, 'undefined or 1 for a Mutex');
+      return { limit: () => 1, available: () => (lock.isLocked() ? 0 : 1) };
+    }
+    if (capacity !== undefined && !isSlots(capacity)) {
       throw badCapacity(capacity, "a whole number from 1 up, or undefined (a Semaphore's value is read live)");
     }
-  }
-
-  live(_capacity: number | undefined, counts: { readonly active: number }): LiveReaders {
-    const { lock, semaphore } = this;
-    const free = () => !lock.isLocked();
-    if (semaphore === undefined) return { free, limit: () => 1, available: () => (lock.isLocked() ? 0 : 1) };
-    // `getValue()` is the free units; the units held through the metered limit add up to its limit.
-    const available = () => Math.max(0, semaphore.getValue());
-    return { free, limit: () => available() + counts.active, available };
-  }
-}
-
-/** The token is what `acquire()` resolved: a release function, `[value, release]`, or anything (then `release()`). */
-class AcquireReleaseGate extends AcquiringGate implements Gate {
-  constructor(private readonly limit: AcquireReleaseLimit) {
-    super();
-    if (typeof limit.release !== 'function') this.check = releasable;
-  }
-
-  acquire(): Promise<unknown> {
-    return this.limit.acquire();
-  }
-
-  release(token: unknown): undefined {
-    if (typeof token === 'function') token();
-    else if (Array.isArray(token) && typeof token[1] === 'function') token[1]();
-    else this.limit.release?.();
-  }
-
-  checkCapacity(capacity: unknown): void {
-    if (!isSlots(capacity)) {
-      throw badCapacity(capacity, 'a whole number from 1 up (required for an acquire()/release() limit)');
-    }
-  }
-
-  /** Such an object tells nothing: its capacity and the metered limit's own count decide. */
-  live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders {
-    const slots = capacity as number;
-    return {
-      free: () => counts.active < slots,
-      limit: () => slots,
-      available: () => Math.max(0, slots - counts.active),
-    };
+    const available = () => Math.max(0, lock.getValue());
+    return { limit: () => available() + counts.active, available };
   }
 }
 
@@ -181,22 +142,6 @@ function releasable(value: unknown): void {
       'nor [value, release], and the limit has no release() method; the limit cannot be released',
   );
 }
-
-/** A function p-limit runs that holds its slot open until released; `done` settles once p-limit freed it. */
-interface PLimitSlot {
-  readonly held: (slot: PLimitSlot) => void;
-  release: () => void;
-  done: Promise<unknown>;
-}
-
-function holdOpen(slot: PLimitSlot): Promise<void> {
-  return new Promise((release) => {
-    slot.release = release;
-    slot.held(slot);
-  });
-}
-
-function nothing(): void {}
 
 /** p-limit 6 and 7. */
 class PLimitGate implements Gate {
@@ -218,33 +163,30 @@ class PLimitGate implements Gate {
     return limiter.pendingCount > 0 || (!slotFree && !(limiter.activeCount < (limiter.concurrency as number)));
   }
 
+  /** A slot held open inside `limiter(...)`: `release()` ends it, `done` settles once p-limit freed it. */
   acquire(): Promise<unknown> {
     return new Promise((held, refused) => {
-      const slot = { held, release: nothing, done: undefined as unknown as Promise<unknown> };
-      slot.done = this.limiter(holdOpen, slot);
-      slot.done.then(undefined, refused);
+      // p-limit starts a function a microtask later at the earliest, so `done` is set by then.
+      const done = this.limiter(() => new Promise<void>((release) => held({ release, done })));
+      done.then(undefined, refused);
     });
   }
 
   release(token: unknown): Promise<unknown> {
-    const slot = token as PLimitSlot;
+    const slot = token as { release: () => void; done: Promise<void> };
     slot.release();
     return slot.done;
   }
 
-  checkCapacity(capacity: unknown): void {
+  live(capacity: number | undefined): LiveReaders {
+    const limiter = this.limiter;
     if (capacity !== undefined) throw badCapacity(capacity, 'undefined for a p-limit limiter (read live)');
-    if (typeof this.limiter.concurrency !== 'number') {
+    if (typeof limiter.concurrency !== 'number') {
       throw new TypeError('meteredLimit: the p-limit limiter has no concurrency property (p-limit 6 or later)');
     }
-  }
-
-  live(): LiveReaders {
-    const limiter = this.limiter;
-    const limit = () => limiter.concurrency ?? Number.POSITIVE_INFINITY;
+    const limit = () => limiter.concurrency as number;
     // p-limit 6 queues every call for a microtask before it starts it, so pending calls count as
     // taken (once it settles, calls are pending only while every slot is held).
-    const taken = () => limiter.activeCount + limiter.pendingCount;
-    return { free: () => taken() < limit(), limit, available: () => Math.max(0, limit() - taken()) };
+    return { limit, available: () => Math.max(0, limit() - limiter.activeCount - limiter.pendingCount) };
   }
 }

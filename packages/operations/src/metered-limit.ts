@@ -1,17 +1,13 @@
-// meteredLimit: a limit the user already has, with admission control (a bounded queue, a
-// deadline) and its live state exported as the seven gym.concurrency.* observable instruments.
-// Its queued/active counts are its own counts of the calls made through it, kept whether or not
-// telemetry is on; the limit and its free slots are read from the limiter at collection. One
-// attribute set is one exported limit: a newer metered limit with the same names takes the older
-// one's place (whose admission totals carry over, so a counter never goes backwards), and a
-// closed limit leaves the export at once.
+// meteredLimit: a limit the user already has, with admission control, exported as the seven
+// gym.concurrency.* instruments. One attribute set is one exported limit: a newer metered limit
+// with the same names takes the older one's place, whose admission totals carry over so that a
+// counter never goes backwards.
 
 import {
   ATTR_CONCURRENCY_COMPONENT,
   ATTR_CONCURRENCY_LIMIT_NAME,
   ATTR_SERVER_NAME,
   COMPONENTS,
-  type Component,
   INSTRUMENTS,
   isComponent,
   LIMIT_NAME_PATTERN,
@@ -49,7 +45,7 @@ const MAX_TIMEOUT_MS = MAX_TIMER_SECONDS * 1000;
  * (`RangeError` for an option outside what is allowed, `TypeError` for a value that is no limit).
  */
 export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions): MeteredLimit {
-  const { component, limitName, serverName, capacity, admissionTimeoutMs: timeout, maxQueued } = options;
+  const { component, limitName, serverName, admissionTimeoutMs: timeout, maxQueued } = options;
   const bad = (option: string, value: unknown, allowed: readonly string[] | string) =>
     invalidChoice(`meteredLimit: options.${option}`, value, allowed);
   if (!isComponent(component)) throw bad('component', component, COMPONENTS);
@@ -59,13 +55,6 @@ export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions
   if (serverName !== undefined && (typeof serverName !== 'string' || !SERVER_NAME_PATTERN.test(serverName))) {
     throw bad('serverName', serverName, `undefined or a string matching ${SERVER_NAME_PATTERN}`);
   }
-  const gate = limit instanceof MeteredLimitImpl ? undefined : gateOf(limit);
-  if (gate === undefined) {
-    throw new TypeError(
-      `meteredLimit: limit must be ${LIMIT_SHAPES} (not metered already); got ${describeValue(limit)}`,
-    );
-  }
-  gate.checkCapacity(capacity);
   if (timeout !== undefined && !(timeout > 0 && timeout <= MAX_TIMEOUT_MS)) {
     throw bad(
       'admissionTimeoutMs',
@@ -76,6 +65,13 @@ export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions
   if (maxQueued !== undefined && !(Number.isSafeInteger(maxQueued) && maxQueued >= 0)) {
     throw bad('maxQueued', maxQueued, 'undefined or a whole number from 0 up');
   }
+  // A metered limit has no acquire(): it is no limit to gateOf.
+  const gate = gateOf(limit);
+  if (gate === undefined) {
+    throw new TypeError(
+      `meteredLimit: limit must be ${LIMIT_SHAPES} (not metered already); got ${describeValue(limit)}`,
+    );
+  }
   return new MeteredLimitImpl(gate, options);
 }
 
@@ -83,66 +79,56 @@ const admittedNames = { limit: new Set<string>(), server: new Set<string>() };
 
 /** The metered limit. Internal: users see {@link MeteredLimit}. */
 export class MeteredLimitImpl implements MeteredLimit {
-  readonly component: Component;
-  readonly limitName: string;
-  readonly serverName: string | undefined;
   readonly key: string;
   readonly attributes: Attributes;
-  readonly gate: Gate;
-  readonly admission: Admission;
-  readonly live: LiveReaders;
+  /** Its own counts of the calls made through it, its admission rules, and the limiter read live. */
+  readonly admission: Admission & LiveReaders;
   /** The options when a provider was injected; `undefined`: the global provider. */
   private readonly source: MeteredLimitOptions | undefined;
   /** Where it is exported, once it is; `null` once closed or when its names were refused. */
   private sets: Sets | undefined | null = undefined;
 
-  constructor(gate: Gate, options: MeteredLimitOptions) {
+  constructor(
+    readonly gate: Gate,
+    options: MeteredLimitOptions,
+  ) {
     const { component, limitName, serverName } = options;
-    this.component = component;
-    this.limitName = limitName;
-    this.serverName = serverName;
+    const counts = { queued: 0, active: 0, timeouts: 0, cancelled: 0, rejected: 0 };
+    const live = gate.live(options.capacity, counts);
     this.key = JSON.stringify([component, limitName, serverName ?? null]);
     this.attributes = Object.freeze({
       [ATTR_CONCURRENCY_COMPONENT]: component,
       [ATTR_CONCURRENCY_LIMIT_NAME]: limitName,
       ...(serverName === undefined ? {} : { [ATTR_SERVER_NAME]: serverName }),
     });
-    this.gate = gate;
-    const counts = { queued: 0, active: 0, timeouts: 0, cancelled: 0, rejected: 0 };
-    const live = gate.live(options.capacity, counts);
-    this.admission = Object.assign(counts, {
+    this.admission = Object.assign(counts, live, {
+      free: () => live.available() > 0,
       limitName,
       maxQueued: options.maxQueued,
       timeoutMs: options.admissionTimeoutMs,
-      free: live.free,
     });
-    this.live = live;
     this.source = options.meterProvider != null ? options : undefined;
     if (!admitted('limit', limitName) || !admitted('server', serverName)) this.sets = null;
     this.exportIfExporting(isMetricsExporting());
   }
 
-  run<T>(fn: () => PromiseLike<T> | T, options?: MeteredRunOptions): Promise<T> {
-    try {
-      if (typeof fn !== 'function') {
-        throw new TypeError(`MeteredLimit.run: fn must be a function; got ${describeValue(fn)}`);
-      }
-      const signal = checkSignal(options?.signal, 'MeteredLimit.run: options.signal');
-      if (signal?.aborted) return Promise.reject(signal.reason);
-      this.exportIfExporting(isMetricsExporting());
-      return run(this.gate, this.admission, signal, () => fn(), OFF);
-    } catch (error) {
-      return Promise.reject(error);
+  async run<T>(fn: () => PromiseLike<T> | T, options?: MeteredRunOptions): Promise<T> {
+    if (typeof fn !== 'function') {
+      throw new TypeError(`MeteredLimit.run: fn must be a function; got ${describeValue(fn)}`);
     }
+    const signal = checkSignal(options?.signal, 'MeteredLimit.run: options.signal');
+    if (signal?.aborted) throw signal.reason;
+    this.exportIfExporting(isMetricsExporting());
+    return run(this.gate, this.admission, signal, () => fn(), OFF);
   }
 
   state(): MeteredLimitState {
     this.exportIfExporting(isMetricsExporting());
     const a = this.admission;
     return {
-      limit: this.live.limit(),
+      limit: a.limit(),
       active: a.active,
-      available: this.live.available(),
+      available: a.available(),
       queued: a.queued,
       admissionTimeouts: a.timeouts,
       admissionCancelled: a.cancelled,
@@ -162,57 +148,52 @@ export class MeteredLimitImpl implements MeteredLimit {
 
   /** Starts reporting it, when it is not reported yet and can be (`exporting`: isMetricsExporting()). Never throws. */
   exportIfExporting(exporting: boolean): void {
-    if (this.sets === null) return;
-    if (this.source === undefined) {
-      if (!exporting) return;
-      if (this.sets === undefined) add(GLOBAL, this);
-      this.sets = GLOBAL;
-      const meter = resolveMeter(undefined, SCOPE, reporter);
-      const instruments = meter && instrumentsFor(meter);
-      if (instruments) instruments.global = true;
-    } else if (this.sets === undefined) {
-      const meter = resolveMeter(this.source, SCOPE, reporter);
-      const instruments = meter && instrumentsFor(meter);
-      if (instruments === undefined) return;
-      this.sets = instruments.sets;
-      add(this.sets, this);
+    const global = this.source === undefined;
+    // A global limit asks on every call while exporting: a new global meter must report it too.
+    if (this.sets === null || (global ? !exporting : this.sets !== undefined)) return;
+    const meter = resolveMeter(this.source, SCOPE, reporter);
+    let instruments: ConcurrencyInstruments | undefined;
+    try {
+      instruments = meter && instrumentsOf(meter);
+    } catch (error) {
+      reporter.warnOnce(
+        'concurrency-instruments',
+        'creating the gym.concurrency instruments failed; metered limits are not reported, the next use tries again',
+        error,
+      );
     }
+    if (instruments === undefined) return;
+    instruments.global ||= global;
+    if (this.sets !== undefined) return;
+    this.sets = global ? GLOBAL : instruments.sets;
+    add(this.sets, this);
   }
 }
 
 /** Admits `name` to the export; false (one warning) beyond the bound. */
 function admitted(what: 'limit' | 'server', name: string | undefined): boolean {
   const names = admittedNames[what];
+  if (name !== undefined && names.size < MAX_LIMIT_NAMES) names.add(name);
   if (name === undefined || names.has(name)) return true;
-  if (names.size >= MAX_LIMIT_NAMES) {
-    reporter.warnOnce(
-      `${what}-names`,
-      `more than ${MAX_LIMIT_NAMES} distinct metered ${what} names in this process; "${name}" and any later new name ` +
-        'work but are never exported (names are chosen in code and must stay few)',
-    );
-    return false;
-  }
-  names.add(name);
-  return true;
+  reporter.warnOnce(
+    `${what}-names`,
+    `more than ${MAX_LIMIT_NAMES} distinct metered ${what} names in this process; "${name}" and any later new name ` +
+      'work but are never exported (names are chosen in code and must stay few)',
+  );
+  return false;
 }
 
+const TOTALS = ['timeouts', 'cancelled', 'rejected'] as const;
+
 /** One attribute set: its current limit, and the admission totals of the limits it replaced. */
-interface LimitSet {
-  current: MeteredLimitImpl | undefined;
-  timeouts: number;
-  cancelled: number;
-  rejected: number;
-}
+type LimitSet = { current: MeteredLimitImpl | undefined } & Record<(typeof TOTALS)[number], number>;
 
 /** Exported limits by attribute set (`MeteredLimitImpl.key`). */
 type Sets = Map<string, LimitSet>;
 
 function add(sets: Sets, limit: MeteredLimitImpl): void {
-  let set = sets.get(limit.key);
-  if (set === undefined) {
-    set = { current: undefined, timeouts: 0, cancelled: 0, rejected: 0 };
-    sets.set(limit.key, set);
-  }
+  const set = sets.get(limit.key) ?? { current: undefined, timeouts: 0, cancelled: 0, rejected: 0 };
+  sets.set(limit.key, set);
   retire(set);
   set.current = limit;
 }
@@ -220,28 +201,11 @@ function add(sets: Sets, limit: MeteredLimitImpl): void {
 function retire(set: LimitSet): void {
   const admission = set.current?.admission;
   set.current = undefined;
-  if (admission === undefined) return;
-  set.timeouts += admission.timeouts;
-  set.cancelled += admission.cancelled;
-  set.rejected += admission.rejected;
+  if (admission !== undefined) for (const total of TOTALS) set[total] += admission[total];
 }
 
 /** Limits that record through the global provider: reported only while metrics are exporting. */
 const GLOBAL: Sets = new Map();
-
-/** The instruments of `meter` (made once), or `undefined` when they cannot be made (reported once). */
-function instrumentsFor(meter: Meter): ConcurrencyInstruments | undefined {
-  try {
-    return instrumentsOf(meter);
-  } catch (error) {
-    reporter.warnOnce(
-      'concurrency-instruments',
-      'creating the gym.concurrency instruments failed; metered limits are not reported, the next use tries again',
-      error,
-    );
-    return undefined;
-  }
-}
 
 /** The seven instruments of one meter, the limits given that meter, and GLOBAL when it is the global one. */
 class ConcurrencyInstruments {
@@ -258,26 +222,21 @@ class ConcurrencyInstruments {
     const rejected = createInstrument(meter, INSTRUMENTS.admissionRejected);
     const all = [limit, active, available, queueDepth, timeouts, cancelled, rejected];
     meter.addBatchObservableCallback((result) => {
-      try {
-        for (const sets of this.global && isMetricsExporting() ? [this.sets, GLOBAL] : [this.sets]) {
-          for (const set of sets.values()) {
-            const current = set.current;
-            if (current === undefined) continue;
-            const { attributes, admission: a } = current;
-            const slots = current.live.limit();
-            if (Number.isFinite(slots)) {
-              result.observe(limit, slots, attributes);
-              result.observe(available, current.live.available(), attributes);
-            }
-            result.observe(active, a.active, attributes);
-            result.observe(queueDepth, a.queued, attributes);
-            if (a.timeoutMs !== undefined) result.observe(timeouts, set.timeouts + a.timeouts, attributes);
-            result.observe(cancelled, set.cancelled + a.cancelled, attributes);
-            result.observe(rejected, set.rejected + a.rejected, attributes);
+      for (const sets of this.global && isMetricsExporting() ? [this.sets, GLOBAL] : [this.sets]) {
+        for (const set of sets.values()) {
+          if (set.current === undefined) continue;
+          const { attributes, admission: a } = set.current;
+          const slots = a.limit();
+          if (Number.isFinite(slots)) {
+            result.observe(limit, slots, attributes);
+            result.observe(available, a.available(), attributes);
           }
+          result.observe(active, a.active, attributes);
+          result.observe(queueDepth, a.queued, attributes);
+          if (a.timeoutMs !== undefined) result.observe(timeouts, set.timeouts + a.timeouts, attributes);
+          result.observe(cancelled, set.cancelled + a.cancelled, attributes);
+          result.observe(rejected, set.rejected + a.rejected, attributes);
         }
-      } catch (error) {
-        reporter.warnOnce('limit-read', 'reading a metered limit failed; its points are missing', error);
       }
     }, all);
   }

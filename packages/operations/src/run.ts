@@ -215,6 +215,8 @@ function isCancellation(error: unknown, signal: AbortSignal | undefined): boolea
 /** `gate.acquire()`, ended first by the signal or the admission deadline. */
 function race(gate: Gate, signal: AbortSignal | undefined, admission: Admission | undefined): Promise<unknown> {
   return new Promise((resolve, reject) => {
+    // First: when it throws, this promise rejects with nothing watched yet.
+    const acquiring = gate.acquire();
     let done = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const stop = (): boolean => {
@@ -228,31 +230,20 @@ function race(gate: Gate, signal: AbortSignal | undefined, admission: Admission 
       if (stop()) reject(reason);
     };
     if (signal !== undefined) watchAbort(signal, end);
-    const timeoutMs = admission?.timeoutMs;
-    if (admission !== undefined && timeoutMs !== undefined) {
-      timer = setTimeout(end, timeoutMs, new AdmissionTimeoutError(admission.limitName, timeoutMs));
+    if (admission?.timeoutMs !== undefined) {
+      timer = setTimeout(end, admission.timeoutMs, new AdmissionTimeoutError(admission.limitName, admission.timeoutMs));
       timer.unref?.();
     }
-    try {
-      // A slot granted after the caller left is given straight back.
-      gate.acquire().then((token) => (stop() ? resolve(token) : releaseLate(gate, token)), end);
-    } catch (error) {
-      end(error);
-    }
+    // A slot granted after the caller left is given straight back.
+    acquiring.then((token) => (stop() ? resolve(token) : releaseLate(gate, token)), end);
   });
 }
 
 /** Gives back a slot its caller no longer wants; a failure is reported, never thrown. */
 function releaseLate(gate: Gate, token: unknown): void {
-  try {
-    gate.release(token)?.then(undefined, lateReleaseFailed);
-  } catch (error) {
-    lateReleaseFailed(error);
-  }
-}
-
-function lateReleaseFailed(error: unknown): void {
-  reporter.warnOnce('late-release', 'releasing a slot granted after its caller stopped waiting failed', error);
+  new Promise((resolve) => resolve(gate.release(token))).then(undefined, (error: unknown) =>
+    reporter.warnOnce('late-release', 'releasing a slot granted after its caller stopped waiting failed', error),
+  );
 }
 
 // One `abort` listener per signal however many operations wait on it: a server passes one
@@ -262,7 +253,6 @@ const watches = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
 function onAbort(this: AbortSignal): void {
   const waits = watches.get(this);
   watches.delete(this);
-  this.removeEventListener('abort', onAbort);
   if (waits !== undefined) for (const end of waits) end(this.reason);
 }
 
@@ -271,7 +261,7 @@ function watchAbort(signal: AbortSignal, end: (reason: unknown) => void): void {
   if (waits === undefined) {
     waits = new Set();
     watches.set(signal, waits);
-    signal.addEventListener('abort', onAbort);
+    signal.addEventListener('abort', onAbort, { once: true });
   }
   waits.add(end);
 }

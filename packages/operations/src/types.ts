@@ -6,22 +6,17 @@ import type { MeterProvider } from '@opentelemetry/api';
 
 export type { Component, Executor, Operation, Outcome };
 
-/** An async-mutex `Semaphore` (0.5), or anything with the same public methods. */
-export interface SemaphoreLike {
-  /** Takes one unit; async-mutex resolves `[previousValue, releaser]`. */
-  acquire(): Promise<unknown>;
+/** An async-mutex `Mutex` (0.5), or anything with the same public methods; released with `release()`. */
+export interface MutexLike extends AcquireReleaseLimit {
   release(): void;
   /** True when no unit is free. */
   isLocked(): boolean;
-  /** Free units right now. */
-  getValue(): number;
 }
 
-/** An async-mutex `Mutex` (0.5), or anything with the same public methods. */
-export interface MutexLike {
-  acquire(): Promise<unknown>;
-  release(): void;
-  isLocked(): boolean;
+/** An async-mutex `Semaphore` (0.5), or anything with the same public methods. */
+export interface SemaphoreLike extends MutexLike {
+  /** Free units right now. */
+  getValue(): number;
 }
 
 /** A p-limit limiter (`pLimit(n)`, 6.x or 7.x). An operation waits in p-limit's own queue. */
@@ -128,9 +123,6 @@ export interface MeteredLimitState {
 
 /** A limit whose live state is exported as the `gym.concurrency.*` series, with admission control. */
 export interface MeteredLimit {
-  readonly component: Component;
-  readonly limitName: string;
-  readonly serverName: string | undefined;
   /**
    * Runs `fn` inside the limit and returns (or rethrows) what it does. Rejects without running
    * `fn` with {@link AdmissionRejectedError}, {@link AdmissionTimeoutError} or `signal.reason`.

@@ -3,8 +3,9 @@
 // exporter that throws: in every case the body's result and error reach the caller unchanged,
 // the limit is released, the live counts stay right, and the failure is logged once via diag.
 
+import { getEventListeners } from 'node:events';
 import { ATTR_EXECUTOR, ATTR_OPERATION, METRIC_OPERATION_ACTIVE, METRIC_OPERATION_QUEUED } from '@gym/constants';
-import { resourcesOperation } from '@gym/operations';
+import { meteredLimit, resourcesOperation } from '@gym/operations';
 import {
   capture,
   captureDiag,
@@ -14,6 +15,7 @@ import {
   type DiagCapture,
   deferred,
   settle,
+  waitFor,
 } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { Meter, MeterProvider } from '@opentelemetry/api';
@@ -174,6 +176,41 @@ it('a limit look-alike that throws when entered: the operation rejects with its 
   const m = await collectMetrics(reader);
   expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
   expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+});
+
+it('a limit whose acquire() throws while raced against a signal and a deadline: rejects with its error, watches nothing', async () => {
+  const pool = {
+    acquire(): Promise<() => void> {
+      throw new Error('pool closed');
+    },
+  };
+  const limit = meteredLimit(pool, {
+    component: 'other',
+    limitName: 'closed_pool',
+    capacity: 1,
+    admissionTimeoutMs: 1000,
+  });
+  const shutdown = new AbortController();
+  const settled = await capture(resourcesOperation(limit, { ...OPTIONS, signal: shutdown.signal }, () => 1));
+  expect(settled).toEqual({ ok: false, error: new Error('pool closed') });
+  expect(getEventListeners(shutdown.signal, 'abort')).toHaveLength(0);
+  expect(limit.state()).toMatchObject({ active: 0, queued: 0, admissionTimeouts: 0, admissionCancelled: 0 });
+});
+
+it('a slot granted after its caller left, whose release throws: reported once through diag, never thrown', async () => {
+  const grant = deferred<() => void>();
+  const pool = { acquire: () => grant.promise };
+  const client = new AbortController();
+  const running = capture(resourcesOperation(pool, { ...OPTIONS, signal: client.signal }, () => 1));
+  client.abort(new Error('client gone'));
+  expect(await running).toEqual({ ok: false, error: new Error('client gone') });
+  grant.resolve(() => {
+    throw new Error('release exploded');
+  });
+  await waitFor('the late-release warning', () =>
+    warnings().find((message) => message.includes('granted after its caller stopped waiting failed')),
+  );
+  expect(warnings().filter((message) => message.includes('release exploded'))).toHaveLength(1);
 });
 
 it('a fresh SDK still works after the faulty ones (failures are per meter, not global)', async () => {

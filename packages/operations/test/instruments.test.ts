@@ -19,7 +19,7 @@ import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { ValueType } from '@opentelemetry/api';
 import { DataPointType } from '@opentelemetry/sdk-metrics';
 import { Semaphore } from 'async-mutex';
-import { SCOPE_NAME, VERSION } from '../src/scope.js';
+import { SCOPE } from '../src/scope.js';
 import { FakeClock } from './helpers.js';
 
 afterEach(() => {
@@ -46,7 +46,7 @@ describe('instruments', () => {
     const { resourceMetrics } = await reader.collect();
     expect(resourceMetrics.scopeMetrics).toHaveLength(1);
     const scope = resourceMetrics.scopeMetrics[0]!;
-    expect(scope.scope).toMatchObject({ name: '@gym/operations', version: VERSION });
+    expect(scope.scope).toMatchObject({ name: '@gym/operations', version: SCOPE.version });
     const shapes = scope.metrics
       .map((m) => ({
         name: m.descriptor.name,
@@ -147,8 +147,8 @@ describe('instruments', () => {
       name: string;
       version: string;
     };
-    expect(VERSION).toBe(pkg.version);
-    expect(SCOPE_NAME).toBe(pkg.name);
+    expect(SCOPE.version).toBe(pkg.version);
+    expect(SCOPE.name).toBe(pkg.name);
   });
 });
 
