@@ -68,16 +68,55 @@ function isSlots(capacity: unknown): capacity is number {
   return Number.isSafeInteger(capacity) && (capacity as number) >= 1;
 }
 
+/** Throws when what `limit.acquire()` resolved cannot be given back (checked before the body runs). */
+function checkReleasable(limit: AcquireReleaseLimit, token: unknown): void {
+  if (typeof token === 'function' || (Array.isArray(token) && typeof token[1] === 'function')) return;
+  if (typeof limit.release === 'function') return;
+  throw new TypeError(
+    `resourcesOperation: limit.acquire() resolved ${describeValue(token)}, which is not a release function ` +
+      'nor [value, release], and the limit has no release() method; the limit cannot be released',
+  );
+}
+
+/** Gives back what `limit.acquire()` resolved: the release function it resolved (alone, or as `[value, release]` like async-mutex), else `limit.release()`. */
+function releaseToken(limit: AcquireReleaseLimit, token: unknown): void {
+  if (typeof token === 'function') token();
+  else if (Array.isArray(token) && typeof token[1] === 'function') token[1]();
+  else limit.release?.();
+}
+
+/**
+ * Runs `fn(arg)` between `limit.acquire()` and the release of what it resolved; `refused(arg)`
+ * when no slot was had. Every acquire()/release() limit is run this way, measured or not: the
+ * off path calls it without looking up the limit's gate.
+ */
+export async function acquiring<A, R>(
+  limit: AcquireReleaseLimit,
+  fn: Fn<A, R>,
+  arg: A,
+  refused?: (arg: A) => void,
+): Promise<R> {
+  let token: unknown;
+  try {
+    token = await limit.acquire();
+    checkReleasable(limit, token);
+  } catch (error) {
+    refused?.(arg);
+    throw error;
+  }
+  try {
+    return await fn(arg);
+  } finally {
+    releaseToken(limit, token);
+  }
+}
+
 /** An async-mutex Semaphore or Mutex (`lock`), or any other acquire()/release() object. */
 class AcquireReleaseGate implements Gate {
-  check?(token: unknown): void;
-
   constructor(
     private readonly limit: AcquireReleaseLimit,
     private readonly lock: SemaphoreLike | MutexLike | undefined,
-  ) {
-    if (typeof limit.release !== 'function') this.check = releasable;
-  }
+  ) {}
 
   mayRefuse(): boolean {
     return true; // acquire() may reject
@@ -87,28 +126,16 @@ class AcquireReleaseGate implements Gate {
     return this.limit.acquire();
   }
 
-  /** A lock's own `release()` is the cheaper call (async-mutex's releaser wraps it). */
-  release(token: unknown): undefined {
-    if (this.lock !== undefined) this.lock.release();
-    else if (typeof token === 'function') token();
-    else if (Array.isArray(token) && typeof token[1] === 'function') token[1]();
-    else this.limit.release?.();
+  check(token: unknown): void {
+    checkReleasable(this.limit, token);
   }
 
-  async inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R> {
-    let token: unknown;
-    try {
-      token = await this.acquire();
-      this.check?.(token);
-    } catch (error) {
-      refused?.(arg);
-      throw error;
-    }
-    try {
-      return await fn(arg);
-    } finally {
-      this.release(token);
-    }
+  release(token: unknown): undefined {
+    releaseToken(this.limit, token);
+  }
+
+  inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R> {
+    return acquiring(this.limit, fn, arg, refused);
   }
 
   /**
@@ -133,14 +160,6 @@ class AcquireReleaseGate implements Gate {
     const available = () => Math.max(0, lock.getValue());
     return { limit: () => available() + counts.active, available };
   }
-}
-
-function releasable(value: unknown): void {
-  if (typeof value === 'function' || (Array.isArray(value) && typeof value[1] === 'function')) return;
-  throw new TypeError(
-    `resourcesOperation: limit.acquire() resolved ${describeValue(value)}, which is not a release function ` +
-      'nor [value, release], and the limit has no release() method; the limit cannot be released',
-  );
 }
 
 /** p-limit 6 and 7. */

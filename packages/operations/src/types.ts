@@ -6,7 +6,7 @@ import type { MeterProvider } from '@opentelemetry/api';
 
 export type { Component, Executor, Operation, Outcome };
 
-/** An async-mutex `Mutex` (0.5), or anything with the same public methods; released with `release()`. */
+/** An async-mutex `Mutex` (0.5), or anything with the same public methods; released through what `acquire()` resolved. */
 export interface MutexLike extends AcquireReleaseLimit {
   release(): void;
   /** True when no unit is free. */
