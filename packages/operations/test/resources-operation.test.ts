@@ -345,6 +345,24 @@ describe('programming errors other than bounded values', () => {
     expect((await collectMetrics(reader)).size).toBe(0);
   });
 
+  // With nothing recording and nothing to race the limit is used as its type says, without a
+  // lookup (README, "How each limit is entered"): a value that is no limit fails where it is used.
+  it.each([
+    ['undefined', undefined],
+    ['a number', 3],
+    ['an object without acquire', { release() {} }],
+  ])('unmeasured, a limit that is %s → TypeError, and the body never runs', async (_name, limit) => {
+    let ran = false;
+    const settled = await capture(
+      resourcesOperation(limit as never, { operation: 'verify', executor: 'subprocess' }, () => {
+        ran = true;
+      }),
+    );
+    expect(settled.ok).toBe(false);
+    if (!settled.ok) expect(settled.error).toBeInstanceOf(TypeError);
+    expect(ran).toBe(false);
+  });
+
   it('a body that is not a function, or a signal that is not an AbortSignal → TypeError', async () => {
     const { options } = setup();
     const noBody = await capture(resourcesOperation(null, options, 'run' as never));
