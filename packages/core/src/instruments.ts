@@ -55,13 +55,18 @@ function fromProvider<P extends object, T extends api.Meter | api.Tracer>(
   }
 }
 
-/** The meter to record on, or `undefined` (not exporting, or it failed: reported once). Never throws. */
+/**
+ * The meter to record on, or `undefined` (not exporting, or it failed: reported once). Never
+ * throws. `exporting`: `isMetricsExporting()` when the caller already read it for this call.
+ */
 export function resolveMeter(
   options: MeterSourceOptions | null | undefined,
   scope: InstrumentScope,
   reporter: Reporter,
+  exporting?: boolean,
 ): api.Meter | undefined {
-  const provider = options?.meterProvider ?? (isMetricsExporting() ? metrics.getMeterProvider() : undefined);
+  const provider =
+    options?.meterProvider ?? ((exporting ?? isMetricsExporting()) ? metrics.getMeterProvider() : undefined);
   return provider && fromProvider('meter', provider, provider.getMeter, scope, reporter);
 }
 

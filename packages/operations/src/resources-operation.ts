@@ -64,7 +64,7 @@ function measuredOrRaced<T>(
   }
   if (signal?.aborted) return Promise.reject(signal.reason);
   const measured = exporting || options.meterProvider != null;
-  return run(gate, admission, signal, body, measured ? recorderOf(options) : OFF);
+  return run(gate, admission, signal, body, measured ? recorderOf(options, exporting) : OFF);
 }
 
 function acceptNames(operation: unknown, executor: unknown): void {
@@ -84,7 +84,7 @@ function gateOfLimit(limit: object): Gate {
 }
 
 /** The recorder of a measured operation: its series', or OFF when no meter can be had (reported once). */
-function recorderOf(options: ResourcesOperationOptions): Recorder {
-  const meter = resolveMeter(options, SCOPE, reporter);
+function recorderOf(options: ResourcesOperationOptions, exporting: boolean): Recorder {
+  const meter = resolveMeter(options, SCOPE, reporter, exporting);
   return (meter && measurement(meter, options.operation, options.executor)) ?? OFF;
 }
