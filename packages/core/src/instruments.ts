@@ -56,17 +56,23 @@ function fromProvider<P extends object, T extends api.Meter | api.Tracer>(
 }
 
 /**
- * The meter to record on, or `undefined` (not exporting, or it failed: reported once). Never
- * throws. `exporting`: `isMetricsExporting()` when the caller already read it for this call.
+ * The provider to record metrics on: the injected one, else the global one while exporting, else
+ * `undefined`. `exporting`: the caller's `isMetricsExporting()` reading for this call, if it has one.
  */
+export function meterProviderOf(
+  options: MeterSourceOptions | null | undefined,
+  exporting?: boolean,
+): api.MeterProvider | undefined {
+  return options?.meterProvider ?? ((exporting ?? isMetricsExporting()) ? metrics.getMeterProvider() : undefined);
+}
+
+/** The meter to record on, or `undefined` (not exporting, or it failed: reported once). Never throws. */
 export function resolveMeter(
   options: MeterSourceOptions | null | undefined,
   scope: InstrumentScope,
   reporter: Reporter,
-  exporting?: boolean,
 ): api.Meter | undefined {
-  const provider =
-    options?.meterProvider ?? ((exporting ?? isMetricsExporting()) ? metrics.getMeterProvider() : undefined);
+  const provider = meterProviderOf(options);
   return provider && fromProvider('meter', provider, provider.getMeter, scope, reporter);
 }
 

@@ -12,7 +12,7 @@ export {
   readVariable,
 } from './environment.js';
 export type { InstrumentScope, MeterSourceOptions, TracerSourceOptions } from './instruments.js';
-export { createInstrument, perMeter, resolveMeter, resolveTracer } from './instruments.js';
+export { createInstrument, meterProviderOf, perMeter, resolveMeter, resolveTracer } from './instruments.js';
 export type { Reporter } from './report.js';
 export { createReporter, describeError, describeValue, FAILURE_POLICY, invalidChoice } from './report.js';
 export { sharedSlot } from './shared-slot.js';
