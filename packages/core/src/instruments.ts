@@ -55,13 +55,24 @@ function fromProvider<P extends object, T extends api.Meter | api.Tracer>(
   }
 }
 
+/**
+ * The provider to record metrics on: the injected one, else the global one while exporting, else
+ * `undefined`. `exporting`: the caller's `isMetricsExporting()` reading for this call, if it has one.
+ */
+export function meterProviderOf(
+  options: MeterSourceOptions | null | undefined,
+  exporting?: boolean,
+): api.MeterProvider | undefined {
+  return options?.meterProvider ?? ((exporting ?? isMetricsExporting()) ? metrics.getMeterProvider() : undefined);
+}
+
 /** The meter to record on, or `undefined` (not exporting, or it failed: reported once). Never throws. */
 export function resolveMeter(
   options: MeterSourceOptions | null | undefined,
   scope: InstrumentScope,
   reporter: Reporter,
 ): api.Meter | undefined {
-  const provider = options?.meterProvider ?? (isMetricsExporting() ? metrics.getMeterProvider() : undefined);
+  const provider = meterProviderOf(options);
   return provider && fromProvider('meter', provider, provider.getMeter, scope, reporter);
 }
 

@@ -9,5 +9,5 @@ export {
   readVariable,
 } from './environment.js';
 export type { InstrumentScope, MeterSourceOptions, TracerSourceOptions } from './instruments.js';
-export { createInstrument, perMeter, resolveMeter, resolveTracer } from './instruments.js';
+export { createInstrument, meterProviderOf, perMeter, resolveMeter, resolveTracer } from './instruments.js';
 export { createReporter, describeError, describeValue, FAILURE_POLICY, invalidChoice, sharedSlot } from './report.js';

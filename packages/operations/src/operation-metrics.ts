@@ -11,10 +11,10 @@ import {
   OUTCOMES,
   type Outcome,
 } from '@gym/constants';
-import { createInstrument, perMeter } from '@gym/core/internal';
-import type { Attributes, Histogram, Meter } from '@opentelemetry/api';
+import { createInstrument, perMeter, resolveMeter } from '@gym/core/internal';
+import type { Attributes, Histogram, Meter, MeterProvider } from '@opentelemetry/api';
 import type { Recorder } from './run.js';
-import { reporter } from './scope.js';
+import { reporter, SCOPE } from './scope.js';
 
 class OperationMetrics {
   readonly queueDuration: Histogram;
@@ -55,11 +55,21 @@ class OperationMetrics {
 
 // Per meter, held weakly: a meter nobody uses any more is not kept alive by this package.
 const metricsOf = perMeter((meter) => new OperationMetrics(meter));
+// The same per provider, held weakly: a call looks up its provider once (not provider → meter →
+// metrics). A provider's meter comes from core's resolution, so one meter still gets one set.
+const metricsOfProvider = new WeakMap<MeterProvider, OperationMetrics>();
 
-/** The recorder of the (operation, executor) series on `meter`, or `undefined` when its instruments cannot be made (reported once). */
-export function measurement(meter: Meter, operation: Operation, executor: Executor): Recorder | undefined {
+/** The recorder of the (operation, executor) series on `provider`'s meter, or `undefined` when it cannot be had (reported once). */
+export function measurement(provider: MeterProvider, operation: Operation, executor: Executor): Recorder | undefined {
   try {
-    return metricsOf(meter).seriesOf(operation, executor);
+    let metrics = metricsOfProvider.get(provider);
+    if (metrics === undefined) {
+      const meter = resolveMeter({ meterProvider: provider }, SCOPE, reporter);
+      if (meter === undefined) return undefined;
+      metrics = metricsOf(meter);
+      metricsOfProvider.set(provider, metrics);
+    }
+    return metrics.seriesOf(operation, executor);
   } catch (error) {
     reporter.warnOnce(
       'instruments',
@@ -102,28 +112,33 @@ class Series implements Recorder {
       this.queued--;
       waited = now - askedAt;
     }
-    this.record(this.metrics.queueDuration, waited, this.attributes);
+    try {
+      this.metrics.queueDuration.record(waited, this.attributes);
+    } catch (error) {
+      recordFailed(INSTRUMENTS.operationQueueDuration, error);
+    }
     return now;
   }
 
   left(askedAt: number): void {
     this.queued--;
-    this.record(this.metrics.queueDuration, performance.now() - askedAt, this.attributes);
+    try {
+      this.metrics.queueDuration.record(performance.now() - askedAt, this.attributes);
+    } catch (error) {
+      recordFailed(INSTRUMENTS.operationQueueDuration, error);
+    }
   }
 
   ended(heldAt: number, outcome: Outcome): void {
     this.active--;
-    this.record(this.metrics.runDuration, performance.now() - heldAt, this.byOutcome[outcome]);
-  }
-
-  private record(histogram: Histogram, ms: number, attributes: Attributes): void {
     try {
-      histogram.record(ms, attributes);
+      this.metrics.runDuration.record(performance.now() - heldAt, this.byOutcome[outcome]);
     } catch (error) {
-      const name = (
-        histogram === this.metrics.runDuration ? INSTRUMENTS.operationDuration : INSTRUMENTS.operationQueueDuration
-      ).name;
-      reporter.warnOnce('record', `recording ${name} failed; recording goes on`, error);
+      recordFailed(INSTRUMENTS.operationDuration, error);
     }
   }
+}
+
+function recordFailed(entry: { readonly name: string }, error: unknown): void {
+  reporter.warnOnce('record', `recording ${entry.name} failed; recording goes on`, error);
 }

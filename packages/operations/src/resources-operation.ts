@@ -3,12 +3,11 @@
 
 import { EXECUTORS, isExecutor, isOperation, OPERATIONS } from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
-import { describeValue, invalidChoice, resolveMeter } from '@gym/core/internal';
+import { describeValue, invalidChoice, meterProviderOf } from '@gym/core/internal';
 import { acquiring, cachedGate, type Gate, LIMIT_SHAPES } from './limits.js';
 import { MeteredLimitImpl } from './metered-limit.js';
 import { measurement } from './operation-metrics.js';
 import { type Admission, type Body, checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from './run.js';
-import { reporter, SCOPE } from './scope.js';
 import type { AcquireReleaseLimit, OperationContext, OperationLimit, ResourcesOperationOptions } from './types.js';
 
 // The last operation and executor accepted: only a new value is looked up.
@@ -69,7 +68,7 @@ function measuredOrRaced<T>(
   }
   if (signal?.aborted) return Promise.reject(signal.reason);
   const measured = exporting || options.meterProvider != null;
-  return run(gate, admission, signal, body, measured ? recorderOf(options) : OFF);
+  return run(gate, admission, signal, body, measured ? recorderOf(options, exporting) : OFF);
 }
 
 function acceptNames(operation: unknown, executor: unknown): void {
@@ -89,7 +88,7 @@ function gateOfLimit(limit: object): Gate {
 }
 
 /** The recorder of a measured operation: its series', or OFF when no meter can be had (reported once). */
-function recorderOf(options: ResourcesOperationOptions): Recorder {
-  const meter = resolveMeter(options, SCOPE, reporter);
-  return (meter && measurement(meter, options.operation, options.executor)) ?? OFF;
+function recorderOf(options: ResourcesOperationOptions, exporting: boolean): Recorder {
+  const provider = meterProviderOf(options, exporting);
+  return (provider && measurement(provider, options.operation, options.executor)) ?? OFF;
 }
