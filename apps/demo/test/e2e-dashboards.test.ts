@@ -243,7 +243,12 @@ function stillEmpty(): Promise<string[]> {
 beforeAll(async () => {
   prometheus = await startLocalPrometheus();
   if (prometheus === undefined) throw new Error('prometheus is not on PATH');
-  const args = ['--servers', String(SERVERS), '--limit', '1', '--duration', '6', '--linger', LINGER_S];
+  // The load is a number of requests, not seconds: the failure-share rules record only a series
+  // with at least 100 calls in its window, and a loaded machine makes fewer calls per second (a
+  // 6 s load once left verify and judge under 100 calls in CI). 1,000 requests give each of them
+  // about 200; `--duration` only bounds a machine too slow to finish.
+  const args = ['--servers', String(SERVERS), '--limit', '1', '--requests', '1000', '--duration', '90'];
+  args.push('--linger', LINGER_S);
   // The IPC channel ties the fleet to this test: if jest dies, the orchestrator stops.
   const child = spawn(process.execPath, [ORCHESTRATOR, ...args, '--targets-file', prometheus.targetsFile], {
     env: QUIET_ENV,
@@ -261,7 +266,7 @@ beforeAll(async () => {
     'the summary',
     () => (stdout.includes('The fleet stays up') ? true : undefined),
     () => stderr,
-    120_000,
+    150_000,
   );
   runId = /run ([0-9a-zA-Z_-]+)/.exec(stdout)?.[1] ?? '';
   const loadEnded = Date.now() / 1000;
