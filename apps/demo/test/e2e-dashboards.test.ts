@@ -243,12 +243,12 @@ function stillEmpty(): Promise<string[]> {
 beforeAll(async () => {
   prometheus = await startLocalPrometheus();
   if (prometheus === undefined) throw new Error('prometheus is not on PATH');
-  // The load is a number of requests, not seconds: the failure-share rules record only a series
-  // with at least 100 calls in its window, and a loaded machine makes fewer calls per second (a
-  // 6 s load once left verify and judge under 100 calls in CI). 1,000 requests give each of them
-  // about 200; `--duration` only bounds a machine too slow to finish.
-  const args = ['--servers', String(SERVERS), '--limit', '1', '--requests', '1000', '--duration', '90'];
-  args.push('--linger', LINGER_S);
+  // 30 s of load: the failure-share and refusal-share rules record only a series with at least
+  // 100 calls in its window, and the one-slot verify limit lets the fleet make about 30 verify
+  // calls a second on a quiet machine (judge about 20). A 6 s load left them under 100 calls in
+  // a loaded CI run; 30 s gives verify about nine times the floor here, judge six. (A request
+  // count instead of seconds ends the load early on the fast tool route and starves verify.)
+  const args = ['--servers', String(SERVERS), '--limit', '1', '--duration', '30', '--linger', LINGER_S];
   // The IPC channel ties the fleet to this test: if jest dies, the orchestrator stops.
   const child = spawn(process.execPath, [ORCHESTRATOR, ...args, '--targets-file', prometheus.targetsFile], {
     env: QUIET_ENV,
