@@ -1,9 +1,6 @@
-// Where a package's instruments come from. A meter or tracer: an injected provider's, else
-// the global provider's, and the global one only while exporting (one global read, so a
-// process with telemetry off never asks the OpenTelemetry API for anything). An instrument:
-// from its entry in @gym/constants' INSTRUMENTS table, so no package restates a kind, unit,
-// description or bucket list; made once per meter, so a process that re-initialises
-// telemetry gets fresh instruments. Nothing failing is cached: the next call tries again.
+// Where a package's instruments come from: a meter or tracer of an injected provider, else of
+// the global one while exporting (a process with telemetry off never asks the API for anything);
+// an instrument made once per meter from its INSTRUMENTS entry. Nothing failing is cached.
 
 import type { InstrumentEntry, InstrumentKind } from '@gym/constants';
 import type * as api from '@opentelemetry/api';
@@ -55,10 +52,7 @@ function fromProvider<P extends object, T extends api.Meter | api.Tracer>(
   }
 }
 
-/**
- * The provider to record metrics on: the injected one, else the global one while exporting, else
- * `undefined`. `exporting`: the caller's `isMetricsExporting()` reading for this call, if it has one.
- */
+/** The provider to record metrics on: the injected one, else the global one while `exporting` (read now when not given). */
 export function meterProviderOf(
   options: MeterSourceOptions | null | undefined,
   exporting?: boolean,
