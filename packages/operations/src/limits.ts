@@ -87,8 +87,7 @@ function releaseToken(limit: AcquireReleaseLimit, token: unknown): void {
 
 /**
  * Runs `fn(arg)` between `limit.acquire()` and the release of what it resolved; `refused(arg)`
- * when no slot was had. Every acquire()/release() limit is run this way, measured or not: the
- * off path calls it without looking up the limit's gate.
+ * when no slot was had. Every acquire()/release() limit is run this way, measured or not.
  */
 export async function acquiring<A, R>(
   limit: AcquireReleaseLimit,
@@ -109,6 +108,15 @@ export async function acquiring<A, R>(
   } finally {
     releaseToken(limit, token);
   }
+}
+
+/**
+ * `fn(arg)` in a slot of `limit` the limit's own way, taken for what its type says without
+ * finding its gate (an unmeasured call with nothing to race): a function is a p-limit limiter,
+ * anything else is entered through `acquiring`. Finding the gate cost 2-4 % of a bare call.
+ */
+export function enter<A, R>(limit: PLimitLike | AcquireReleaseLimit, fn: Fn<A, R>, arg: A): Promise<R> {
+  return typeof limit === 'function' ? limit(fn, arg) : acquiring(limit, fn, arg);
 }
 
 /** An async-mutex Semaphore or Mutex (`lock`), or any other acquire()/release() object. */

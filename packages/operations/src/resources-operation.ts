@@ -4,11 +4,17 @@
 import { EXECUTORS, isExecutor, isOperation, OPERATIONS } from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
 import { describeValue, invalidChoice, meterProviderOf } from '@gym/core/internal';
-import { acquiring, cachedGate, type Gate, LIMIT_SHAPES } from './limits.js';
+import { cachedGate, enter, type Gate, LIMIT_SHAPES } from './limits.js';
 import { MeteredLimitImpl } from './metered-limit.js';
 import { measurement } from './operation-metrics.js';
 import { type Admission, type Body, checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from './run.js';
-import type { AcquireReleaseLimit, OperationContext, OperationLimit, ResourcesOperationOptions } from './types.js';
+import type {
+  AcquireReleaseLimit,
+  OperationContext,
+  OperationLimit,
+  PLimitLike,
+  ResourcesOperationOptions,
+} from './types.js';
 
 // The last operation and executor accepted: only a new value is looked up.
 let lastOperation: unknown = Symbol('none');
@@ -34,15 +40,10 @@ export function resourcesOperation<T>(
     const signal = checkSignal(options.signal, 'resourcesOperation: options.signal');
     const exporting = isMetricsExporting();
     const measured = exporting || options.meterProvider != null;
-    // The off path: nothing records, nothing races the wait; the limit runs the body itself,
-    // taken for what its type says without a lookup (a measured call checks it through its
-    // gate): a function is a p-limit limiter, an object has acquire(). Probing p-limit's
-    // properties cost 3-4 % of a bare call, finding the gate of an object about as much.
-    if (!measured && signal === undefined) {
-      if (typeof limit === 'function') return limit(body, UNRECORDED_OP);
-      if (limit !== null && !(limit instanceof MeteredLimitImpl)) {
-        return acquiring(limit as AcquireReleaseLimit, body, UNRECORDED_OP);
-      }
+    // The off path: nothing records, nothing races the wait; the limit runs the body itself.
+    const plain = typeof limit === 'function' || (limit !== null && !(limit instanceof MeteredLimitImpl));
+    if (!measured && signal === undefined && plain) {
+      return enter(limit as PLimitLike | AcquireReleaseLimit, body, UNRECORDED_OP);
     }
     return measuredOrRaced(limit, options, signal, exporting, body);
   } catch (error) {

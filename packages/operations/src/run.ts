@@ -216,7 +216,7 @@ function isCancellation(error: unknown, signal: AbortSignal | undefined): boolea
 function race(gate: Gate, signal: AbortSignal | undefined, admission: Admission | undefined): Promise<unknown> {
   return new Promise((resolve, reject) => {
     // First: when it throws, this promise rejects with nothing watched yet.
-    const acquiring = gate.acquire();
+    const granted = gate.acquire();
     let done = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const stop = (): boolean => {
@@ -235,7 +235,7 @@ function race(gate: Gate, signal: AbortSignal | undefined, admission: Admission 
       timer.unref?.();
     }
     // A slot granted after the caller left is given straight back.
-    acquiring.then((token) => (stop() ? resolve(token) : releaseLate(gate, token)), end);
+    granted.then((token) => (stop() ? resolve(token) : releaseLate(gate, token)), end);
   });
 }
 
