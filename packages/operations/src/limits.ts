@@ -21,8 +21,6 @@ export interface Gate {
   check?(token: unknown): void;
   /** Runs `fn(arg)` in a slot the limit's own way; `refused(arg)` when the limit fails the call before `fn` ran. */
   inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R>;
-  /** Whether the limit could fail a call made now before it runs; `slotFree`: a metered limit's `free()` said so. */
-  mayRefuse(slotFree: boolean): boolean;
   /** A metered limit's live readers; throws when a metered limit of this kind does not allow `capacity`. */
   live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders;
 }
@@ -126,10 +124,6 @@ class AcquireReleaseGate implements Gate {
     private readonly lock: SemaphoreLike | MutexLike | undefined,
   ) {}
 
-  mayRefuse(): boolean {
-    return true; // acquire() may reject
-  }
-
   acquire(): Promise<unknown> {
     return this.limit.acquire();
   }
@@ -174,20 +168,15 @@ class AcquireReleaseGate implements Gate {
 class PLimitGate implements Gate {
   constructor(private readonly limiter: PLimitLike) {}
 
+  /**
+   * p-limit fails a call before it runs only while it is queued (`clearQueue()` with
+   * `rejectOnClear`), so a call is watched only when something is queued once it was made: a call
+   * p-limit 7 started at once is never (p-limit 6 queues every call for a microtask).
+   */
   inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R> {
     const running = this.limiter(fn, arg);
-    // p-limit fails a call before it runs only on `clearQueue()` with `rejectOnClear`.
-    if (refused !== undefined) running.then(undefined, () => refused(arg));
+    if (refused !== undefined && this.limiter.pendingCount > 0) running.then(undefined, () => refused(arg));
     return running;
-  }
-
-  /**
-   * p-limit starts a call at once when a slot is free and nothing waits ahead of it; a queued
-   * call can be failed by `clearQueue()` (an unknown `concurrency`, before p-limit 6: always).
-   */
-  mayRefuse(slotFree: boolean): boolean {
-    const limiter = this.limiter;
-    return limiter.pendingCount > 0 || (!slotFree && !(limiter.activeCount < (limiter.concurrency as number)));
   }
 
   /** A slot held open inside `limiter(...)`: `release()` ends it, `done` settles once p-limit freed it. */

@@ -97,8 +97,7 @@ export function run<T>(
   const call = new Call(body, signal, rec, admission, waits);
   call.ask();
   if (signal === undefined && admission?.timeoutMs === undefined) {
-    const mayFail = waits || gate.mayRefuse(admission !== undefined);
-    return gate.inside(Call.hold, call, mayFail ? Call.leftUnheld : undefined);
+    return gate.inside(Call.hold, call, Call.leftUnheld);
   }
   return Call.acquired(gate, call);
 }
