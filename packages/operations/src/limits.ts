@@ -28,14 +28,11 @@ export interface Gate {
 export const LIMIT_SHAPES =
   'an async-mutex Semaphore or Mutex, a p-limit limiter, an object with acquire() (and release())';
 
-/** Whether the function `limit` is a p-limit limiter (it has p-limit's counts). */
-export function isPLimit(limit: object): limit is PLimitLike {
-  return 'activeCount' in limit && 'pendingCount' in limit;
-}
-
-/** A new gate for `limit` by its shape, or `undefined` when it is no limit. */
+/** A new gate for `limit` by its shape (a function with p-limit's counts is a p-limit limiter), or `undefined` when it is no limit. */
 export function gateOf(limit: unknown): Gate | undefined {
-  if (typeof limit === 'function') return isPLimit(limit) ? new PLimitGate(limit) : undefined;
+  if (typeof limit === 'function') {
+    return 'activeCount' in limit && 'pendingCount' in limit ? new PLimitGate(limit as PLimitLike) : undefined;
+  }
   const candidate = limit as Partial<SemaphoreLike> | null | undefined;
   if (typeof candidate?.acquire !== 'function') return undefined;
   // A lock is a class instance (methods on the prototype), not a decorator object like withTimeout().

@@ -82,7 +82,6 @@ export function run<T>(
     if (signal === undefined && rec === OFF) return invoke(body, UNRECORDED_OP);
     return Call.hold(new Call(body, signal, rec, undefined, false));
   }
-  if (admission === undefined && signal === undefined && rec === OFF) return gate.inside(body, UNRECORDED_OP);
   let waits = false;
   if (admission !== undefined) {
     waits = !admission.free();
