@@ -6,12 +6,12 @@
 // The floor is the same limit plus the clock reads and the two histogram.record calls (with
 // prebuilt attributes, on the same SDK) that measuring queue and run time needs at minimum.
 // Bodies are empty async functions: the worst case, where nothing hides the overhead.
-// Each row runs in a fresh child process (BENCH_SAME_PROCESS=1: all in one process), so no row
-// inherits the optimised code and type feedback of the rows before it.
-// Each variant runs warm-up rounds, then ROUNDS pairs of rounds interleaved ABBA with its
-// baseline. Every round is timed in CPU time (the verdict) and wall time; the table shows the
-// median CPU ns/op of each side and, for both measures, the median of the per-pair ratios with
-// its p25–p75. See bench/README.md for the method and how to read the table.
+// Each row runs in PROCESSES fresh child processes (BENCH_SAME_PROCESS=1: all in one process), so
+// no row inherits the optimised code and type feedback of the rows before it, and no row rests on
+// one process's compilation. In each, a variant runs warm-up rounds, then ROUNDS pairs of rounds
+// interleaved ABBA with its baseline. Every round is timed in CPU time (the verdict) and wall
+// time; the table shows the median CPU ns/op of each side and, for both measures, the median of
+// the per-pair ratios of all its processes with their p25–p75. See bench/README.md.
 //
 // Run: npm run build && npm run bench --workspace=@gym/operations
 
@@ -35,6 +35,8 @@ import { meteredLimit, resourcesOperation } from '../dist/index.js';
 const OPS_PER_ROUND = Number(process.env.BENCH_OPS ?? 5_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 41);
 const WARMUP_ROUNDS = 10;
+/** Fresh processes per row, whose pairs are pooled. */
+const PROCESSES = Number(process.env.BENCH_PROCESSES ?? 3);
 /** Only rows whose label contains this text (e.g. BENCH_ONLY="p-limit"). */
 const ONLY = process.env.BENCH_ONLY ?? '';
 const OPTIONS = { operation: 'tool', executor: 'inline' };
@@ -131,14 +133,19 @@ async function compare(makeBase, makeSubject, inFlight) {
       b.push(await timeRound(base, inFlight));
     }
   }
+  return { base: b, subject: s };
+}
+
+/** The table's figures of pooled pairs. */
+function summariseRow({ base, subject }) {
   return {
     wall: summarise(
-      b.map((r) => r.wall),
-      s.map((r) => r.wall),
+      base.map((r) => r.wall),
+      subject.map((r) => r.wall),
     ),
     cpu: summarise(
-      b.map((r) => r.cpu),
-      s.map((r) => r.cpu),
+      base.map((r) => r.cpu),
+      subject.map((r) => r.cpu),
     ),
   };
 }
@@ -383,25 +390,30 @@ const selected = ROWS.filter((row) => labelOf(row).includes(ONLY));
 const sameProcess = process.env.BENCH_SAME_PROCESS === '1';
 const rows = [];
 for (const row of selected) {
-  let result;
-  if (sameProcess) {
-    result = await row.measure();
-  } else {
-    const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
-      env: { ...process.env, BENCH_ROW: labelOf(row) },
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    if (child.status !== 0) throw new Error(`row ${labelOf(row)} failed (exit ${child.status})`);
-    result = JSON.parse(child.stdout);
+  const pairs = { base: [], subject: [] };
+  for (let i = 0; i < (sameProcess ? 1 : PROCESSES); i++) {
+    let result;
+    if (sameProcess) {
+      result = await row.measure();
+    } else {
+      const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
+        env: { ...process.env, BENCH_ROW: labelOf(row) },
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      if (child.status !== 0) throw new Error(`row ${labelOf(row)} failed (exit ${child.status})`);
+      result = JSON.parse(child.stdout);
+    }
+    pairs.base.push(...result.base);
+    pairs.subject.push(...result.subject);
   }
-  rows.push({ ...row, ...result });
+  rows.push({ ...row, ...summariseRow(pairs) });
 }
 if (sameProcess) metrics.disable();
 
 console.log(
   `\n@gym/operations benchmark — node ${process.version}, ${OPS_PER_ROUND} ops/round, ${WARMUP_ROUNDS} warm-up + ` +
-    `${ROUNDS} paired rounds (ABBA) per row, ${sameProcess ? 'all rows in one process' : 'each row in a fresh process'}; ` +
+    `${ROUNDS} paired rounds (ABBA) per row and process, ${sameProcess ? 'all rows in one process' : `each row in ${PROCESSES} fresh processes, pairs pooled`}; ` +
     'ratio = median of per-pair ratios; empty async bodies.\n' +
     'cpu = CPU time of this process per op (the verdict); wall = elapsed time per op (includes time the machine gave to other work).\n',
 );

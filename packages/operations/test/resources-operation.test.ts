@@ -65,6 +65,16 @@ describe('outcome and edge cases', () => {
     expect(semaphore.getValue()).toBe(2);
   });
 
+  it('a p-limit-shaped limiter whose counts are plain properties (not getters, as p-limit has) is measured', async () => {
+    const { reader, options } = setup();
+    const inner = pLimit(1);
+    const limiter = Object.assign(inner.bind(null) as typeof inner, { activeCount: 0, pendingCount: 0 });
+    expect(await resourcesOperation(limiter, options, () => 'result')).toBe('result');
+    const m = await collectMetrics(reader);
+    expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('ok')).count).toBe(1);
+    expect(histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES).count).toBe(1);
+  });
+
   describe.each(OUTCOMES.map((o) => [o]))('body sets %s', (outcome) => {
     it('then returns → that outcome, result returned', async () => {
       const { reader, options } = setup();
@@ -362,6 +372,30 @@ describe('programming errors other than bounded values', () => {
     if (!settled.ok) expect(settled.error).toBeInstanceOf(TypeError);
     expect(ran).toBe(false);
   });
+
+  it.each([
+    ['measured', true],
+    ['unmeasured', false],
+  ])(
+    '%s, an acquire() that resolves nothing to release, on a limit without release() → TypeError, and the body never runs',
+    async (_name, measured) => {
+      const { options } = setup();
+      let ran = false;
+      const settled = await capture(
+        resourcesOperation(
+          { acquire: async () => 'slot' },
+          measured ? options : { operation: 'verify', executor: 'subprocess' },
+          () => {
+            ran = true;
+          },
+        ),
+      );
+      expect(settled.ok ? undefined : (settled.error as Error).message).toMatch(
+        /^resourcesOperation: limit\.acquire\(\) resolved string "slot", which is not a release function/,
+      );
+      expect(ran).toBe(false);
+    },
+  );
 
   it('a body that is not a function, or a signal that is not an AbortSignal → TypeError', async () => {
     const { options } = setup();
