@@ -171,7 +171,7 @@ function pendingCountOf(this: PLimitLike): number {
 class PLimitGate implements Gate {
   /**
    * p-limit's own `pendingCount` getter, called directly: p-limit defines its counts on the
-   * limiter function, where reading the property is a slow lookup (1 % of a measured call).
+   * limiter function, where reading the property is a slow lookup (1–2 % of a measured call).
    */
   private readonly pending: (this: PLimitLike) => number;
 

@@ -751,4 +751,25 @@ describe('p-limit drops waiting calls (clearQueue() with rejectOnClear)', () => 
     expect(pointsOf(m, 'gym.resources.operation.queued').map((p) => p.value)).toEqual([0]);
     expect(limit.state()).toMatchObject({ active: 0, queued: 0 });
   });
+
+  it('without rejectOnClear p-limit never settles a dropped call, so it stays counted as queued (README)', async () => {
+    const { meterProvider, reader } = createMetricHarness();
+    const limiter = pLimit(1);
+    const options = { operation: 'tool', executor: 'inline', meterProvider } as const;
+    const hold = deferred();
+    const holder = resourcesOperation(limiter, options, () => hold.promise);
+    let ran = false;
+    void resourcesOperation(limiter, options, () => {
+      ran = true;
+    });
+    await settle();
+    limiter.clearQueue();
+    hold.resolve();
+    await holder;
+    await settle();
+    expect(ran).toBe(false);
+    expect([limiter.activeCount, limiter.pendingCount]).toEqual([0, 0]);
+    const m = await collectMetrics(reader);
+    expect(pointsOf(m, 'gym.resources.operation.queued').map((p) => p.value)).toEqual([1]);
+  });
 });
