@@ -4,9 +4,9 @@
 // up OpenTelemetry by hand may write it; library packages only read it. The major version is
 // part of the key: an incompatible shape gets a new key, and within a major fields are only added.
 
-import { DEFAULT_SPAN_GROUP_SPEC, resolveSpanGroups, type SpanGroup } from '@gym/constants';
+import { DEFAULT_SPAN_GROUP_SPEC, resolveSpanGroups, SPAN_GROUPS, type SpanGroup } from '@gym/constants';
 import { GYM_VARIABLES, readVariable } from './environment.js';
-import { createReporter } from './report.js';
+import { createReporter, describeValue, invalidChoice } from './report.js';
 
 const GLOBAL_KEY: unique symbol = Symbol.for('@gym/telemetry-state.v1') as never;
 // The OpenTelemetry API keeps its globals here (every 1.x API), with a `metrics` / `trace`
@@ -85,6 +85,7 @@ function judge(raw: unknown): TelemetryState | undefined {
 export function setTelemetryState(init: TelemetryStateInit): TelemetryState;
 export function setTelemetryState(init: undefined): undefined;
 export function setTelemetryState(init: TelemetryStateInit | undefined): TelemetryState | undefined {
+  if (init !== undefined) checkInit(init);
   const interval = init?.sandboxSampleIntervalSeconds;
   const state: TelemetryState | undefined = init && {
     version: 1,
@@ -97,6 +98,30 @@ export function setTelemetryState(init: TelemetryStateInit | undefined): Telemet
   };
   slots[GLOBAL_KEY] = state && Object.freeze(state);
   return state;
+}
+
+/** A wrong field is a programming error: a string `"false"` must not switch metrics on. */
+function checkInit(init: TelemetryStateInit): void {
+  const what = (field: string) => `setTelemetryState: init.${field}`;
+  if (typeof init !== 'object' || init === null) {
+    throw new TypeError(`setTelemetryState: init must be an object or undefined; got ${describeValue(init)}`);
+  }
+  for (const field of ['metricsExporting', 'tracesExporting', 'orchestrator'] as const) {
+    if (typeof init[field] !== 'boolean') throw invalidChoice(what(field), init[field], 'true or false');
+  }
+  const groups = init.spanGroups as unknown;
+  if (typeof (groups as Iterable<unknown> | null)?.[Symbol.iterator] !== 'function' || typeof groups === 'string') {
+    throw new TypeError(`${what('spanGroups')} must be an iterable of span group names; got ${describeValue(groups)}`);
+  }
+  for (const group of groups as Iterable<unknown>) {
+    if (!isSpanGroup(group)) throw invalidChoice(`${what('spanGroups')} entry`, group, SPAN_GROUPS);
+  }
+}
+
+const spanGroupNames: ReadonlySet<unknown> = new Set(SPAN_GROUPS);
+
+function isSpanGroup(value: unknown): value is SpanGroup {
+  return spanGroupNames.has(value);
 }
 
 let envSpec: string | undefined;

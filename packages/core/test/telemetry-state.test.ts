@@ -71,6 +71,29 @@ describe('telemetry state contract', () => {
   });
 });
 
+describe('a wrong init is a programming error', () => {
+  const GOOD = { metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator: false } as const;
+
+  it.each([
+    ['metricsExporting', 'false', /init\.metricsExporting must be true or false; got string "false"/],
+    ['tracesExporting', 1, /init\.tracesExporting must be true or false; got number 1/],
+    ['orchestrator', undefined, /init\.orchestrator must be true or false; got undefined/],
+    ['spanGroups', 'server', /init\.spanGroups must be an iterable of span group names; got string "server"/],
+    ['spanGroups', 5, /init\.spanGroups must be an iterable of span group names; got number 5/],
+    ['spanGroups', ['server', 'bogus'], /init\.spanGroups entry must be one of "job", .*; got string "bogus"/],
+  ])('%s = %p throws, naming it, and publishes nothing', (field, value, message) => {
+    setTelemetryState({ ...GOOD, metricsExporting: true });
+    expect(() => setTelemetryState({ ...GOOD, [field]: value } as never)).toThrow(message);
+    // The earlier state stays: a string "false" must not have switched anything.
+    expect(getTelemetryState()?.metricsExporting).toBe(true);
+  });
+
+  it('a value that is no object throws', () => {
+    expect(() => setTelemetryState('on' as never)).toThrow(TypeError);
+    expect(getTelemetryState()).toBeUndefined();
+  });
+});
+
 describe('currentSpanGroups', () => {
   it('follows the published state when there is one', () => {
     process.env.NEMO_GYM_OTEL_SPAN_GROUPS = 'all';

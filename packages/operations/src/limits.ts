@@ -10,6 +10,8 @@ type Fn<A, R> = (arg: A) => PromiseLike<R> | R;
 export interface LiveReaders {
   limit: () => number;
   available: () => number;
+  /** Judged by the metered limit's own counts alone (see `Admission.passes`). */
+  passes: boolean;
 }
 
 /** One limit as the run path sees it. */
@@ -22,7 +24,7 @@ export interface Gate {
   /** Runs `fn(arg)` in a slot the limit's own way; `refused(arg)` when the limit fails the call before `fn` ran. */
   inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R>;
   /** A metered limit's live readers; throws when a metered limit of this kind does not allow `capacity`. */
-  live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders;
+  live(capacity: number | undefined, counts: { readonly active: number; readonly handed: number }): LiveReaders;
 }
 
 export const LIMIT_SHAPES =
@@ -140,26 +142,31 @@ class AcquireReleaseGate implements Gate {
   }
 
   /**
-   * A Mutex (no `getValue()`) has one slot; a Semaphore's limit is its free units plus the units
-   * held through the metered limit. Any other object tells nothing: its capacity and our count decide.
+   * A Mutex (no `getValue()`) has one slot; a Semaphore's limit is its value plus the units held
+   * through the metered limit. Any other object tells nothing: its capacity and our counts decide.
    */
-  live(capacity: number | undefined, counts: { readonly active: number }): LiveReaders {
+  live(capacity: number | undefined, counts: { readonly active: number; readonly handed: number }): LiveReaders {
     const lock = this.lock;
     if (lock === undefined) {
       if (!isSlots(capacity)) {
         throw badCapacity(capacity, 'a whole number from 1 up (required for an acquire()/release() limit)');
       }
-      return { limit: () => capacity, available: () => Math.max(0, capacity - counts.active) };
+      const available = () => Math.max(0, capacity - counts.active - counts.handed);
+      return { limit: () => capacity, available, passes: true };
     }
     if (!('getValue' in lock)) {
       if (capacity !== undefined && capacity !== 1) throw badCapacity(capacity, 'undefined or 1 for a Mutex');
-      return { limit: () => 1, available: () => (lock.isLocked() ? 0 : 1) };
+      return { limit: () => 1, available: () => (lock.isLocked() ? 0 : 1), passes: false };
     }
     if (capacity !== undefined && !isSlots(capacity)) {
       throw badCapacity(capacity, "a whole number from 1 up, or undefined (a Semaphore's value is read live)");
     }
-    const available = () => Math.max(0, lock.getValue());
-    return { limit: () => available() + counts.active, available };
+    // setValue() may take the value below 0 while units are held: the limit is value + held.
+    return {
+      limit: () => Math.max(0, lock.getValue() + counts.active),
+      available: () => Math.max(0, lock.getValue()),
+      passes: false,
+    };
   }
 }
 
@@ -214,6 +221,10 @@ class PLimitGate implements Gate {
     const limit = () => limiter.concurrency as number;
     // p-limit 6 queues every call for a microtask before it starts it, so pending calls count as
     // taken (once it settles, calls are pending only while every slot is held).
-    return { limit, available: () => Math.max(0, limit() - limiter.activeCount - limiter.pendingCount) };
+    return {
+      limit,
+      available: () => Math.max(0, limit() - limiter.activeCount - limiter.pendingCount),
+      passes: false,
+    };
   }
 }

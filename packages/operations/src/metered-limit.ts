@@ -26,7 +26,7 @@ import {
 import type { Attributes, Meter } from '@opentelemetry/api';
 import { type Gate, gateOf, LIMIT_SHAPES, type LiveReaders } from './limits.js';
 import { type Admission, checkSignal, OFF, run } from './run.js';
-import { reporter, SCOPE } from './scope.js';
+import { reporter, SCOPE, warnIfSecondCopy } from './scope.js';
 import type {
   MeterableLimit,
   MeteredLimit,
@@ -93,7 +93,7 @@ export class MeteredLimitImpl implements MeteredLimit {
     options: MeteredLimitOptions,
   ) {
     const { component, limitName, serverName } = options;
-    const counts = { queued: 0, active: 0, timeouts: 0, cancelled: 0, rejected: 0 };
+    const counts = { queued: 0, active: 0, handed: 0, timeouts: 0, cancelled: 0, rejected: 0, carriedInto: undefined };
     const live = gate.live(options.capacity, counts);
     this.key = JSON.stringify([component, limitName, serverName ?? null]);
     this.attributes = Object.freeze({
@@ -139,6 +139,7 @@ export class MeteredLimitImpl implements MeteredLimit {
   close(): void {
     const set = this.sets?.get(this.key);
     if (set?.current === this) retire(set);
+    this.admission.carriedInto = undefined;
     this.sets = null;
   }
 
@@ -162,9 +163,7 @@ export class MeteredLimitImpl implements MeteredLimit {
         error,
       );
     }
-    if (instruments === undefined) return;
-    instruments.global ||= global;
-    if (this.sets !== undefined) return;
+    if (instruments === undefined || this.sets !== undefined) return;
     this.sets = global ? GLOBAL : instruments.sets;
     add(this.sets, this);
   }
@@ -198,21 +197,24 @@ function add(sets: Sets, limit: MeteredLimitImpl): void {
   set.current = limit;
 }
 
+/** The set's current limit leaves the export: its totals stay in the set, and so do any it counts later. */
 function retire(set: LimitSet): void {
   const admission = set.current?.admission;
   set.current = undefined;
-  if (admission !== undefined) for (const total of TOTALS) set[total] += admission[total];
+  if (admission === undefined) return;
+  for (const total of TOTALS) set[total] += admission[total];
+  admission.carriedInto = set;
 }
 
 /** Limits that record through the global provider: reported only while metrics are exporting. */
 const GLOBAL: Sets = new Map();
 
-/** The seven instruments of one meter, the limits given that meter, and GLOBAL when it is the global one. */
+/** The seven instruments of one meter, the limits given that meter, and GLOBAL while it is the global meter. */
 class ConcurrencyInstruments {
   readonly sets: Sets = new Map();
-  global = false;
 
   constructor(meter: Meter) {
+    warnIfSecondCopy();
     const limit = createInstrument(meter, INSTRUMENTS.concurrencyLimit);
     const active = createInstrument(meter, INSTRUMENTS.concurrencyActive);
     const available = createInstrument(meter, INSTRUMENTS.concurrencyAvailable);
@@ -222,7 +224,9 @@ class ConcurrencyInstruments {
     const rejected = createInstrument(meter, INSTRUMENTS.admissionRejected);
     const all = [limit, active, available, queueDepth, timeouts, cancelled, rejected];
     meter.addBatchObservableCallback((result) => {
-      for (const sets of this.global && isMetricsExporting() ? [this.sets, GLOBAL] : [this.sets]) {
+      // A meter of a provider that is no longer the global one keeps only the limits given it.
+      const global = resolveMeter(undefined, SCOPE, reporter) === meter;
+      for (const sets of global ? [this.sets, GLOBAL] : [this.sets]) {
         for (const set of sets.values()) {
           if (set.current === undefined) continue;
           const { attributes, admission: a } = set.current;

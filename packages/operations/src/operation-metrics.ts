@@ -14,7 +14,7 @@ import {
 import { createInstrument, perMeter, resolveMeter } from '@gym/core/internal';
 import type { Attributes, Histogram, Meter, MeterProvider } from '@opentelemetry/api';
 import type { Recorder } from './run.js';
-import { reporter, SCOPE } from './scope.js';
+import { reporter, SCOPE, warnIfSecondCopy } from './scope.js';
 
 class OperationMetrics {
   readonly queueDuration: Histogram;
@@ -25,6 +25,7 @@ class OperationMetrics {
   private last: Series | undefined;
 
   constructor(meter: Meter) {
+    warnIfSecondCopy();
     this.queueDuration = createInstrument(meter, INSTRUMENTS.operationQueueDuration);
     this.runDuration = createInstrument(meter, INSTRUMENTS.operationDuration);
     const queued = createInstrument(meter, INSTRUMENTS.operationQueued);
@@ -100,45 +101,44 @@ class Series implements Recorder {
 
   asked(): number {
     this.queued++;
-    return performance.now();
+    return now();
   }
 
-  /** Unlimited work is held without asking (`askedAt` NaN): a queue wait of 0. */
   held(askedAt: number): number {
-    const now = performance.now();
+    const at = now();
+    this.queued--;
     this.active++;
-    let waited = 0;
-    if (!Number.isNaN(askedAt)) {
-      this.queued--;
-      waited = now - askedAt;
-    }
-    try {
-      this.metrics.queueDuration.record(waited, this.attributes);
-    } catch (error) {
-      recordFailed(INSTRUMENTS.operationQueueDuration, error);
-    }
-    return now;
+    record(this.metrics.queueDuration, at - askedAt, this.attributes, INSTRUMENTS.operationQueueDuration);
+    return at;
   }
 
   left(askedAt: number): void {
     this.queued--;
-    try {
-      this.metrics.queueDuration.record(performance.now() - askedAt, this.attributes);
-    } catch (error) {
-      recordFailed(INSTRUMENTS.operationQueueDuration, error);
-    }
+    record(this.metrics.queueDuration, now() - askedAt, this.attributes, INSTRUMENTS.operationQueueDuration);
   }
 
   ended(heldAt: number, outcome: Outcome): void {
     this.active--;
-    try {
-      this.metrics.runDuration.record(performance.now() - heldAt, this.byOutcome[outcome]);
-    } catch (error) {
-      recordFailed(INSTRUMENTS.operationDuration, error);
-    }
+    record(this.metrics.runDuration, now() - heldAt, this.byOutcome[outcome], INSTRUMENTS.operationDuration);
   }
 }
 
-function recordFailed(entry: { readonly name: string }, error: unknown): void {
-  reporter.warnOnce('record', `recording ${entry.name} failed; recording goes on`, error);
+/** The clock, or `NaN` when reading it throws (reported once): the counts move all the same. */
+function now(): number {
+  try {
+    return performance.now();
+  } catch (error) {
+    reporter.warnOnce('clock', 'reading performance.now() failed; that time is not recorded', error);
+    return Number.NaN;
+  }
+}
+
+/** Records `ms` unless a clock reading behind it failed (`NaN`); a failure is reported once. */
+function record(histogram: Histogram, ms: number, attributes: Attributes, entry: { readonly name: string }): void {
+  if (Number.isNaN(ms)) return;
+  try {
+    histogram.record(ms, attributes);
+  } catch (error) {
+    reporter.warnOnce('record', `recording ${entry.name} failed; recording goes on`, error);
+  }
 }

@@ -15,8 +15,8 @@ export type Body<T> = (op: OperationContext) => PromiseLike<T> | T;
 
 /**
  * What an operation tells its telemetry; one per series, keeping no state of any call (the call
- * keeps the clock readings and hands them back; `NaN`: not read, or held without asking).
- * `left`: it stopped waiting without a slot (not told of refusals). Never throws.
+ * keeps the clock readings and hands them back; `NaN`: not read). Every call is asked, then held
+ * or `left` (it stopped waiting without a slot; not told of refusals), then ended. Never throws.
  */
 export interface Recorder {
   asked(): number;
@@ -33,18 +33,42 @@ function notRead(): number {
 
 export const OFF: Recorder = { asked: notRead, held: notRead, left: nothing, ended: nothing };
 
+/** The admission totals of a metered limit (or of the attribute set it was exported in). */
+export interface AdmissionTotals {
+  timeouts: number;
+  cancelled: number;
+  rejected: number;
+}
+
 /** A metered limit's own counts of the calls made through it, and its admission rules. */
-export interface Admission {
+export interface Admission extends AdmissionTotals {
   readonly limitName: string;
   readonly maxQueued: number | undefined;
   readonly timeoutMs: number | undefined;
   /** Whether a call now would get a slot at once. */
   readonly free: () => boolean;
+  /**
+   * The limit is judged by these counts alone (an acquire()/release() object): a slot one of its
+   * calls gives back passes to a call still counted as queued, and counts as taken (`handed`)
+   * until that call holds it or leaves. Its release goes through the run path, never `inside`.
+   */
+  readonly passes: boolean;
   queued: number;
   active: number;
-  timeouts: number;
-  cancelled: number;
-  rejected: number;
+  /** Slots passed to calls still counted as queued (only when `passes`). */
+  handed: number;
+  /** Where a limit that another one replaced in the export keeps adding its totals. */
+  carriedInto: AdmissionTotals | undefined;
+}
+
+function tally(admission: Admission, total: keyof AdmissionTotals): void {
+  admission[total]++;
+  if (admission.carriedInto !== undefined) admission.carriedInto[total]++;
+}
+
+/** One of its calls gave a slot back (or a late grant was given straight back): it passes to a queued call. */
+function passed(admission: Admission | undefined): void {
+  if (admission?.passes === true && admission.queued > admission.handed) admission.handed++;
 }
 
 const ALLOWED = `one of ${OUTCOMES.map((o) => JSON.stringify(o)).join(', ')} (or undefined)`;
@@ -80,14 +104,16 @@ export function run<T>(
 ): Promise<T> {
   if (gate === undefined) {
     if (signal === undefined && rec === OFF) return invoke(body, UNRECORDED_OP);
-    return Call.hold(new Call(body, signal, rec, undefined, false));
+    const call = new Call(body, signal, rec, undefined, false);
+    call.ask();
+    return Call.hold(call);
   }
   let waits = false;
   if (admission !== undefined) {
     waits = !admission.free();
     const max = admission.maxQueued;
-    if (waits && max !== undefined && admission.queued >= max) {
-      admission.rejected++;
+    if (waits && max !== undefined && admission.queued - admission.handed >= max) {
+      tally(admission, 'rejected');
       throw new AdmissionRejectedError(admission.limitName, max);
     }
     if (waits) admission.queued++;
@@ -95,7 +121,7 @@ export function run<T>(
   }
   const call = new Call(body, signal, rec, admission, waits);
   call.ask();
-  if (signal === undefined && admission?.timeoutMs === undefined) {
+  if (signal === undefined && admission?.timeoutMs === undefined && admission?.passes !== true) {
     return gate.inside(Call.hold, call, Call.leftUnheld);
   }
   return Call.acquired(gate, call);
@@ -148,10 +174,14 @@ class Call<T> implements OperationContext {
     if (call.#started) return;
     const admission = call.#admission;
     if (admission !== undefined) {
-      if (call.#waits) admission.queued--;
-      else admission.active--;
-      if (reason instanceof AdmissionTimeoutError) admission.timeouts++;
-      else if (call.signal?.aborted === true && reason === call.signal.reason) admission.cancelled++;
+      if (call.#waits) {
+        admission.queued--;
+        admission.handed = Math.min(admission.handed, admission.queued);
+      } else {
+        admission.active--;
+      }
+      if (reason instanceof AdmissionTimeoutError) tally(admission, 'timeouts');
+      else if (call.signal?.aborted === true && reason === call.signal.reason) tally(admission, 'cancelled');
     }
     call.#rec.left(call.#askedAt);
   }
@@ -161,11 +191,15 @@ class Call<T> implements OperationContext {
     const signal = call.signal;
     let token: unknown;
     try {
-      token = await race(gate, signal, call.#admission);
+      const admission = call.#admission;
+      // Nothing to race (a metered limit whose slots pass at release, without a deadline): no race.
+      token = await (signal === undefined && admission?.timeoutMs === undefined
+        ? gate.acquire()
+        : race(gate, signal, admission));
       gate.check?.(token);
       // Aborted after the grant, before this continuation ran: the body must not start.
       if (signal?.aborted) {
-        releaseLate(gate, token);
+        releaseLate(gate, token, call.#admission);
         throw signal.reason;
       }
     } catch (reason) {
@@ -183,6 +217,7 @@ class Call<T> implements OperationContext {
     if (admission !== undefined && call.#waits) {
       admission.queued--;
       admission.active++;
+      if (admission.handed > 0) admission.handed--;
     }
     const heldAt = rec.held(call.#askedAt);
     let outcome: Outcome = 'ok';
@@ -196,6 +231,7 @@ class Call<T> implements OperationContext {
     } finally {
       try {
         const freed = gate?.release(token);
+        passed(admission);
         if (freed !== undefined) await freed;
       } finally {
         if (admission !== undefined) admission.active--;
@@ -229,17 +265,20 @@ function race(gate: Gate, signal: AbortSignal | undefined, admission: Admission 
     };
     if (signal !== undefined) watchAbort(signal, end);
     if (admission?.timeoutMs !== undefined) {
+      // Not unref'd: the caller waits for its outcome (async-mutex's withTimeout does the same).
       timer = setTimeout(end, admission.timeoutMs, new AdmissionTimeoutError(admission.limitName, admission.timeoutMs));
-      timer.unref?.();
     }
     // A slot granted after the caller left is given straight back.
-    granted.then((token) => (stop() ? resolve(token) : releaseLate(gate, token)), end);
+    granted.then((token) => (stop() ? resolve(token) : releaseLate(gate, token, admission)), end);
   });
 }
 
 /** Gives back a slot its caller no longer wants; a failure is reported, never thrown. */
-function releaseLate(gate: Gate, token: unknown): void {
-  new Promise((resolve) => resolve(gate.release(token))).then(undefined, (error: unknown) =>
+function releaseLate(gate: Gate, token: unknown, admission: Admission | undefined): void {
+  new Promise((resolve) => {
+    resolve(gate.release(token));
+    passed(admission);
+  }).then(undefined, (error: unknown) =>
     reporter.warnOnce('late-release', 'releasing a slot granted after its caller stopped waiting failed', error),
   );
 }

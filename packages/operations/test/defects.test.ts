@@ -2,6 +2,8 @@
 // work in a line of its own), on every limit kind, asserting on what a real SDK exports.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import {
   ATTR_CONCURRENCY_COMPONENT,
   ATTR_CONCURRENCY_LIMIT_NAME,
@@ -10,6 +12,7 @@ import {
   ATTR_SERVER_NAME,
   MAX_LIMIT_NAMES,
   METRIC_CONCURRENCY_ACTIVE,
+  METRIC_CONCURRENCY_ADMISSION_REJECTED,
   METRIC_CONCURRENCY_AVAILABLE,
   METRIC_CONCURRENCY_LIMIT,
   METRIC_CONCURRENCY_QUEUE_DEPTH,
@@ -28,18 +31,21 @@ import {
   capture,
   captureDiag,
   collectMetrics,
+  counterValue,
   createMetricHarness,
   createSpanHarness,
   deferred,
   gaugeValue,
   histogramPoint,
+  REPO_ROOT,
   resetDiag,
   settle,
 } from '@gym/test-kit';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { context, metrics } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { Mutex, Semaphore } from 'async-mutex';
+import { AggregationTemporality } from '@opentelemetry/sdk-metrics';
+import { Mutex, Semaphore, withTimeout } from 'async-mutex';
 import pLimit from 'p-limit';
 import pLimit6 from 'p-limit-6';
 import { countingLimit } from './helpers.js';
@@ -318,7 +324,7 @@ describe('p-limit: the slot is free when the operation returns', () => {
   });
 });
 
-it('the global provider switched A → B → A: each metered limit is exported once on A', async () => {
+it('the global provider switched A → B → A: each metered limit is exported once, on A only', async () => {
   const a = createMetricHarness();
   const b = createMetricHarness();
   setTelemetryState(EXPORTING);
@@ -335,8 +341,163 @@ it('the global provider switched A → B → A: each metered limit is exported o
   const points = m.get(METRIC_CONCURRENCY_LIMIT)?.dataPoints ?? [];
   expect(points.filter((p) => p.attributes[ATTR_CONCURRENCY_LIMIT_NAME] === 'switched')).toHaveLength(1);
   expect(gaugeValue(m, METRIC_CONCURRENCY_LIMIT, switched)).toBe(2);
-  expect(gaugeValue(await collectMetrics(b.reader), METRIC_CONCURRENCY_LIMIT, switched)).toBe(2);
+  // B is no longer the global provider: it reports the limit no more.
+  expect((await collectMetrics(b.reader)).get(METRIC_CONCURRENCY_LIMIT)).toBeUndefined();
 });
+
+it('the global provider switched A → B: only B reports a global metered limit (A, read as deltas, stops)', async () => {
+  const a = createMetricHarness({ temporality: AggregationTemporality.DELTA });
+  const b = createMetricHarness({ temporality: AggregationTemporality.DELTA });
+  const moved = { [ATTR_CONCURRENCY_COMPONENT]: 'other', [ATTR_CONCURRENCY_LIMIT_NAME]: 'moved' };
+  const movedPoints = (m: Awaited<ReturnType<typeof collectMetrics>>) =>
+    (m.get(METRIC_CONCURRENCY_LIMIT)?.dataPoints ?? []).filter(
+      (p) => p.attributes[ATTR_CONCURRENCY_LIMIT_NAME] === 'moved',
+    );
+  setTelemetryState(EXPORTING);
+  metrics.setGlobalMeterProvider(a.meterProvider);
+  const limit = meteredLimit(new Semaphore(2), { component: 'other', limitName: 'moved' });
+  await limit.run(() => 1);
+  expect(gaugeValue(await collectMetrics(a.reader), METRIC_CONCURRENCY_LIMIT, moved)).toBe(2);
+  metrics.disable();
+  metrics.setGlobalMeterProvider(b.meterProvider);
+  await limit.run(() => 1);
+  expect(gaugeValue(await collectMetrics(b.reader), METRIC_CONCURRENCY_LIMIT, moved)).toBe(2);
+  expect(movedPoints(await collectMetrics(a.reader))).toHaveLength(0);
+});
+
+describe('an acquire()/release() limit judged by its own counts: a slot given back passes to a queued call', () => {
+  /** An async pool whose acquire() awaits more after the grant: the grant reaches its caller 10 ticks late. */
+  class AsyncPool {
+    private readonly semaphore = new Semaphore(1);
+    async acquire(): Promise<() => void> {
+      const [, release] = await this.semaphore.acquire();
+      for (let tick = 0; tick < 10; tick++) await null;
+      return release;
+    }
+  }
+
+  // Before the fix, A's caller asking again at once (before B's body started) was counted
+  // active: active 2 with limit 1, queue depth 0, and the next call slipped past maxQueued.
+  it.each([
+    ['withTimeout(Mutex)', () => withTimeout(new Mutex(), 60_000)],
+    ['an async pool', () => new AsyncPool()],
+    ['countingLimit', () => countingLimit(1)],
+  ])('%s: a call asking right after a release waits behind the queued one, and counts so', async (_kind, make) => {
+    const { meterProvider, reader } = createMetricHarness();
+    const limit = meteredLimit(make(), {
+      component: 'other',
+      limitName: 'handover',
+      capacity: 1,
+      maxQueued: 1,
+      meterProvider,
+    });
+    const [a, b, c] = [deferred(), deferred(), deferred()];
+    let running = 0;
+    const body = (gate: { promise: Promise<void> }) => async () => {
+      running++;
+      await gate.promise;
+      running--;
+    };
+    const first = limit.run(body(a));
+    const second = limit.run(body(b)); // waits: 1 queued (= maxQueued)
+    a.resolve();
+    await first;
+    const third = limit.run(body(c)); // the slot is the second's now: this one waits
+    await settle();
+    expect(running).toBe(1);
+    expect(limit.state()).toMatchObject({ limit: 1, active: 1, available: 0, queued: 1 });
+    const m = await collectMetrics(reader);
+    const series = { [ATTR_CONCURRENCY_COMPONENT]: 'other', [ATTR_CONCURRENCY_LIMIT_NAME]: 'handover' };
+    expect(gaugeValue(m, METRIC_CONCURRENCY_ACTIVE, series)).toBe(1);
+    expect(gaugeValue(m, METRIC_CONCURRENCY_QUEUE_DEPTH, series)).toBe(1);
+    // One call really waits (= maxQueued): the next is refused.
+    await expect(limit.run(() => 'never')).rejects.toBeInstanceOf(AdmissionRejectedError);
+    b.resolve();
+    c.resolve();
+    await Promise.all([second, third]);
+    expect(limit.state()).toMatchObject({ active: 0, queued: 0, available: 1, admissionRejected: 1 });
+  });
+
+  it('the granted call was still counted as queued: the next caller is not refused for it', async () => {
+    const limit = meteredLimit(new AsyncPool(), {
+      component: 'other',
+      limitName: 'handover_admit',
+      capacity: 1,
+      maxQueued: 1,
+    });
+    const [a, b, c] = [deferred(), deferred(), deferred()];
+    const first = limit.run(() => a.promise);
+    const second = limit.run(() => b.promise);
+    a.resolve();
+    await first; // the second call was granted the slot; its body has not started yet
+    expect(limit.state()).toMatchObject({ active: 0, queued: 1, available: 0 });
+    const third = capture(limit.run(() => c.promise)); // the only call really waiting: admitted
+    b.resolve();
+    c.resolve();
+    await second;
+    expect(await third).toEqual({ ok: true, value: undefined });
+    expect(limit.state().admissionRejected).toBe(0);
+  });
+});
+
+it('a Semaphore whose value setValue() took below 0 exports its real limit: value + units held', async () => {
+  const semaphore = new Semaphore(4);
+  const limit = meteredLimit(semaphore, { component: 'other', limitName: 'shrunk' });
+  const holds = Array.from({ length: 4 }, () => deferred());
+  const running = holds.map((hold) => limit.run(() => hold.promise));
+  await settle();
+  semaphore.setValue(-2);
+  expect(limit.state()).toMatchObject({ limit: 2, active: 4, available: 0 });
+  holds[0]?.resolve();
+  await running[0];
+  expect(limit.state()).toMatchObject({ limit: 2, active: 3, available: 0 });
+  for (const hold of holds) hold.resolve();
+  await Promise.all(running);
+  expect(limit.state()).toMatchObject({ limit: 2, active: 0, available: 2 });
+});
+
+it('a limit replaced in the export while still in use keeps adding its refusals to the exported total', async () => {
+  const { meterProvider, reader } = createMetricHarness();
+  const options = { component: 'other', limitName: 'per_job', maxQueued: 0, meterProvider } as const;
+  const refuse = (limit: ReturnType<typeof meteredLimit>) => capture(limit.run(() => 'never'));
+  const job1 = meteredLimit(new Semaphore(1), options);
+  const hold1 = deferred();
+  const running1 = job1.run(() => hold1.promise);
+  await refuse(job1); // 1
+  const job2 = meteredLimit(new Semaphore(1), options); // takes job 1's place in the export
+  const hold2 = deferred();
+  const running2 = job2.run(() => hold2.promise);
+  await refuse(job2); // 2
+  await refuse(job1); // 3: job 1 is still in use
+  await refuse(job1); // 4
+  const series = { [ATTR_CONCURRENCY_COMPONENT]: 'other', [ATTR_CONCURRENCY_LIMIT_NAME]: 'per_job' };
+  expect(counterValue(await collectMetrics(reader), METRIC_CONCURRENCY_ADMISSION_REJECTED, series)).toBe(4);
+  // Once closed, a limit adds nothing more.
+  job1.close();
+  await refuse(job1);
+  expect(counterValue(await collectMetrics(reader), METRIC_CONCURRENCY_ADMISSION_REJECTED, series)).toBe(4);
+  hold1.resolve();
+  hold2.resolve();
+  await Promise.all([running1, running2]);
+});
+
+it('an admission deadline keeps the process alive until it ends the wait (a real child process)', async () => {
+  // Nothing else keeps this process alive: with an unref'd timer it exited at once, code 13
+  // (an unsettled top-level await), and the caller never heard of the deadline.
+  const script = `
+    import { meteredLimit } from '@gym/operations';
+    const stuck = { acquire: () => new Promise(() => {}) };
+    const limit = meteredLimit(stuck, { component: 'other', limitName: 'stuck', capacity: 1, admissionTimeoutMs: 200 });
+    const error = await limit.run(() => 'never').catch((e) => e);
+    console.log(error.name);
+  `;
+  // The timeout is a failure guard: a loaded machine starts a child slowly.
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: REPO_ROOT,
+    timeout: 60_000,
+  });
+  expect(stdout.trim()).toBe('AdmissionTimeoutError');
+}, 70_000);
 
 it('serverName is bounded like limit names: beyond 64 distinct ones a limit works but is not exported', async () => {
   const diag = captureDiag();

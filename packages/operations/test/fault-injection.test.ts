@@ -17,7 +17,7 @@ import {
   settle,
   waitFor,
 } from '@gym/test-kit';
-import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import type { Meter, MeterProvider } from '@opentelemetry/api';
 import {
   PeriodicExportingMetricReader,
@@ -26,7 +26,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import { Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
-import { providerOf } from './helpers.js';
+import { countingLimit, providerOf } from './helpers.js';
 
 const SERIES = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'thread' };
 const OPTIONS = { operation: 'tool', executor: 'thread' } as const;
@@ -217,4 +217,93 @@ it('a fresh SDK still works after the faulty ones (failures are per meter, not g
   const { meterProvider: provider, reader } = createMetricHarness();
   await resourcesOperation(null, { ...OPTIONS, meterProvider: provider }, () => {});
   expect((await collectMetrics(reader)).size).toBe(4);
+});
+
+describe('a clock that throws', () => {
+  let clockWarnings = 0;
+
+  /** Makes `performance.now()` throw on its `nth` read from now on (1: the first), once. */
+  function breakClockAt(nth: number): () => void {
+    const real = performance.now.bind(performance);
+    let reads = 0;
+    Object.defineProperty(performance, 'now', {
+      configurable: true,
+      writable: true,
+      value: () => {
+        if (++reads === nth) throw new Error('clock unavailable');
+        return real();
+      },
+    });
+    return () => {
+      delete (performance as { now?: unknown }).now;
+    };
+  }
+
+  const KINDS = [
+    ['p-limit', () => pLimit(1)],
+    ['Semaphore', () => new Semaphore(1)],
+    ['acquire()/release()', () => countingLimit(1)],
+    ['null', () => null],
+  ] as const;
+
+  // Reads: 1 asked, 2 held, 3 ended. Before the fix, a failing 1st or 2nd read rejected with the
+  // clock's error, skipped the body and leaked counts; on the raced path it kept the slot forever.
+  it.each(
+    KINDS.flatMap(([kind, make]) =>
+      [1, 2, 3].flatMap((nth) => [[kind, nth, 'no signal', make] as const, [kind, nth, 'a signal', make] as const]),
+    ),
+  )(
+    '%s, read %i throws, %s: the body runs once, its result returns, counts and slots are back to 0',
+    async (_kind, nth, how, make) => {
+      const { meterProvider, reader } = createMetricHarness();
+      const limit = make();
+      const signal = how === 'a signal' ? new AbortController().signal : undefined;
+      let ran = 0;
+      const restore = breakClockAt(nth);
+      let result: Awaited<ReturnType<typeof capture>>;
+      try {
+        result = await capture(
+          resourcesOperation(limit, { ...OPTIONS, meterProvider, signal }, async () => {
+            ran++;
+            return 'done';
+          }),
+        );
+      } finally {
+        restore();
+      }
+      expect(result).toEqual({ ok: true, value: 'done' });
+      expect(ran).toBe(1);
+      // The limit is free: the next call gets the slot at once.
+      expect(await resourcesOperation(limit, { ...OPTIONS, meterProvider, signal }, () => 'next')).toBe('next');
+      const m = await collectMetrics(reader);
+      expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
+      expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+      clockWarnings += warnings().filter((w) => /performance\.now\(\) failed.*clock unavailable/.test(w)).length;
+    },
+  );
+
+  it('a metered limit keeps admitting after the clock failed while a call was asked', async () => {
+    const { meterProvider, reader } = createMetricHarness();
+    const limit = meteredLimit(countingLimit(1), {
+      component: 'other',
+      limitName: 'clock_pool',
+      capacity: 1,
+      maxQueued: 0,
+      meterProvider,
+    });
+    const restore = breakClockAt(1);
+    try {
+      expect(await resourcesOperation(limit, { ...OPTIONS, meterProvider }, () => 'first')).toBe('first');
+    } finally {
+      restore();
+    }
+    expect(limit.state()).toMatchObject({ active: 0, queued: 0, available: 1, admissionRejected: 0 });
+    expect(await resourcesOperation(limit, { ...OPTIONS, meterProvider }, () => 'second')).toBe('second');
+    const m = await collectMetrics(reader);
+    expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+    clockWarnings += warnings().filter((w) => w.includes('performance.now() failed')).length;
+  });
+
+  // Once-only reporting is per process: the first failure of the clock is said, the others not.
+  afterAll(() => expect(clockWarnings).toBe(1));
 });

@@ -1,6 +1,6 @@
 // Two copies of @gym/operations in one process (an install that did not deduplicate it, each
 // copy with its own @gym/core). Each copy keeps its own counts, so the second copy to load says
-// so once through `diag`; the admission errors of either copy pass `instanceof` of the other.
+// so once through `diag` when it starts to export; the admission errors of either copy pass `instanceof` of the other.
 // Run in a plain Node child process over the build output, copied to a temporary folder, so the
 // copies are real files resolved by Node (`npm test` builds first).
 
@@ -16,13 +16,29 @@ const run = promisify(execFile);
 const REPO = REPO_ROOT;
 let work = '';
 
+// Static imports, as an application writes them: both copies load before its code sets a `diag`
+// logger, so a copy that spoke at load would speak to nobody. The second copy says so when it
+// starts to export. THROWING_LOGGER: the logger throws, which must reach nobody.
 const MAIN = `
-import { diag } from '@opentelemetry/api';
+import { diag, metrics } from '@opentelemetry/api';
+import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { Semaphore } from 'async-mutex';
+import * as a from 'copy-a';
+import * as b from './copy-b/index.mjs';
 const warnings = [];
-diag.setLogger({ warn: (m) => warnings.push(m), error() {}, info() {}, debug() {}, verbose() {} });
-const a = await import('copy-a');
-const b = await import('./copy-b/index.mjs');
+const throwing = process.env.THROWING_LOGGER === '1';
+diag.setLogger({
+  warn: (m) => { if (throwing) throw new Error('logger down'); warnings.push(m); },
+  error() {}, info() {}, debug() {}, verbose() {},
+});
+class Reader extends MetricReader { async onShutdown() {} async onForceFlush() {} }
+metrics.setGlobalMeterProvider(new MeterProvider({ readers: [new Reader()] }));
+const options = { operation: 'tool', executor: 'inline' };
+const results = [
+  await a.resourcesOperation(null, options, () => 'a'),
+  await b.resourcesOperation(null, options, () => 'b'),
+  await b.resourcesOperation(null, options, () => 'b again'),
+];
 const refuse = async (copy) => {
   const limit = copy.meteredLimit(new Semaphore(1), { component: 'resources', limitName: 'pool', maxQueued: 0 });
   let release;
@@ -37,6 +53,7 @@ const fromB = await refuse(b);
 const timeoutB = new b.AdmissionTimeoutError('pool', 5);
 console.log(JSON.stringify({
   distinct: a.resourcesOperation !== b.resourcesOperation,
+  results,
   warnings,
   crossRejected: [fromA instanceof b.AdmissionRejectedError, fromB instanceof a.AdmissionRejectedError],
   crossTimeout: timeoutB instanceof a.AdmissionTimeoutError,
@@ -71,20 +88,38 @@ afterAll(() => {
   if (work !== '') rmSync(work, { recursive: true, force: true });
 });
 
-it('the second copy says so once through diag; admission errors keep instanceof across copies', async () => {
+type Result = {
+  distinct: boolean;
+  results: string[];
+  warnings: string[];
+  crossRejected: boolean[];
+  crossTimeout: boolean;
+  notConfused: boolean[];
+};
+
+async function runMain(env: Record<string, string> = {}): Promise<Result> {
   // The timeout is a failure guard: a loaded machine starts a child slowly.
-  const { stdout } = await run(process.execPath, [join(work, 'main.mjs')], { cwd: work, timeout: 80_000 });
-  const result = JSON.parse(stdout) as {
-    distinct: boolean;
-    warnings: string[];
-    crossRejected: boolean[];
-    crossTimeout: boolean;
-    notConfused: boolean[];
-  };
+  const { stdout } = await run(process.execPath, [join(work, 'main.mjs')], {
+    cwd: work,
+    timeout: 80_000,
+    env: { ...process.env, ...env },
+  });
+  return JSON.parse(stdout) as Result;
+}
+
+it('the second copy says so once through diag when it starts to export, though both were imported before the logger was set; admission errors keep instanceof across copies', async () => {
+  const result = await runMain();
   expect(result.distinct).toBe(true); // really two copies
+  expect(result.results).toEqual(['a', 'b', 'b again']);
   expect(result.warnings).toHaveLength(1);
   expect(result.warnings[0]).toMatch(/^@gym\/operations: a second copy .* is loaded in this process/);
   expect(result.crossRejected).toEqual([true, true]);
   expect(result.crossTimeout).toBe(true);
   expect(result.notConfused).toEqual([false, false, false]);
+}, 90_000);
+
+it('a diag logger that throws: loading and using the second copy still works', async () => {
+  const result = await runMain({ THROWING_LOGGER: '1' });
+  expect(result.results).toEqual(['a', 'b', 'b again']);
+  expect(result.crossRejected).toEqual([true, true]);
 }, 90_000);
