@@ -50,7 +50,8 @@ export interface Admission extends AdmissionTotals {
   /**
    * The limit is judged by these counts alone (an acquire()/release() object): a slot one of its
    * calls gives back passes to a call still counted as queued, and counts as taken (`handed`)
-   * until that call holds it or leaves. Its release goes through the run path, never `inside`.
+   * until the grant reaches a call (which holds it, or has left and passes it on). Its release
+   * goes through the run path, never `inside`.
    */
   readonly passes: boolean;
   queued: number;
@@ -214,9 +215,13 @@ class Call<T> implements OperationContext {
     const admission = call.#admission;
     const rec = call.#rec;
     call.#started = true;
-    if (admission !== undefined && call.#waits) {
-      admission.queued--;
-      admission.active++;
+    if (admission !== undefined) {
+      if (call.#waits) {
+        admission.queued--;
+        admission.active++;
+      }
+      // A slot counted as passed reached a call (one counted as waiting, or, behind a grant to a
+      // caller that left, one the counts had found a free slot for).
       if (admission.handed > 0) admission.handed--;
     }
     const heldAt = rec.held(call.#askedAt);
@@ -273,8 +278,12 @@ function race(gate: Gate, signal: AbortSignal | undefined, admission: Admission 
   });
 }
 
-/** Gives back a slot its caller no longer wants; a failure is reported, never thrown. */
+/**
+ * Gives back a slot its caller no longer wants; a failure is reported, never thrown. The grant may
+ * have been counted as passed to a queued call: it reached this one instead, and passes on.
+ */
 function releaseLate(gate: Gate, token: unknown, admission: Admission | undefined): void {
+  if (admission !== undefined && admission.handed > 0) admission.handed--;
   new Promise((resolve) => {
     resolve(gate.release(token));
     passed(admission);

@@ -418,6 +418,42 @@ describe('an acquire()/release() limit judged by its own counts: a slot given ba
     expect(limit.state()).toMatchObject({ active: 0, queued: 0, available: 1, admissionRejected: 1 });
   });
 
+  it('a waiter that left keeps its place in the pool: the slot granted to that place is passed once, and maxQueued still bounds the queue', async () => {
+    // Before, the release to the left caller's place and that caller's give-back each counted a
+    // pass: one pass stayed counted with nothing in transit, and a third caller was let wait.
+    const limit = meteredLimit(countingLimit(1), {
+      component: 'other',
+      limitName: 'stale_place',
+      capacity: 1,
+      maxQueued: 2,
+    });
+    const [holdA, holdE, holdF, holdG] = [deferred(), deferred(), deferred(), deferred()];
+    const a = limit.run(() => holdA.promise);
+    const leaving = new AbortController();
+    const b = capture(limit.run(() => 'never', { signal: leaving.signal }));
+    const e = limit.run(() => holdE.promise);
+    await settle();
+    leaving.abort(new Error('client gone')); // B leaves; its place stays in the pool's queue
+    await settle();
+    const f = limit.run(() => holdF.promise); // E and F wait: 2 = maxQueued
+    holdA.resolve();
+    await a;
+    await settle(); // A's slot reached B's place, went back, and E holds it
+    expect(limit.state()).toMatchObject({ active: 1, queued: 1, available: 0 });
+    const g = limit.run(() => holdG.promise); // F and G wait: 2 = maxQueued
+    await expect(limit.run(() => 'never')).rejects.toBeInstanceOf(AdmissionRejectedError);
+    for (const hold of [holdE, holdF, holdG]) hold.resolve();
+    await Promise.all([e, f, g]);
+    expect((await b).ok).toBe(false);
+    expect(limit.state()).toMatchObject({
+      active: 0,
+      queued: 0,
+      available: 1,
+      admissionRejected: 1,
+      admissionCancelled: 1,
+    });
+  });
+
   it('the granted call was still counted as queued: the next caller is not refused for it', async () => {
     const limit = meteredLimit(new AsyncPool(), {
       component: 'other',
