@@ -200,7 +200,7 @@ class Call<T> implements OperationContext {
       gate.check?.(token);
       // Aborted after the grant, before this continuation ran: the body must not start.
       if (signal?.aborted) {
-        releaseLate(gate, token, call.#admission);
+        releaseLate(gate, token, admission);
         throw signal.reason;
       }
     } catch (reason) {
