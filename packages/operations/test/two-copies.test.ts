@@ -16,21 +16,22 @@ const run = promisify(execFile);
 const REPO = REPO_ROOT;
 let work = '';
 
-// Static imports, as an application writes them: both copies load before its code sets a `diag`
-// logger, so a copy that spoke at load would speak to nobody. The second copy says so when it
-// starts to export. THROWING_LOGGER: the logger throws, which must reach nobody.
-const MAIN = `
+// main.mjs: static imports, as an application writes them: both copies load before its code sets
+// a `diag` logger, so a copy that spoke at load would speak to nobody; the second copy says so
+// when it starts to export. main-throwing.mjs: a logger that throws is set first, then the second
+// copy loads (a dynamic import) and is used: the logger's error must reach nobody.
+const mainScript = (throwingLogger: boolean) => `
 import { diag, metrics } from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { Semaphore } from 'async-mutex';
 import * as a from 'copy-a';
-import * as b from './copy-b/index.mjs';
+${throwingLogger ? '' : "import * as b from './copy-b/index.mjs';"}
 const warnings = [];
-const throwing = process.env.THROWING_LOGGER === '1';
 diag.setLogger({
-  warn: (m) => { if (throwing) throw new Error('logger down'); warnings.push(m); },
+  warn: (m) => { ${throwingLogger ? "throw new Error('logger down');" : 'warnings.push(m);'} },
   error() {}, info() {}, debug() {}, verbose() {},
 });
+${throwingLogger ? "const b = await import('./copy-b/index.mjs');" : ''}
 class Reader extends MetricReader { async onShutdown() {} async onForceFlush() {} }
 metrics.setGlobalMeterProvider(new MeterProvider({ readers: [new Reader()] }));
 const options = { operation: 'tool', executor: 'inline' };
@@ -81,7 +82,8 @@ beforeAll(() => {
     else if (existsSync(root)) link(root, join(modules, dep));
   }
   writeFileSync(join(work, 'copy-b', 'index.mjs'), "export * from '@gym/operations';\n");
-  writeFileSync(join(work, 'main.mjs'), MAIN);
+  writeFileSync(join(work, 'main.mjs'), mainScript(false));
+  writeFileSync(join(work, 'main-throwing.mjs'), mainScript(true));
 });
 
 afterAll(() => {
@@ -97,18 +99,14 @@ type Result = {
   notConfused: boolean[];
 };
 
-async function runMain(env: Record<string, string> = {}): Promise<Result> {
+async function runMain(script: string): Promise<Result> {
   // The timeout is a failure guard: a loaded machine starts a child slowly.
-  const { stdout } = await run(process.execPath, [join(work, 'main.mjs')], {
-    cwd: work,
-    timeout: 80_000,
-    env: { ...process.env, ...env },
-  });
+  const { stdout } = await run(process.execPath, [join(work, script)], { cwd: work, timeout: 80_000 });
   return JSON.parse(stdout) as Result;
 }
 
 it('the second copy says so once through diag when it starts to export, though both were imported before the logger was set; admission errors keep instanceof across copies', async () => {
-  const result = await runMain();
+  const result = await runMain('main.mjs');
   expect(result.distinct).toBe(true); // really two copies
   expect(result.results).toEqual(['a', 'b', 'b again']);
   expect(result.warnings).toHaveLength(1);
@@ -119,7 +117,7 @@ it('the second copy says so once through diag when it starts to export, though b
 }, 90_000);
 
 it('a diag logger that throws: loading and using the second copy still works', async () => {
-  const result = await runMain({ THROWING_LOGGER: '1' });
+  const result = await runMain('main-throwing.mjs');
   expect(result.results).toEqual(['a', 'b', 'b again']);
   expect(result.crossRejected).toEqual([true, true]);
 }, 90_000);
