@@ -34,7 +34,12 @@ interface ResolvedSpanGroups {
   readonly unknown: readonly string[];
 }
 
-const spanGroupSet: ReadonlySet<string> = new Set(SPAN_GROUPS);
+const spanGroupSet: ReadonlySet<unknown> = new Set(SPAN_GROUPS);
+
+/** Whether `value` is exactly a span group name (not a preset, nothing that merely converts to one). */
+export function isSpanGroup(value: unknown): value is SpanGroup {
+  return spanGroupSet.has(value);
+}
 
 /**
  * Resolves a comma list of presets and group names (`"default,sandbox"`, `" Verify , AGENT "`)

@@ -17,6 +17,7 @@ import {
   isOperation,
   isOutcome,
   isServerType,
+  isSpanGroup,
   OPERATION_BOUNDARIES_MS,
   OPERATIONS,
   OUTCOMES,
@@ -53,6 +54,7 @@ describe('bounded sets equal the contract exactly', () => {
     ['isOutcome', isOutcome, OUTCOMES],
     ['isServerType', isServerType, SERVER_TYPES],
     ['isComponent', isComponent, COMPONENTS],
+    ['isSpanGroup', isSpanGroup, SPAN_GROUPS],
   ] as const)('%s accepts every member and nothing else', (_name, guard, members) => {
     for (const member of members) expect(guard(member)).toBe(true);
     for (const other of ['', 'VERIFY', ' ok', 'toString', '__proto__', 1, null, undefined, {}, ['ok']]) {

@@ -119,6 +119,7 @@ const PUBLIC_VALUES = [
   'isOperation',
   'isOutcome',
   'isServerType',
+  'isSpanGroup',
   'resolveSpanGroups',
 ];
 

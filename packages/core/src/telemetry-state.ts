@@ -4,7 +4,7 @@
 // up OpenTelemetry by hand may write it; library packages only read it. The major version is
 // part of the key: an incompatible shape gets a new key, and within a major fields are only added.
 
-import { DEFAULT_SPAN_GROUP_SPEC, resolveSpanGroups, SPAN_GROUPS, type SpanGroup } from '@gym/constants';
+import { DEFAULT_SPAN_GROUP_SPEC, isSpanGroup, resolveSpanGroups, SPAN_GROUPS, type SpanGroup } from '@gym/constants';
 import { GYM_VARIABLES, readVariable } from './environment.js';
 import { createReporter, describeValue, invalidChoice } from './report.js';
 
@@ -116,12 +116,6 @@ function checkInit(init: TelemetryStateInit): void {
   for (const group of groups as Iterable<unknown>) {
     if (!isSpanGroup(group)) throw invalidChoice(`${what('spanGroups')} entry`, group, SPAN_GROUPS);
   }
-}
-
-const spanGroupNames: ReadonlySet<unknown> = new Set(SPAN_GROUPS);
-
-function isSpanGroup(value: unknown): value is SpanGroup {
-  return spanGroupNames.has(value);
 }
 
 let envSpec: string | undefined;

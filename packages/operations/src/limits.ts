@@ -11,7 +11,7 @@ export interface LiveReaders {
   limit: () => number;
   available: () => number;
   /** Judged by the metered limit's own counts alone (see `Admission.passes`). */
-  passes: boolean;
+  passes?: true;
 }
 
 /** One limit as the run path sees it. */
@@ -156,17 +156,13 @@ class AcquireReleaseGate implements Gate {
     }
     if (!('getValue' in lock)) {
       if (capacity !== undefined && capacity !== 1) throw badCapacity(capacity, 'undefined or 1 for a Mutex');
-      return { limit: () => 1, available: () => (lock.isLocked() ? 0 : 1), passes: false };
+      return { limit: () => 1, available: () => (lock.isLocked() ? 0 : 1) };
     }
     if (capacity !== undefined && !isSlots(capacity)) {
       throw badCapacity(capacity, "a whole number from 1 up, or undefined (a Semaphore's value is read live)");
     }
     // setValue() may take the value below 0 while units are held: the limit is value + held.
-    return {
-      limit: () => Math.max(0, lock.getValue() + counts.active),
-      available: () => Math.max(0, lock.getValue()),
-      passes: false,
-    };
+    return { limit: () => Math.max(0, lock.getValue() + counts.active), available: () => Math.max(0, lock.getValue()) };
   }
 }
 
@@ -221,10 +217,6 @@ class PLimitGate implements Gate {
     const limit = () => limiter.concurrency as number;
     // p-limit 6 queues every call for a microtask before it starts it, so pending calls count as
     // taken (once it settles, calls are pending only while every slot is held).
-    return {
-      limit,
-      available: () => Math.max(0, limit() - limiter.activeCount - limiter.pendingCount),
-      passes: false,
-    };
+    return { limit, available: () => Math.max(0, limit() - limiter.activeCount - limiter.pendingCount) };
   }
 }

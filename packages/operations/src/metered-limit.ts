@@ -25,7 +25,7 @@ import {
 } from '@gym/core/internal';
 import type { Attributes, Meter } from '@opentelemetry/api';
 import { type Gate, gateOf, LIMIT_SHAPES, type LiveReaders } from './limits.js';
-import { type Admission, checkSignal, OFF, run } from './run.js';
+import { type Admission, type AdmissionTotals, checkSignal, OFF, run } from './run.js';
 import { reporter, SCOPE, warnIfSecondCopy } from './scope.js';
 import type {
   MeterableLimit,
@@ -182,10 +182,10 @@ function admitted(what: 'limit' | 'server', name: string | undefined): boolean {
   return false;
 }
 
-const TOTALS = ['timeouts', 'cancelled', 'rejected'] as const;
+const TOTALS = ['timeouts', 'cancelled', 'rejected'] as const satisfies readonly (keyof AdmissionTotals)[];
 
 /** One attribute set: its current limit, and the admission totals of the limits it replaced. */
-type LimitSet = { current: MeteredLimitImpl | undefined } & Record<(typeof TOTALS)[number], number>;
+type LimitSet = { current: MeteredLimitImpl | undefined } & AdmissionTotals;
 
 /** Exported limits by attribute set (`MeteredLimitImpl.key`). */
 type Sets = Map<string, LimitSet>;

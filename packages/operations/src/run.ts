@@ -53,7 +53,7 @@ export interface Admission extends AdmissionTotals {
    * until the grant reaches a call (which holds it, or has left and passes it on). Its release
    * goes through the run path, never `inside`.
    */
-  readonly passes: boolean;
+  readonly passes?: true;
   queued: number;
   active: number;
   /** Slots passed to calls still counted as queued (only when `passes`). */
@@ -177,6 +177,8 @@ class Call<T> implements OperationContext {
     if (admission !== undefined) {
       if (call.#waits) {
         admission.queued--;
+        // A pass is only ever in transit to a queued call: one that reached this call before it
+        // left (its grant given straight back, possibly while it was still counted) is no more.
         admission.handed = Math.min(admission.handed, admission.queued);
       } else {
         admission.active--;
