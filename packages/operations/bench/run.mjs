@@ -3,8 +3,8 @@
 //   2. disabled resourcesOperation on a metered limit / on the same limit  (target ≤ 1.05)
 //   3. enabled resourcesOperation / a hand-written floor                   (target ≤ 1.05)
 //   4. noise: the bare limit against a second instance of itself (A/A)     (expected ≈ 1.00)
-// The floor is the same limit plus the clock reads and the two histogram.record calls (with
-// prebuilt attributes, on the same SDK) that measuring queue and run time needs at minimum.
+// The floor is the same limit plus what exporting the same points needs at minimum on the same
+// SDK: the clock reads, the two histogram.record calls (prebuilt attributes) and the live counts.
 // Bodies are empty async functions: the worst case, where nothing hides the overhead.
 // Each row runs in PROCESSES fresh child processes (BENCH_SAME_PROCESS=1: all in one process), so
 // no row inherits the optimised code and type feedback of the rows before it, and no row rests on
@@ -21,8 +21,10 @@ import {
   ATTR_EXECUTOR,
   ATTR_OPERATION,
   ATTR_OUTCOME,
+  METRIC_OPERATION_ACTIVE,
   METRIC_OPERATION_DURATION,
   METRIC_OPERATION_QUEUE_DURATION,
+  METRIC_OPERATION_QUEUED,
   OPERATION_BOUNDARIES_MS,
 } from '@gym/constants';
 import { isMetricsExporting, setTelemetryState } from '@gym/core';
@@ -220,24 +222,54 @@ function throughOperation(limit) {
   return () => resourcesOperation(limit, OPTIONS, body);
 }
 
-// The floor: the least a hand-written measurement of the same limit does — read the clock when
-// asking, when holding and when done (three reads: two cannot give both a queue time and a run
-// time), and record both histograms with attribute objects built once.
-function floorOf(kind, limit, histograms) {
-  const { queue, run } = histograms;
+// The floor: the least a hand-written measurement of the same limit does to export the same
+// points as the operation. It reads the clock when asking, when holding and when done (three
+// reads: two cannot give both a queue time and a run time), records both histograms with
+// attribute objects built once, and keeps the live queued/active counts that the SDK reads at
+// collection. On p-limit, a call that was queued when it was made is watched: p-limit 7's
+// `clearQueue()` (with `rejectOnClear`) rejects it before it runs, and that wait must leave the
+// queued count and record its queue time, as every cancelled wait does. A call p-limit started
+// at once is not watched. `pendingCount` is read through p-limit's own getter, as the operation
+// reads it. `exportedSame` checks that both sides exported the same points.
+function floorOf(kind, limit, instruments) {
+  const { queue, run, counts } = instruments;
   const inside = LIMITS[kind].inside;
   const attributes = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'inline' };
   const okAttributes = { ...attributes, [ATTR_OUTCOME]: 'ok' };
-  const measured = (t0) => async () => {
+  const measured = (t0, started) => async () => {
     const t1 = performance.now();
+    if (started !== undefined) started.held = true;
+    counts.queued--;
+    counts.active++;
     queue.record(t1 - t0, attributes);
     try {
       return await body();
     } finally {
+      counts.active--;
       run.record(performance.now() - t1, okAttributes);
     }
   };
-  return () => inside(limit, measured(performance.now()));
+  if (kind !== 'p-limit') {
+    return () => {
+      counts.queued++;
+      return inside(limit, measured(performance.now()));
+    };
+  }
+  const pending = Object.getOwnPropertyDescriptor(limit, 'pendingCount').get;
+  return () => {
+    counts.queued++;
+    const t0 = performance.now();
+    const started = { held: false };
+    const running = limit(measured(t0, started));
+    if (pending.call(limit) > 0) {
+      running.then(undefined, () => {
+        if (started.held) return;
+        counts.queued--;
+        queue.record(performance.now() - t0, attributes);
+      });
+    }
+    return running;
+  };
 }
 
 class PullReader extends MetricReader {
@@ -257,7 +289,7 @@ const OFF_STATES = {
   'off state / bare': { metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator: false },
 };
 
-/** Metrics on through a global SDK provider, once per process; the floor's histograms on it. */
+/** Metrics on through a global SDK provider, once per process; the floor's instruments on it. */
 let enabled;
 function enableMetrics() {
   if (enabled !== undefined) return enabled;
@@ -267,14 +299,51 @@ function enableMetrics() {
   if (!isMetricsExporting()) throw new Error('benchmark could not turn metrics on');
   const floorMeter = provider.getMeter('bench-floor');
   const advice = { explicitBucketBoundaries: [...OPERATION_BOUNDARIES_MS] };
+  const counts = { queued: 0, active: 0 };
+  const queued = floorMeter.createObservableUpDownCounter(`${METRIC_OPERATION_QUEUED}.floor`);
+  const active = floorMeter.createObservableUpDownCounter(`${METRIC_OPERATION_ACTIVE}.floor`);
+  const attributes = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'inline' };
+  floorMeter.addBatchObservableCallback(
+    (result) => {
+      result.observe(queued, counts.queued, attributes);
+      result.observe(active, counts.active, attributes);
+    },
+    [queued, active],
+  );
   enabled = {
     reader,
-    histograms: {
+    instruments: {
       queue: floorMeter.createHistogram(`${METRIC_OPERATION_QUEUE_DURATION}.floor`, { unit: 'ms', advice }),
       run: floorMeter.createHistogram(`${METRIC_OPERATION_DURATION}.floor`, { unit: 'ms', advice }),
+      counts,
     },
   };
   return enabled;
+}
+
+/** Throws unless the floor exported the same points as the operation: as many queue and run times, and live counts. */
+async function exportedSame(reader) {
+  const { resourceMetrics } = await reader.collect();
+  const points = new Map();
+  for (const scope of resourceMetrics.scopeMetrics) {
+    for (const metric of scope.metrics) {
+      for (const point of metric.dataPoints) {
+        const value = typeof point.value === 'number' ? point.value : point.value.count;
+        points.set(metric.descriptor.name, (points.get(metric.descriptor.name) ?? 0) + value);
+      }
+    }
+  }
+  for (const name of [
+    METRIC_OPERATION_QUEUE_DURATION,
+    METRIC_OPERATION_DURATION,
+    METRIC_OPERATION_QUEUED,
+    METRIC_OPERATION_ACTIVE,
+  ]) {
+    const ours = points.get(name);
+    const floor = points.get(`${name}.floor`);
+    if (ours === undefined || ours !== floor)
+      throw new Error(`${name}: the operation exported ${ours}, the floor ${floor}`);
+  }
 }
 
 function metricsOff(state) {
@@ -341,13 +410,13 @@ for (const [shapeName, shape] of Object.entries(SHAPES)) {
       shape: shapeName,
       target: 1.05,
       measure: async () => {
-        const { reader, histograms } = enableMetrics();
+        const { reader, instruments } = enableMetrics();
         const r = await compare(
-          () => floorOf(kind, make(shape.limit), histograms),
+          () => floorOf(kind, make(shape.limit), instruments),
           () => throughOperation(make(shape.limit)),
           shape.inFlight,
         );
-        await reader.collect(); // the SDK really aggregated what was recorded
+        await exportedSame(reader); // the SDK really aggregated what was recorded, the same on both sides
         return r;
       },
     });

@@ -188,7 +188,8 @@ class PLimitGate implements Gate {
    * p-limit 7 started at once is never (p-limit 6 queues every call for a microtask).
    */
   inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R> {
-    const running = this.limiter(fn, arg);
+    // A closure, not `limiter(fn, arg)`: p-limit copies its arguments twice (about 1 % of a measured call).
+    const running = this.limiter(() => fn(arg));
     if (refused !== undefined && this.pending.call(this.limiter) > 0) running.then(undefined, () => refused(arg));
     return running;
   }

@@ -13,7 +13,7 @@ import {
 } from '@gym/constants';
 import { createInstrument, perMeter, resolveMeter } from '@gym/core/internal';
 import type { Attributes, Histogram, Meter, MeterProvider } from '@opentelemetry/api';
-import type { Recorder } from './run.js';
+import { OFF, type Recorder } from './run.js';
 import { reporter, SCOPE, warnIfSecondCopy } from './scope.js';
 
 class OperationMetrics {
@@ -60,13 +60,13 @@ const metricsOf = perMeter((meter) => new OperationMetrics(meter));
 // metrics). A provider's meter comes from core's resolution, so one meter still gets one set.
 const metricsOfProvider = new WeakMap<MeterProvider, OperationMetrics>();
 
-/** The recorder of the (operation, executor) series on `provider`'s meter, or `undefined` when it cannot be had (reported once). */
-export function measurement(provider: MeterProvider, operation: Operation, executor: Executor): Recorder | undefined {
+/** The recorder of the (operation, executor) series on `provider`'s meter, or `OFF` when it cannot be had (reported once). */
+export function measurement(provider: MeterProvider, operation: Operation, executor: Executor): Recorder {
   try {
     let metrics = metricsOfProvider.get(provider);
     if (metrics === undefined) {
       const meter = resolveMeter({ meterProvider: provider }, SCOPE, reporter);
-      if (meter === undefined) return undefined;
+      if (meter === undefined) return OFF;
       metrics = metricsOf(meter);
       metricsOfProvider.set(provider, metrics);
     }
@@ -77,7 +77,7 @@ export function measurement(provider: MeterProvider, operation: Operation, execu
       'creating the operation instruments failed; this operation is not measured, the next one tries again',
       error,
     );
-    return undefined;
+    return OFF;
   }
 }
 

@@ -7,7 +7,7 @@ import { describeValue, invalidChoice, meterProviderOf } from '@gym/core/interna
 import { cachedGate, enter, type Gate, LIMIT_SHAPES } from './limits.js';
 import { MeteredLimitImpl } from './metered-limit.js';
 import { measurement } from './operation-metrics.js';
-import { type Admission, type Body, checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from './run.js';
+import { type Admission, type Body, checkSignal, OFF, run, UNRECORDED_OP } from './run.js';
 import type {
   AcquireReleaseLimit,
   OperationContext,
@@ -68,8 +68,9 @@ function measuredOrRaced<T>(
     gate = gateOfLimit(limit);
   }
   if (signal?.aborted) return Promise.reject(signal.reason);
-  const measured = exporting || options.meterProvider != null;
-  return run(gate, admission, signal, body, measured ? recorderOf(options, exporting) : OFF);
+  const provider = meterProviderOf(options, exporting);
+  const rec = provider === undefined ? OFF : measurement(provider, options.operation, options.executor);
+  return run(gate, admission, signal, body, rec);
 }
 
 function acceptNames(operation: unknown, executor: unknown): void {
@@ -86,10 +87,4 @@ function gateOfLimit(limit: object): Gate {
   throw new TypeError(
     `resourcesOperation: limit must be ${LIMIT_SHAPES}, a metered limit, or null for unlimited work; got ${describeValue(limit)}`,
   );
-}
-
-/** The recorder of a measured operation: its series', or OFF when no meter can be had (reported once). */
-function recorderOf(options: ResourcesOperationOptions, exporting: boolean): Recorder {
-  const provider = meterProviderOf(options, exporting);
-  return (provider && measurement(provider, options.operation, options.executor)) ?? OFF;
 }
