@@ -236,9 +236,8 @@ function floorOf(kind, limit, instruments) {
   const inside = LIMITS[kind].inside;
   const attributes = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'inline' };
   const okAttributes = { ...attributes, [ATTR_OUTCOME]: 'ok' };
-  const measured = (t0, started) => async () => {
+  const measure = async (t0) => {
     const t1 = performance.now();
-    if (started !== undefined) started.held = true;
     counts.queued--;
     counts.active++;
     queue.record(t1 - t0, attributes);
@@ -252,18 +251,22 @@ function floorOf(kind, limit, instruments) {
   if (kind !== 'p-limit') {
     return () => {
       counts.queued++;
-      return inside(limit, measured(performance.now()));
+      const t0 = performance.now();
+      return inside(limit, () => measure(t0));
     };
   }
   const pending = Object.getOwnPropertyDescriptor(limit, 'pendingCount').get;
   return () => {
     counts.queued++;
     const t0 = performance.now();
-    const started = { held: false };
-    const running = limit(measured(t0, started));
+    let held = false;
+    const running = limit(() => {
+      held = true;
+      return measure(t0);
+    });
     if (pending.call(limit) > 0) {
       running.then(undefined, () => {
-        if (started.held) return;
+        if (held) return;
         counts.queued--;
         queue.record(performance.now() - t0, attributes);
       });

@@ -1,13 +1,14 @@
 // resourcesOperation: check the arguments, choose the recorder once (OFF when nothing
 // exports), and take the one run path.
 
-import { EXECUTORS, isExecutor, isOperation, OPERATIONS } from '@gym/constants';
+import { EXECUTORS, type Executor, isExecutor, isOperation, OPERATIONS, type Operation } from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
 import { describeValue, invalidChoice, meterProviderOf } from '@gym/core/internal';
+import type { MeterProvider } from '@opentelemetry/api';
 import { cachedGate, enter, type Gate, LIMIT_SHAPES } from './limits.js';
 import { MeteredLimitImpl } from './metered-limit.js';
 import { measurement } from './operation-metrics.js';
-import { type Admission, type Body, checkSignal, OFF, run, UNRECORDED_OP } from './run.js';
+import { type Admission, type Body, checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from './run.js';
 import type {
   AcquireReleaseLimit,
   OperationContext,
@@ -19,6 +20,8 @@ import type {
 // The last operation and executor accepted: only a new value is looked up.
 let lastOperation: unknown = Symbol('none');
 let lastExecutor: unknown = lastOperation;
+
+const FORGET_AFTER_MS = 1000;
 
 /**
  * Runs `body` inside `limit` (any `MeterableLimit`, a metered limit, or `null`: unlimited) and
@@ -59,18 +62,63 @@ function measuredOrRaced<T>(
   exporting: boolean,
   body: Body<T>,
 ): Promise<T> {
+  const provider = meterProviderOf(options, exporting);
+  const { operation, executor } = options;
+  let found = last;
+  if (
+    found === undefined ||
+    found.limit !== limit ||
+    found.provider !== provider ||
+    found.operation !== operation ||
+    found.executor !== executor
+  ) {
+    found = find(limit, provider, operation, executor);
+  }
+  if (limit instanceof MeteredLimitImpl) limit.exportIfExporting(exporting);
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return run(found.gate, found.admission, signal, body, found.rec);
+}
+
+/** What a call's limit, provider and names resolve to. */
+interface Found {
+  readonly limit: OperationLimit | null;
+  readonly provider: MeterProvider | undefined;
+  readonly operation: Operation;
+  readonly executor: Executor;
+  readonly gate: Gate | undefined;
+  readonly admission: Admission | undefined;
+  readonly rec: Recorder;
+}
+
+/**
+ * The last call's: a server measures the same limit on the same provider call after call, and
+ * finding the gate and the series through their `WeakMap`s every time cost 1–2 % of a measured
+ * call. Forgotten a second after it was kept (an unref'd timer), so a limit or provider the
+ * caller dropped is held at most that long.
+ */
+let last: Found | undefined;
+
+function forget(): void {
+  last = undefined;
+}
+
+function find(
+  limit: OperationLimit | null,
+  provider: MeterProvider | undefined,
+  operation: Operation,
+  executor: Executor,
+): Found {
   let gate: Gate | undefined;
   let admission: Admission | undefined;
-  if (limit instanceof MeteredLimitImpl) {
-    limit.exportIfExporting(exporting);
-    ({ gate, admission } = limit);
-  } else if (limit !== null) {
-    gate = gateOfLimit(limit);
-  }
-  if (signal?.aborted) return Promise.reject(signal.reason);
-  const provider = meterProviderOf(options, exporting);
-  const rec = provider === undefined ? OFF : measurement(provider, options.operation, options.executor);
-  return run(gate, admission, signal, body, rec);
+  if (limit instanceof MeteredLimitImpl) ({ gate, admission } = limit);
+  else if (limit !== null) gate = gateOfLimit(limit);
+  const rec = provider === undefined ? OFF : measurement(provider, operation, executor);
+  const found = { limit, provider, operation, executor, gate, admission, rec };
+  // A recorder that could not be had is not kept: the next call tries again.
+  if (provider !== undefined && rec === OFF) return found;
+  if (last === undefined) setTimeout(forget, FORGET_AFTER_MS).unref();
+  last = found;
+  return found;
 }
 
 function acceptNames(operation: unknown, executor: unknown): void {

@@ -409,3 +409,48 @@ describe('programming errors other than bounded values', () => {
     );
   });
 });
+
+describe('the last call remembered', () => {
+  const QUEUE = (operation: string, executor: string) => ({
+    [ATTR_OPERATION]: operation,
+    [ATTR_EXECUTOR]: executor,
+  });
+
+  it('a call that differs from the one before in its limit, provider or names uses its own', async () => {
+    const a = createMetricHarness();
+    const b = createMetricHarness();
+    const busy = pLimit(1);
+    const free = pLimit(1);
+    const hold = deferred();
+    const tool = { operation: 'tool', executor: 'inline' } as const;
+    const verify = { operation: 'verify', executor: 'subprocess' } as const;
+    const holding = resourcesOperation(busy, { ...tool, meterProvider: a.meterProvider }, () => hold.promise);
+    // Another limit with the same names and provider runs at once, not behind `busy`.
+    let ran = false;
+    const beside = resourcesOperation(free, { ...tool, meterProvider: a.meterProvider }, () => {
+      ran = true;
+    });
+    await settle();
+    expect(ran).toBe(true);
+    await beside;
+    await resourcesOperation(free, { ...tool, meterProvider: b.meterProvider }, () => 1);
+    // Then only the operation differs, then only the executor.
+    await resourcesOperation(
+      free,
+      { operation: 'verify', executor: 'inline', meterProvider: b.meterProvider },
+      () => 1,
+    );
+    await resourcesOperation(free, { ...verify, meterProvider: b.meterProvider }, () => 1);
+    await resourcesOperation(null, { ...verify, meterProvider: a.meterProvider }, () => 1);
+    hold.resolve();
+    await holding;
+
+    const onA = await a.collect();
+    const onB = await b.collect();
+    expect(histogramPoint(onA, METRIC_OPERATION_QUEUE_DURATION, QUEUE('tool', 'inline')).count).toBe(2);
+    expect(histogramPoint(onA, METRIC_OPERATION_QUEUE_DURATION, QUEUE('verify', 'subprocess')).count).toBe(1);
+    expect(histogramPoint(onB, METRIC_OPERATION_QUEUE_DURATION, QUEUE('tool', 'inline')).count).toBe(1);
+    expect(histogramPoint(onB, METRIC_OPERATION_QUEUE_DURATION, QUEUE('verify', 'inline')).count).toBe(1);
+    expect(histogramPoint(onB, METRIC_OPERATION_QUEUE_DURATION, QUEUE('verify', 'subprocess')).count).toBe(1);
+  });
+});
