@@ -8,7 +8,7 @@ import type { MeterProvider } from '@opentelemetry/api';
 import { cachedGate, enter, type Gate, LIMIT_SHAPES } from './limits.js';
 import { MeteredLimitImpl } from './metered-limit.js';
 import { measurement } from './operation-metrics.js';
-import { type Admission, type Body, checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from './run.js';
+import { type Body, checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from './run.js';
 import type {
   AcquireReleaseLimit,
   OperationContext,
@@ -62,7 +62,14 @@ function measuredOrRaced<T>(
   exporting: boolean,
   body: Body<T>,
 ): Promise<T> {
+  if (limit instanceof MeteredLimitImpl) limit.exportIfExporting(exporting);
   const provider = meterProviderOf(options, exporting);
+  if (provider === undefined) {
+    // Nothing records (a call raced, or through a metered limit): nothing is remembered.
+    const gate = gateFor(limit);
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return run(gate, limit instanceof MeteredLimitImpl ? limit.admission : undefined, signal, body, OFF);
+  }
   const { operation, executor } = options;
   let found = last;
   if (
@@ -74,27 +81,31 @@ function measuredOrRaced<T>(
   ) {
     found = find(limit, provider, operation, executor);
   }
-  if (limit instanceof MeteredLimitImpl) limit.exportIfExporting(exporting);
   if (signal?.aborted) return Promise.reject(signal.reason);
-  return run(found.gate, found.admission, signal, body, found.rec);
+  return run(
+    found.gate,
+    found.limit instanceof MeteredLimitImpl ? found.limit.admission : undefined,
+    signal,
+    body,
+    found.rec,
+  );
 }
 
-/** What a call's limit, provider and names resolve to. */
+/** What a measured call's limit, provider and names resolve to. */
 interface Found {
   readonly limit: OperationLimit | null;
-  readonly provider: MeterProvider | undefined;
+  readonly provider: MeterProvider;
   readonly operation: Operation;
   readonly executor: Executor;
   readonly gate: Gate | undefined;
-  readonly admission: Admission | undefined;
   readonly rec: Recorder;
 }
 
 /**
- * The last call's: a server measures the same limit on the same provider call after call, and
- * finding the gate and the series through their `WeakMap`s every time cost 1–2 % of a measured
- * call. Forgotten a second after it was kept (an unref'd timer), so a limit or provider the
- * caller dropped is held at most that long.
+ * The last measured call's: a server measures the same limit on the same provider call after
+ * call, and finding the gate and the series through their `WeakMap`s every time cost 1–2 % of a
+ * measured call. Forgotten a second after it was kept (an unref'd timer), so a limit or provider
+ * the caller dropped is held at most that long.
  */
 let last: Found | undefined;
 
@@ -102,23 +113,25 @@ function forget(): void {
   last = undefined;
 }
 
-function find(
-  limit: OperationLimit | null,
-  provider: MeterProvider | undefined,
-  operation: Operation,
-  executor: Executor,
-): Found {
-  let gate: Gate | undefined;
-  let admission: Admission | undefined;
-  if (limit instanceof MeteredLimitImpl) ({ gate, admission } = limit);
-  else if (limit !== null) gate = gateOfLimit(limit);
-  const rec = provider === undefined ? OFF : measurement(provider, operation, executor);
-  const found = { limit, provider, operation, executor, gate, admission, rec };
+function find(limit: OperationLimit | null, provider: MeterProvider, operation: Operation, executor: Executor): Found {
+  const found = {
+    limit,
+    provider,
+    operation,
+    executor,
+    gate: gateFor(limit),
+    rec: measurement(provider, operation, executor),
+  };
   // A recorder that could not be had is not kept: the next call tries again.
-  if (provider !== undefined && rec === OFF) return found;
+  if (found.rec === OFF) return found;
   if (last === undefined) setTimeout(forget, FORGET_AFTER_MS).unref();
   last = found;
   return found;
+}
+
+function gateFor(limit: OperationLimit | null): Gate | undefined {
+  if (limit instanceof MeteredLimitImpl) return limit.gate;
+  return limit === null ? undefined : gateOfLimit(limit);
 }
 
 function acceptNames(operation: unknown, executor: unknown): void {
