@@ -21,8 +21,6 @@ import type {
 let lastOperation: unknown = Symbol('none');
 let lastExecutor: unknown = lastOperation;
 
-const FORGET_AFTER_MS = 1000;
-
 /**
  * Runs `body` inside `limit` (any `MeterableLimit`, a metered limit, or `null`: unlimited) and
  * returns or rethrows what the body does. The limit's own queue decides who runs when; the body
@@ -108,6 +106,8 @@ interface Found {
  * the caller dropped is held at most that long.
  */
 let last: Found | undefined;
+// The timer starts in the async context of the call that kept `last` and holds it as long.
+const FORGET_AFTER_MS = 1000;
 
 function forget(): void {
   last = undefined;
