@@ -60,33 +60,14 @@ function measuredOrRaced<T>(
   exporting: boolean,
   body: Body<T>,
 ): Promise<T> {
-  if (limit instanceof MeteredLimitImpl) limit.exportIfExporting(exporting);
+  const metered = limit instanceof MeteredLimitImpl ? limit : undefined;
+  metered?.exportIfExporting(exporting);
+  // A call that records nothing (raced, or through a metered limit) remembers nothing.
   const provider = meterProviderOf(options, exporting);
-  if (provider === undefined) {
-    // Nothing records (a call raced, or through a metered limit): nothing is remembered.
-    const gate = gateFor(limit);
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return run(gate, limit instanceof MeteredLimitImpl ? limit.admission : undefined, signal, body, OFF);
-  }
-  const { operation, executor } = options;
-  let found = last;
-  if (
-    found === undefined ||
-    found.limit !== limit ||
-    found.provider !== provider ||
-    found.operation !== operation ||
-    found.executor !== executor
-  ) {
-    found = find(limit, provider, operation, executor);
-  }
+  const found = provider === undefined ? undefined : lastOrFind(limit, provider, options.operation, options.executor);
+  const gate = found === undefined ? gateFor(limit) : found.gate;
   if (signal?.aborted) return Promise.reject(signal.reason);
-  return run(
-    found.gate,
-    found.limit instanceof MeteredLimitImpl ? found.limit.admission : undefined,
-    signal,
-    body,
-    found.rec,
-  );
+  return run(gate, metered?.admission, signal, body, found?.rec ?? OFF);
 }
 
 /** What a measured call's limit, provider and names resolve to. */
@@ -113,7 +94,22 @@ function forget(): void {
   last = undefined;
 }
 
-function find(limit: OperationLimit | null, provider: MeterProvider, operation: Operation, executor: Executor): Found {
+function lastOrFind(
+  limit: OperationLimit | null,
+  provider: MeterProvider,
+  operation: Operation,
+  executor: Executor,
+): Found {
+  const seen = last;
+  if (
+    seen !== undefined &&
+    seen.limit === limit &&
+    seen.provider === provider &&
+    seen.operation === operation &&
+    seen.executor === executor
+  ) {
+    return seen;
+  }
   const found = {
     limit,
     provider,

@@ -455,20 +455,21 @@ describe('an acquire()/release() limit judged by its own counts: a slot given ba
     });
   });
 
+  /** A one-slot acquire()/release() metered limit (maxQueued 1), its holder, and a waiter that can be made to leave. */
+  function holderAndLeavingWaiter(limitName: string) {
+    const limit = meteredLimit(countingLimit(1), { component: 'other', limitName, capacity: 1, maxQueued: 1 });
+    const hold = deferred();
+    const holder = limit.run(() => hold.promise);
+    const leaving = new AbortController();
+    const waiter = capture(limit.run(() => 'never', { signal: leaving.signal }));
+    return { limit, hold, holder, leaving, waiter };
+  }
+
   it('a waiter aborted at any microtask around the hand-over: the slot ends free, nothing counted as passed', async () => {
     // Without the fix, an abort landing between the release (the slot counted as passed to this
     // waiter) and the waiter leaving left the pass counted: the idle limit read 0 available.
     for (let ticks = 0; ticks < 14; ticks++) {
-      const limit = meteredLimit(countingLimit(1), {
-        component: 'other',
-        limitName: 'abort_at_handover',
-        capacity: 1,
-        maxQueued: 1,
-      });
-      const hold = deferred();
-      const first = limit.run(() => hold.promise);
-      const leaving = new AbortController();
-      const waiter = capture(limit.run(() => 'never', { signal: leaving.signal }));
+      const { limit, hold, holder: first, leaving, waiter } = holderAndLeavingWaiter('abort_at_handover');
       await settle();
       hold.resolve();
       for (let tick = 0; tick < ticks; tick++) await null;
@@ -491,16 +492,7 @@ describe('an acquire()/release() limit judged by its own counts: a slot given ba
     // been counted active, and stayed counted as passed: a caller beyond maxQueued was let wait.
     // The two calls arrive at every microtask offset after the holder's body ended.
     for (let ticks = 0; ticks < 10; ticks++) {
-      const limit = meteredLimit(countingLimit(1), {
-        component: 'other',
-        limitName: 'behind_left_place',
-        capacity: 1,
-        maxQueued: 1,
-      });
-      const holdA = deferred();
-      const a = limit.run(() => holdA.promise);
-      const leaving = new AbortController();
-      const b = capture(limit.run(() => 'never', { signal: leaving.signal }));
+      const { limit, hold: holdA, holder: a, leaving, waiter: b } = holderAndLeavingWaiter('behind_left_place');
       await settle();
       leaving.abort(new Error('client gone')); // its place stays in the pool's queue
       await settle();
