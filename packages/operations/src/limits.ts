@@ -21,8 +21,11 @@ export interface Gate {
   release(token: unknown): Promise<unknown> | undefined;
   /** Throws when `token` cannot be released (checked before the body runs). */
   check?(token: unknown): void;
-  /** Runs `fn(arg)` in a slot the limit's own way; `refused(arg)` when the limit fails the call before `fn` ran. */
-  inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R>;
+  /**
+   * Runs `fn(arg)` in a slot the limit's own way; `refused(arg)` when the limit fails the call
+   * before `fn` ran. Only p-limit has it: there a slot held open through `acquire()` costs more.
+   */
+  inside?<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R>;
   /** A metered limit's live readers; throws when a metered limit of this kind does not allow `capacity`. */
   live(capacity: number | undefined, counts: { readonly active: number; readonly handed: number }): LiveReaders;
 }
@@ -122,23 +125,6 @@ class AcquireReleaseGate implements Gate {
 
   release(token: unknown): undefined {
     releaseToken(this.limit, token);
-  }
-
-  /** Acquire, `fn(arg)`, release; `refused(arg)` when no slot was had. */
-  async inside<A, R>(fn: Fn<A, R>, arg: A, refused?: (arg: A) => void): Promise<R> {
-    let token: unknown;
-    try {
-      token = await this.limit.acquire();
-      checkReleasable(this.limit, token);
-    } catch (error) {
-      refused?.(arg);
-      throw error;
-    }
-    try {
-      return await fn(arg);
-    } finally {
-      releaseToken(this.limit, token);
-    }
   }
 
   /**
