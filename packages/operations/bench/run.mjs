@@ -35,6 +35,10 @@ import pLimit from 'p-limit';
 import { meteredLimit, resourcesOperation } from '../dist/index.js';
 
 const OPS_PER_ROUND = Number(process.env.BENCH_OPS ?? 5_000);
+/** A round of the baseline takes at least this much CPU time: more operations for a cheap limit. */
+const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 10);
+/** Operations per round of the row being measured: OPS_PER_ROUND, or more (see `compare`). */
+let opsPerRound = OPS_PER_ROUND;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 41);
 const WARMUP_ROUNDS = 10;
 /** Fresh processes per row, whose pairs are pooled. */
@@ -56,7 +60,7 @@ const SHAPES = {
 async function drive(run, inFlight) {
   let next = 0;
   const worker = async () => {
-    while (next < OPS_PER_ROUND) {
+    while (next < opsPerRound) {
       next++;
       await run();
     }
@@ -79,7 +83,7 @@ async function timeRound(run, inFlight) {
   await drive(run, inFlight);
   const wall = Number(process.hrtime.bigint() - start);
   const cpu = process.cpuUsage(cpu0);
-  return { wall: wall / OPS_PER_ROUND, cpu: ((cpu.user + cpu.system) * 1000) / OPS_PER_ROUND };
+  return { wall: wall / opsPerRound, cpu: ((cpu.user + cpu.system) * 1000) / opsPerRound };
 }
 
 const median = (xs) => {
@@ -114,14 +118,22 @@ function summarise(base, subject) {
 async function compare(makeBase, makeSubject, inFlight) {
   const base = makeBase();
   const subject = makeSubject();
+  opsPerRound = OPS_PER_ROUND;
   globalThis.gc?.(); // start every row from a collected heap; no forced GC inside the rounds
+  const warm = [];
   for (let i = 0; i < WARMUP_ROUNDS; i++) {
+    // Halfway through the warm-up, size the rounds: a round of a cheap limit of OPS_PER_ROUND
+    // calls took about 1.5 ms, where one garbage collection or interrupt moved a pair's ratio by
+    // 10–20 %.
+    if (i === WARMUP_ROUNDS / 2) {
+      opsPerRound = Math.max(OPS_PER_ROUND, Math.ceil((ROUND_MS * 1e6) / median(warm)));
+    }
     if (i % 2 === 0) {
-      await timeRound(base, inFlight);
+      warm.push((await timeRound(base, inFlight)).cpu);
       await timeRound(subject, inFlight);
     } else {
       await timeRound(subject, inFlight);
-      await timeRound(base, inFlight);
+      warm.push((await timeRound(base, inFlight)).cpu);
     }
   }
   const b = [];
@@ -484,7 +496,7 @@ for (const row of selected) {
 if (sameProcess) metrics.disable();
 
 console.log(
-  `\n@gym/operations benchmark — node ${process.version}, ${OPS_PER_ROUND} ops/round, ${WARMUP_ROUNDS} warm-up + ` +
+  `\n@gym/operations benchmark — node ${process.version}, ${OPS_PER_ROUND} ops/round or more (a baseline round ≥ ${ROUND_MS} ms of CPU), ${WARMUP_ROUNDS} warm-up + ` +
     `${ROUNDS} paired rounds (ABBA) per row and process, ${sameProcess ? 'all rows in one process' : `each row in ${PROCESSES} fresh processes, pairs pooled`}; ` +
     'ratio = median of per-pair ratios; empty async bodies.\n' +
     'cpu = CPU time of this process per op (the verdict); wall = elapsed time per op (includes time the machine gave to other work).\n',
