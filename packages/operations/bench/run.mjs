@@ -244,9 +244,8 @@ function throughOperation(limit) {
 // at once is not watched. `pendingCount` is read through p-limit's own getter, as the operation
 // reads it. `exportedSame` checks that both sides exported the same points.
 function floorOf(kind, limit, instruments) {
-  const { queue, run, counts } = instruments;
+  const { queue, run, counts, attributes } = instruments;
   const inside = LIMITS[kind].inside;
-  const attributes = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'inline' };
   const okAttributes = { ...attributes, [ATTR_OUTCOME]: 'ok' };
   const measure = async (t0) => {
     const t1 = performance.now();
@@ -331,6 +330,7 @@ function enableMetrics() {
       queue: floorMeter.createHistogram(`${METRIC_OPERATION_QUEUE_DURATION}.floor`, { unit: 'ms', advice }),
       run: floorMeter.createHistogram(`${METRIC_OPERATION_DURATION}.floor`, { unit: 'ms', advice }),
       counts,
+      attributes,
     },
   };
   return enabled;

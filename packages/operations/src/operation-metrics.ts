@@ -21,8 +21,6 @@ class OperationMetrics {
   readonly runDuration: Histogram;
   /** At most one per (operation, executor): a few dozen. */
   private readonly series: Series[] = [];
-  /** The series asked for last: a server mostly measures one series after another. */
-  private last: Series | undefined;
 
   constructor(meter: Meter) {
     warnIfSecondCopy();
@@ -41,15 +39,13 @@ class OperationMetrics {
     );
   }
 
+  /** Asked only when the call differs from the last measured one (`lastOrFind`). */
   seriesOf(operation: Operation, executor: Executor): Series {
-    const last = this.last;
-    if (last !== undefined && last.operation === operation && last.executor === executor) return last;
     let series = this.series.find((s) => s.operation === operation && s.executor === executor);
     if (series === undefined) {
       series = new Series(this, operation, executor);
       this.series.push(series);
     }
-    this.last = series;
     return series;
   }
 }

@@ -4,7 +4,14 @@
 // the limit is released, the live counts stay right, and the failure is logged once via diag.
 
 import { getEventListeners } from 'node:events';
-import { ATTR_EXECUTOR, ATTR_OPERATION, METRIC_OPERATION_ACTIVE, METRIC_OPERATION_QUEUED } from '@gym/constants';
+import {
+  ATTR_EXECUTOR,
+  ATTR_OPERATION,
+  ATTR_OUTCOME,
+  METRIC_OPERATION_ACTIVE,
+  METRIC_OPERATION_DURATION,
+  METRIC_OPERATION_QUEUED,
+} from '@gym/constants';
 import { meteredLimit, resourcesOperation } from '@gym/operations';
 import {
   capture,
@@ -14,6 +21,7 @@ import {
   createMetricHarness,
   type DiagCapture,
   deferred,
+  histogramPoint,
   settle,
   waitFor,
 } from '@gym/test-kit';
@@ -212,6 +220,32 @@ it('a slot granted after its caller left, whose release throws: reported once th
   );
   expect(warnings().filter((message) => message.includes('release exploded'))).toHaveLength(1);
 });
+
+it.each([
+  ['measured', false],
+  ['measured and metered', true],
+] as const)(
+  'a limit whose release throws (%s): the error reaches the caller, the run is recorded and every count closes',
+  async (_name, metered) => {
+    const { meterProvider, reader } = createMetricHarness();
+    const pool = {
+      acquire: async () => () => {
+        throw new Error('release broke');
+      },
+    };
+    const limit = metered
+      ? meteredLimit(pool, { component: 'resources', limitName: 'breaking', capacity: 1, meterProvider })
+      : pool;
+    const settled = await capture(resourcesOperation(limit, { ...OPTIONS, meterProvider }, () => 'value'));
+    expect(settled).toEqual({ ok: false, error: new Error('release broke') });
+    const m = await collectMetrics(reader);
+    expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
+    expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+    expect(histogramPoint(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'ok' }).count).toBe(1);
+    if (metered)
+      expect((limit as ReturnType<typeof meteredLimit>).state()).toMatchObject({ active: 0, queued: 0, available: 1 });
+  },
+);
 
 it('a fresh SDK still works after the faulty ones (failures are per meter, not global)', async () => {
   const { meterProvider: provider, reader } = createMetricHarness();
