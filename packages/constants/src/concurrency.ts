@@ -17,6 +17,8 @@ export const METRIC_CONCURRENCY_ADMISSION_TIMEOUTS = 'gym.concurrency.admission_
 export const METRIC_CONCURRENCY_ADMISSION_CANCELLED = 'gym.concurrency.admission_cancelled_total' as const;
 /** Calls refused at once because the queue was full: beyond Gym. */
 export const METRIC_CONCURRENCY_ADMISSION_REJECTED = 'gym.concurrency.admission_rejected_total' as const;
+/** The age of the oldest call waiting for a slot now, 0 when nobody waits: beyond Gym. */
+export const METRIC_CONCURRENCY_OLDEST_WAIT = 'gym.concurrency.oldest_wait_ms' as const;
 
 /** The seven concurrency instruments, in contract order. */
 export const CONCURRENCY_INSTRUMENTS = [

@@ -16,6 +16,7 @@ import {
   METRIC_CONCURRENCY_ADMISSION_TIMEOUTS,
   METRIC_CONCURRENCY_AVAILABLE,
   METRIC_CONCURRENCY_LIMIT,
+  METRIC_CONCURRENCY_OLDEST_WAIT,
   METRIC_CONCURRENCY_QUEUE_DEPTH,
 } from './concurrency.js';
 import {
@@ -237,6 +238,14 @@ export const INSTRUMENTS = {
     unit: '{wait}',
     description: 'Calls refused at once: the queue was full.',
     valueType: 'int',
+    attributes: CONCURRENCY_ATTRIBUTES,
+  },
+  concurrencyOldestWait: {
+    name: METRIC_CONCURRENCY_OLDEST_WAIT,
+    kind: 'observable gauge',
+    unit: 'ms',
+    description: 'Age of the oldest call waiting for a slot now; 0 when nobody waits.',
+    valueType: 'double',
     attributes: CONCURRENCY_ATTRIBUTES,
   },
   eventLoopLag: {
