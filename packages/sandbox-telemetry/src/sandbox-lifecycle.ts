@@ -1,8 +1,10 @@
 // One sandbox's lifecycle metrics, with Gym's edge rules built in so a caller cannot get them
-// wrong. Release subtracts at its first call, before the caller's close runs, so a close that
-// throws or hangs changes nothing. Whether to record is decided when the create starts and
-// holds to the release, so telemetry switched on mid-life never subtracts what it did not add.
-// Unlike the records these are metrics, but Gym gates them on the `sandbox` span group too.
+// wrong. A release subtracts when its close succeeds (Gym's newest rule): a close that throws,
+// rejects or hangs keeps the sandbox counted, and the first close that succeeds subtracts it
+// once. Whether to record is decided when the create starts and holds to the release, so
+// telemetry switched on mid-life never subtracts what it did not add. Unlike the records these
+// are metrics, but Gym gates them on the `sandbox` span group too; a lifecycle that would have
+// recorded with the group off says so once.
 
 import { isPromise } from 'node:util/types';
 import { ATTR_SANDBOX_PROVIDER, INSTRUMENTS, SANDBOX_PROVIDER_PATTERN } from '@gym/constants';
@@ -83,17 +85,25 @@ export class SandboxLifecycle {
   }
 
   /**
-   * The first call subtracts the sandbox (if it was added), then every call runs `close` and
-   * returns what it returns, so a close that failed may be retried.
+   * Runs `close` and returns what it returns; when it returns (or what it returned fulfils),
+   * the sandbox is released and subtracted (if it was added), once. A close that throws or
+   * rejects changes nothing, so it may be tried again. Without `close`, released at once.
    */
   release<T = undefined>(close?: () => T): T | undefined {
-    if (this.#state !== 'released') {
-      this.#state = 'released';
-      const added = this.#added;
-      this.#added = undefined;
-      if (added !== undefined) safely(() => added.active.add(-1, this.#attributes));
+    if (close === undefined) {
+      this.#released();
+      return undefined;
     }
-    return close?.();
+    return observe(close, (closed) => {
+      if (closed) this.#released();
+    });
+  }
+
+  #released(): void {
+    this.#state = 'released';
+    const added = this.#added;
+    this.#added = undefined;
+    if (added !== undefined) safely(() => added.active.add(-1, this.#attributes));
   }
 
   #timed<T>(histogram: 'execDuration' | 'transferDuration', run: () => T): T {
@@ -108,12 +118,29 @@ export class SandboxLifecycle {
   /** The instruments to record on now, or `undefined`. Off, one read of the shared state. Never throws. */
   #instruments(): Instruments | undefined {
     const options = this.#options;
-    if ((options.meterProvider == null && !isMetricsExporting()) || !sandboxGroupOn()) return undefined;
+    if (options.meterProvider == null && !isMetricsExporting()) return undefined;
+    if (!sandboxGroupOn()) {
+      if (!groupOffReported) reportGroupOff();
+      return undefined;
+    }
     return safely(() => {
       const meter = resolveMeter(options, SCOPE, reporter);
       return meter && instrumentsOf(meter);
     });
   }
+}
+
+/** Whether this copy already said that the `sandbox` group is off (the reporter's once is per process). */
+let groupOffReported = false;
+
+/** Once: metrics would have been recorded but for the `sandbox` span group, off by default. */
+function reportGroupOff(): void {
+  groupOffReported = true;
+  reporter.warnOnce(
+    'sandbox-group-off',
+    `the 'sandbox' span group is off, so the sandbox lifecycle metrics (gym.sandbox.*) are not recorded ` +
+      `(Gym's rule; the default span groups leave it out): add it, e.g. NEMO_GYM_OTEL_SPAN_GROUPS=default,sandbox`,
+  );
 }
 
 /** The one edge of every lifecycle recording: a meter that throws is reported once, never passed on. */
@@ -132,9 +159,12 @@ function safely<T>(record: () => T): T | undefined {
 
 /**
  * Runs `run` and calls `settled(ok)` once it returned or threw, or what it returned settled.
- * A native promise (of any realm) comes back as a promise that settles the same way, so a
- * rejection nobody handles stays unhandled; any other thenable (execa's subprocess) comes back
- * as the very same object, its own API intact, observed through its own `then`.
+ * Never calls a `then` the caller would not have called: work that starts in `then` (a
+ * superagent request, a mongoose `Query`, a knex builder) runs exactly as often as without
+ * telemetry. A promise of this realm (its `then` is the built-in one, which starts nothing)
+ * comes back as a derived promise that settles the same way, so a rejection nobody handles
+ * stays unhandled. Any other thenable (execa's subprocess, a promise of another realm) comes
+ * back as {@link observed}: the same object but for its `then`.
  */
 function observe<T>(run: () => T, settled: (ok: boolean) => void): T {
   let result: T;
@@ -149,7 +179,7 @@ function observe<T>(run: () => T, settled: (ok: boolean) => void): T {
     settled(true);
     return result;
   }
-  if (isPromise(result)) {
+  if (then === promiseThen && isPromise(result)) {
     return then.call(
       result,
       (value: unknown) => {
@@ -162,10 +192,64 @@ function observe<T>(run: () => T, settled: (ok: boolean) => void): T {
       },
     ) as T;
   }
-  then.call(
-    result,
-    () => settled(true),
-    () => settled(false),
-  );
-  return result;
+  return observed(result as T & object, settled);
+}
+
+const promiseThen = Promise.prototype.then;
+type Then = (this: unknown, onFulfilled?: unknown, onRejected?: unknown) => unknown;
+
+/**
+ * `thenable` behind a Proxy that forwards everything (properties, methods, `instanceof`,
+ * writes) to it, except that each `then` the caller calls (an `await` calls one) calls the
+ * thenable's own `then` once, with handlers that report the first settlement before they
+ * pass it on. Nothing is recorded unless the caller subscribes. A Proxy may not replace a
+ * frozen own `then`: such a thenable comes back as a bare thenable with the same forwarding.
+ */
+function observed<T extends object>(thenable: T, settled: (ok: boolean) => void): T {
+  let done = false;
+  const once = (ok: boolean): void => {
+    if (done) return;
+    done = true;
+    settled(ok);
+  };
+  /** The caller's `then`, forwarded to the thenable's own `original` once per call. */
+  const forward =
+    (original: Then): Then =>
+    (onFulfilled, onRejected) => {
+      try {
+        return original.call(
+          thenable,
+          (value: unknown) => {
+            once(true);
+            return typeof onFulfilled === 'function' ? onFulfilled(value) : value;
+          },
+          (error: unknown) => {
+            once(false);
+            if (typeof onRejected === 'function') return onRejected(error);
+            throw error;
+          },
+        );
+      } catch (error) {
+        once(false);
+        throw error;
+      }
+    };
+  const own = Reflect.getOwnPropertyDescriptor(thenable, 'then');
+  if (own !== undefined && own.configurable === false && own.writable === false) {
+    // biome-ignore lint/suspicious/noThenProperty: it stands in for a thenable
+    return { then: forward(own.value as Then) } as T;
+  }
+  let original: unknown;
+  let forwarding: Then | undefined;
+  return new Proxy(thenable, {
+    get(target, key) {
+      const value: unknown = Reflect.get(target, key);
+      if (key !== 'then' || typeof value !== 'function') return value;
+      if (value !== original) {
+        original = value;
+        forwarding = forward(value as Then); // built once per `then`: `returned.then === returned.then`
+      }
+      return forwarding;
+    },
+  });
 }

@@ -1,6 +1,6 @@
 // The sandbox lifecycle metrics under a real SDK reader: their shape, and every edge rule of
 // the per-sandbox helper (a failed create, a failure after the handle was returned, a close
-// that throws, a second release, a borrowed handle, the `sandbox` span group off, telemetry
+// that fails and its retry, a second release, a borrowed handle, the `sandbox` span group off, telemetry
 // switched on mid-life). Time is jest's fake clock (performance.now() included).
 
 import {
@@ -259,6 +259,7 @@ describe('SandboxLifecycle edge rules', () => {
     expect(await histogram(METRIC_SANDBOX_STARTUP_DURATION)).toMatchObject({ count: 1 });
   });
 
+  // Gym's test_failed_close_keeps_the_sandbox_counted_until_a_retry_releases_it.
   it.each([
     [
       'throws',
@@ -267,26 +268,47 @@ describe('SandboxLifecycle edge rules', () => {
       },
     ],
     ['rejects', () => Promise.reject(new Error('close failed'))],
-  ])(
-    'release subtracts once even if closing %s; a second release subtracts nothing but closes again',
-    async (_n, close) => {
-      const lifecycle = new SandboxLifecycle(options);
-      lifecycle.create(() => 'sandbox');
-      lifecycle.create(() => 'again'); // a second create on a held sandbox: runs, counts nothing
-      expect(await active()).toBe(1);
-      let closes = 0;
-      const closing = () => {
+  ])('a close that %s keeps the sandbox counted until a retry releases it, once', async (_n, fail) => {
+    const lifecycle = new SandboxLifecycle(options);
+    lifecycle.create(() => 'sandbox');
+    lifecycle.create(() => 'again'); // a second create on a held sandbox: runs, counts nothing
+    expect(await active()).toBe(1);
+    let closes = 0;
+    await expect(async () =>
+      lifecycle.release(() => {
         closes++;
-        return close();
-      };
-      await expect(async () => lifecycle.release(closing)).rejects.toThrow('close failed');
-      expect(await active()).toBe(0);
-      await expect(async () => lifecycle.release(closing)).rejects.toThrow('close failed');
-      lifecycle.release();
-      expect(closes).toBe(2);
-      expect(await active()).toBe(0);
-    },
-  );
+        return fail();
+      }),
+    ).rejects.toThrow('close failed');
+    expect(await active()).toBe(1); // still there: the close failed
+    expect(lifecycle.state).toBe('held');
+    await expect(
+      lifecycle.release(async () => {
+        closes++;
+        return 'closed';
+      }),
+    ).resolves.toBe('closed');
+    expect(await active()).toBe(0);
+    expect(lifecycle.state).toBe('released');
+    expect(lifecycle.release(() => ++closes)).toBe(3); // a later close still runs, subtracts nothing
+    lifecycle.release();
+    expect(await active()).toBe(0);
+  });
+
+  it('a close still running keeps the sandbox counted; two closes at once subtract once', async () => {
+    const lifecycle = new SandboxLifecycle(options);
+    lifecycle.create(() => 'sandbox');
+    const first = lifecycle.release(() => new Promise((resolve) => setTimeout(resolve, 500, 'first')));
+    const second = lifecycle.release(() => new Promise((resolve) => setTimeout(resolve, 800, 'second')));
+    await jest.advanceTimersByTimeAsync(499);
+    expect(await active()).toBe(1);
+    await jest.advanceTimersByTimeAsync(1);
+    await expect(first).resolves.toBe('first');
+    expect(await active()).toBe(0);
+    await jest.advanceTimersByTimeAsync(300);
+    await expect(second).resolves.toBe('second');
+    expect(await active()).toBe(0);
+  });
 
   it('a borrowed (attached) sandbox is never added nor subtracted, and records no startup', async () => {
     const lifecycle = new SandboxLifecycle({ ...options, owned: false });
@@ -336,6 +358,18 @@ describe('SandboxLifecycle edge rules', () => {
     const lifecycle = new SandboxLifecycle(options);
     lifecycle.create(() => 'sandbox');
     sandboxGroup(false);
+    lifecycle.release();
+    expect(await active()).toBe(0);
+  });
+
+  it('a close that fails while the create is still running: the create, when it finishes, adds one', async () => {
+    const lifecycle = new SandboxLifecycle(options);
+    let finish!: (value: string) => void;
+    const creating = lifecycle.create(() => new Promise<string>((resolve) => (finish = resolve)));
+    await expect(async () => lifecycle.release(() => Promise.reject(new Error('not found')))).rejects.toThrow();
+    finish('late');
+    await expect(creating).resolves.toBe('late');
+    expect(await active()).toBe(1); // it exists and nothing closed it
     lifecycle.release();
     expect(await active()).toBe(0);
   });
