@@ -4,9 +4,9 @@
 // Thread and descriptor counts come from /proc on Linux; elsewhere those two instruments are
 // not created at all (no series is better than a wrong 0).
 //
-// CPU time counts from the first collection: the SDK gives the first point of an observable
-// counter a zero-length interval, and the whole start-up CPU in no time at all would make any
-// rate wrong.
+// CPU time is the process's total since it started, as `process.cpuUsage()` tells it (the
+// semantic conventions' definition, and what OpenTelemetry's own Node runtime instrumentation
+// reports): a rate is taken between two points, never from one point alone.
 
 import { readFileSync } from 'node:fs';
 import { opendir, stat } from 'node:fs/promises';
@@ -63,13 +63,10 @@ export function startProcessMetrics(meter: Meter, proc: ProcSource | undefined):
     descriptors: createInstrument(meter, INSTRUMENTS.processOpenFds),
   };
   const observables: Observable[] = linux ? [cpuTime, memory, linux.threads, linux.descriptors] : [cpuTime, memory];
-  // CPU time at the first collection: the zero of every later point.
-  let cpuBase: NodeJS.CpuUsage | undefined;
   const callback: BatchObservableCallback = async (observe) => {
     const usage = process.cpuUsage();
-    cpuBase ??= usage;
-    observe.observe(cpuTime, (usage.user - cpuBase.user) / 1e6, USER);
-    observe.observe(cpuTime, (usage.system - cpuBase.system) / 1e6, SYSTEM);
+    observe.observe(cpuTime, usage.user / 1e6, USER);
+    observe.observe(cpuTime, usage.system / 1e6, SYSTEM);
     observe.observe(memory, process.memoryUsage.rss(), NO_ATTRIBUTES);
     if (linux === undefined) return;
     // /proc is outside input: a failed read costs its own series only.

@@ -29,44 +29,54 @@ afterEach(async () => {
 });
 
 describe('through startObserver', () => {
-  it('process.cpu.time: a counter in s by cpu.mode user and system, the CPU used within each point’s interval', async () => {
+  it('process.cpu.time: a counter in s by cpu.mode user and system, the process’s total CPU at each collection', async () => {
     const observer = startObserver({ meterProvider: harness.meterProvider });
     try {
-      // The first point has a zero-length interval (the SDK starts it at that collection): it
-      // must carry no CPU, not everything the process used since it started.
-      const start = process.cpuUsage();
-      const first = await harness.collect();
-      for (const point of findMetric(first, METRIC_PROCESS_CPU_TIME).dataPoints) {
-        expect(point.startTime).toEqual(point.endTime);
-        expect(point.value).toBe(0);
+      for (let round = 0; round < 2; round++) {
+        if (round === 1) {
+          // 20 ms more user CPU between the two collections.
+          const until = process.cpuUsage().user + 20_000;
+          while (process.cpuUsage().user < until) {}
+        }
+        const before = process.cpuUsage();
+        const collected = await harness.collect();
+        const after = process.cpuUsage();
+        const metric = findMetric(collected, METRIC_PROCESS_CPU_TIME);
+        expect(metric.descriptor.unit).toBe('s');
+        expect(metric.dataPointType).toBe(DataPointType.SUM);
+        expect((metric as { isMonotonic?: boolean }).isMonotonic).toBe(true);
+        expect(
+          metric.dataPoints
+            .map((p) => p.attributes)
+            .sort((a, b) => String(a[ATTR_CPU_MODE]).localeCompare(String(b[ATTR_CPU_MODE]))),
+        ).toEqual([{ [ATTR_CPU_MODE]: 'system' }, { [ATTR_CPU_MODE]: 'user' }]);
+        // Read within the collection: between independent reads just before and just after it.
+        for (const mode of ['user', 'system'] as const) {
+          const value = counterValue(collected, METRIC_PROCESS_CPU_TIME, { [ATTR_CPU_MODE]: mode })!;
+          expect(value).toBeGreaterThanOrEqual(before[mode] / 1e6);
+          expect(value).toBeLessThanOrEqual(after[mode] / 1e6);
+        }
       }
-      const base = process.cpuUsage();
-      const until = base.user + 20_000;
-      while (process.cpuUsage().user < until) {}
-      const before = process.cpuUsage(base);
-      const collected = await harness.collect();
-      const after = process.cpuUsage(start);
-      const metric = findMetric(collected, METRIC_PROCESS_CPU_TIME);
-      expect(metric.descriptor.unit).toBe('s');
-      expect(metric.dataPointType).toBe(DataPointType.SUM);
-      expect((metric as { isMonotonic?: boolean }).isMonotonic).toBe(true);
-      expect(
-        metric.dataPoints
-          .map((p) => p.attributes)
-          .sort((a, b) => String(a[ATTR_CPU_MODE]).localeCompare(String(b[ATTR_CPU_MODE]))),
-      ).toEqual([{ [ATTR_CPU_MODE]: 'system' }, { [ATTR_CPU_MODE]: 'user' }]);
-      const user = counterValue(collected, METRIC_PROCESS_CPU_TIME, { [ATTR_CPU_MODE]: 'user' })!;
-      const system = counterValue(collected, METRIC_PROCESS_CPU_TIME, { [ATTR_CPU_MODE]: 'system' })!;
-      // CPU since the first collection, which ran between `start` and `base`: at least what was used
-      // from `base` on, at most what was used from `start` on.
-      expect(user).toBeGreaterThanOrEqual(before.user / 1e6);
-      expect(user).toBeLessThanOrEqual(after.user / 1e6);
-      expect(system).toBeGreaterThanOrEqual(before.system / 1e6);
-      expect(system).toBeLessThanOrEqual(after.system / 1e6);
-      const [point] = metric.dataPoints;
-      expect(point?.startTime).toEqual(findMetric(first, METRIC_PROCESS_CPU_TIME).dataPoints[0]?.startTime);
     } finally {
       observer.stop();
+    }
+  });
+
+  it('process.cpu.time includes the CPU a process used before the observer started (a child that burned 300 ms first)', () => {
+    interface ChildReport {
+      exported: { user: number; system: number };
+      before: NodeJS.CpuUsage;
+      after: NodeJS.CpuUsage;
+    }
+    const CHILD = fileURLToPath(new URL('./support/cpu-before-start-child.mjs', import.meta.url));
+    // The timeout is a failure guard for a child that hangs; a loaded machine starts one slowly.
+    const child = spawnSync(process.execPath, [CHILD, '300000'], { encoding: 'utf8', timeout: 60_000 });
+    expect(child.stderr).toBe('');
+    const { exported, before, after } = JSON.parse(child.stdout) as ChildReport;
+    expect(exported.user).toBeGreaterThanOrEqual(0.3); // the burn alone
+    for (const mode of ['user', 'system'] as const) {
+      expect(exported[mode]).toBeGreaterThanOrEqual(before[mode] / 1e6);
+      expect(exported[mode]).toBeLessThanOrEqual(after[mode] / 1e6);
     }
   });
 
