@@ -5,10 +5,19 @@
 // and the caller turns telemetry off. A variable is read only while what it configures is in
 // use, so a typo in the settings of an exporter nobody uses never turns telemetry off. The
 // standard off-switches (`OTEL_SDK_DISABLED`, `OTEL_{METRICS,TRACES}_EXPORTER=none`) win over
-// Gym's switches, as the OpenTelemetry specification says.
+// Gym's switches, as the OpenTelemetry specification says. What is read but not understood
+// is said, never silently dropped: an unknown NEMO_GYM_OTEL_* name (a typo), an
+// OTEL_SDK_DISABLED that is neither `true` nor `false`, an interval no timer can wait.
 
+import { ENV_PREFIX } from '@gym/constants';
 import { GYM_VARIABLES, type GymVariable, readGymVariable, readVariable } from '@gym/core/internal';
-import { OTEL_SWITCHES, OTEL_VARIABLES, OTLP_VARIABLES, type OtelVariable } from './otel-variables.js';
+import {
+  MAX_TIMER_MILLIS,
+  OTEL_SWITCHES,
+  OTEL_VARIABLES,
+  OTLP_VARIABLES,
+  type OtelVariable,
+} from './otel-variables.js';
 import type { TelemetryConfig, TelemetryConfigResult } from './types.js';
 
 /** The config fields that come from one variable each (the OTLP URLs are derived). */
@@ -34,12 +43,68 @@ export function isSwitchedOff(env: NodeJS.ProcessEnv): boolean {
   return read.ok && !read.value;
 }
 
+/** Every `NEMO_GYM_OTEL_*` name a package reads (Gym's own table, in @gym/core). */
+const KNOWN_NAMES: readonly string[] = Object.values(GYM_VARIABLES).map((variable) => variable.names[0]);
+/** Most unknown names listed in the warning, and the longest name shown. */
+const MAX_NAMES_SHOWN = 10;
+const MAX_NAME_SHOWN = 64;
+
+/** `text` printable and short, for a message: it comes from the environment. */
+function shown(text: string, max: number): string {
+  const printable = text.replace(/[^\x20-\x7e]/g, '?');
+  return printable.length > max ? `${printable.slice(0, max - 1)}…` : printable;
+}
+
+/** The edit distance of `a` and `b` (insertions, deletions, substitutions, adjacent swaps). */
+function distance(a: string, b: string): number {
+  let before: number[] = [];
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, before[j - 2]! + 1);
+      row.push(best);
+    }
+    before = previous;
+    previous = row;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * One warning listing the set (non-blank) `NEMO_GYM_OTEL_*` names of `env` that no package
+ * reads, in any case, each with the closest known name; `undefined` when there are none.
+ * Reads the names of `env` once.
+ */
+export function unknownVariablesWarning(env: NodeJS.ProcessEnv): string | undefined {
+  const unknown = Object.keys(env)
+    .filter((name) => name.toUpperCase().startsWith(ENV_PREFIX) && !KNOWN_NAMES.includes(name))
+    .filter((name) => env[name] !== undefined && env[name].trim() !== '')
+    .sort();
+  if (unknown.length === 0) return undefined;
+  const listed = unknown.slice(0, MAX_NAMES_SHOWN).map((name) => {
+    const upper = name.toUpperCase();
+    let closest = KNOWN_NAMES[0]!;
+    for (const known of KNOWN_NAMES) if (distance(upper, known) < distance(upper, closest)) closest = known;
+    return `${shown(name, MAX_NAME_SHOWN)} (closest known: ${closest})`;
+  });
+  const more = unknown.length > MAX_NAMES_SHOWN ? ` and ${unknown.length - MAX_NAMES_SHOWN} more` : '';
+  return `unknown ${ENV_PREFIX}* variables ignored: ${listed.join(', ')}${more}`;
+}
+
 /**
  * Parses the telemetry settings from `env` (own properties only, @gym/core's reader). Never
  * throws: a malformed value gives `{ ok: false, error }`, one message naming every bad variable.
+ * Either way `warnings` says what was read but not used (see {@link unknownVariablesWarning},
+ * an `OTEL_SDK_DISABLED` other than `true` or `false`, an interval capped to the longest timer).
  */
 export function loadTelemetryConfig(env: NodeJS.ProcessEnv = process.env): TelemetryConfigResult {
   const problems = new Set<string>();
+  const warnings: string[] = [];
+  const unknown = unknownVariablesWarning(env);
+  if (unknown !== undefined) warnings.push(unknown);
   /** The value (its default when unset or blank), or `undefined` and a problem when malformed. */
   const standard = <T>(variable: OtelVariable<T>): T | undefined => {
     const read = readGymVariable(env, variable);
@@ -70,6 +135,13 @@ export function loadTelemetryConfig(env: NodeJS.ProcessEnv = process.env): Telem
     return from !== undefined && variable.parse(from.value.trim()) === true;
   };
   if (on(OTEL_SWITCHES.sdkDisabled)) fields.enabled = false;
+  const sdkDisabled = readVariable(env, OTEL_SWITCHES.sdkDisabled.names);
+  if (sdkDisabled !== undefined && !/^(?:true|false)$/i.test(sdkDisabled.value.trim())) {
+    warnings.push(
+      `${sdkDisabled.name}=${JSON.stringify(shown(sdkDisabled.value, MAX_NAME_SHOWN))} leaves telemetry on: only ` +
+        '`true` (any case) disables it, as the OpenTelemetry specification says',
+    );
+  }
   if (on(OTEL_SWITCHES.metricsExporter)) fields.metricsEnabled = false;
   if (on(OTEL_SWITCHES.tracesExporter)) fields.tracesEnabled = false;
 
@@ -86,6 +158,13 @@ export function loadTelemetryConfig(env: NodeJS.ProcessEnv = process.env): Telem
   if (decided && metricsEnabled && (exporter === 'otlp' || exporter === 'console')) {
     take('metricExportIntervalMillis', standard(OTEL_VARIABLES.metricExportIntervalMillis));
     take('metricExportTimeoutMillis', standard(OTEL_VARIABLES.metricExportTimeoutMillis));
+    if (fields.metricExportIntervalMillis > MAX_TIMER_MILLIS) {
+      warnings.push(
+        `OTEL_METRIC_EXPORT_INTERVAL=${fields.metricExportIntervalMillis} is longer than a Node timer can wait; ` +
+          `${MAX_TIMER_MILLIS} ms (about 24.8 days) is used`,
+      );
+      fields.metricExportIntervalMillis = MAX_TIMER_MILLIS;
+    }
   }
   if (decided && exporter === 'otlp') {
     /** One signal's URL, with the exporters' own rules; its protocol must be http/protobuf. */
@@ -104,9 +183,10 @@ export function loadTelemetryConfig(env: NodeJS.ProcessEnv = process.env): Telem
     if (metricsEnabled) otlpMetricsEndpoint = signal('metricsEndpoint', 'metricsProtocol', 'v1/metrics');
   }
 
-  if (problems.size > 0) return { ok: false, error: [...problems].join('; ') };
+  if (problems.size > 0) return { ok: false, error: [...problems].join('; '), warnings };
   return {
     ok: true,
+    warnings,
     config: Object.freeze({
       ...fields,
       metricExportTimeoutMillis: Math.min(fields.metricExportTimeoutMillis, fields.metricExportIntervalMillis),

@@ -42,6 +42,13 @@ function wholeNumber(min: number, max: number): (text: string) => number | undef
   };
 }
 
+/** A positive whole number, digits only, of any size (the caller caps it where it must). */
+function positiveInteger(text: string): number | undefined {
+  if (!/^\d+$/.test(text)) return undefined;
+  const value = Number(text);
+  return value >= 1 ? value : undefined;
+}
+
 /** An absolute http or https URL, as the WHATWG parser normalises it. */
 function httpUrl(text: string): string | undefined {
   if (!URL.canParse(text)) return undefined;
@@ -53,12 +60,8 @@ const OTLP_PROTOCOL = 'http/protobuf';
 const protocol = (text: string): string | undefined =>
   text.toLowerCase() === OTLP_PROTOCOL ? OTLP_PROTOCOL : undefined;
 
-/**
- * The shortest export interval and timeout accepted. The timeout is capped at the interval,
- * and the final export at shutdown must fit in it: with a few milliseconds it never does.
- */
-export const MIN_EXPORT_MILLIS = 1_000;
-const MAX_MILLIS = MAX_TIMER_SECONDS * 1000;
+/** The longest a Node timer waits (2^31 − 1 ms): a longer export interval is capped to it. */
+export const MAX_TIMER_MILLIS = MAX_TIMER_SECONDS * 1000;
 
 const PERIODIC = 'metrics on, exporter `otlp` or `console`';
 
@@ -88,21 +91,24 @@ export const OTEL_VARIABLES = {
     'metrics on, exporter `prometheus`',
     wholeNumber(0, 65_535),
   ),
+  // OpenTelemetry's rules: any positive whole number of milliseconds, and the SDK's reader
+  // caps the timeout at the interval. Above the longest timer, the interval is capped (with a
+  // warning): Node would fire such a timer after 1 ms.
   metricExportIntervalMillis: row<number>(
     'OTEL_METRIC_EXPORT_INTERVAL',
     60000,
     '`60000`',
-    `a whole number of milliseconds from ${MIN_EXPORT_MILLIS} to ${MAX_MILLIS}`,
+    `a positive whole number of milliseconds, used up to ${MAX_TIMER_MILLIS}`,
     PERIODIC,
-    wholeNumber(MIN_EXPORT_MILLIS, MAX_MILLIS),
+    positiveInteger,
   ),
   metricExportTimeoutMillis: row<number>(
     'OTEL_METRIC_EXPORT_TIMEOUT',
     30000,
     '`30000` (capped at the interval)',
-    `a whole number of milliseconds from ${MIN_EXPORT_MILLIS} to ${MAX_MILLIS}`,
+    'a positive whole number of milliseconds',
     PERIODIC,
-    wholeNumber(MIN_EXPORT_MILLIS, MAX_MILLIS),
+    positiveInteger,
   ),
 } as const;
 
@@ -167,7 +173,7 @@ export const OTEL_SWITCHES = {
     'OTEL_SDK_DISABLED',
     false,
     '`false`',
-    '`true` turns telemetry off (any case); anything else leaves it on',
+    '`true` turns telemetry off (any case); anything else leaves it on, with one warning unless it is `false`',
     '`NEMO_GYM_OTEL_ENABLED` on',
     (text) => text.toLowerCase() === 'true',
   ),

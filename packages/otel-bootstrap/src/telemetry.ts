@@ -21,7 +21,7 @@ import {
 } from '@gym/constants';
 import { getTelemetryState, setTelemetryState } from '@gym/core';
 import { describeError, describeValue, invalidChoice } from '@gym/core/internal';
-import { isSwitchedOff, loadTelemetryConfig, resolveRunId } from './config.js';
+import { isSwitchedOff, loadTelemetryConfig, resolveRunId, unknownVariablesWarning } from './config.js';
 import { isGloballyRegistered } from './otel-globals.js';
 import { checkPrometheusLimits } from './prometheus-limits.js';
 import type { Pipeline, ReusedProvider } from './sdk-pipeline.js';
@@ -133,12 +133,16 @@ async function setUp(
     return null;
   };
   try {
-    // The whole cost of a disabled process: one env read. No SDK.
+    // The whole cost of a disabled process: the switch and the names of the environment (a
+    // misspelt NEMO_GYM_OTEL_ENABLED must not leave telemetry off in silence). No SDK.
     if (isSwitchedOff(env)) {
+      const unknown = unknownVariablesWarning(env);
+      if (unknown !== undefined) reportWarning(onWarning, unknown);
       const theirs = SDK_GLOBALS.filter(([kind]) => isGloballyRegistered(kind)).map(([, name]) => name);
       return off(theirs.length > 0 ? offBesideSdkWarning(theirs) : undefined);
     }
     const result = loadTelemetryConfig(env);
+    for (const warning of result.warnings) reportWarning(onWarning, warning);
     if (!result.ok) return off(`telemetry is disabled: ${result.error}`);
     // NEMO_GYM_OTEL_ENABLED is on, so only the standard off-switch can have said off.
     if (!result.config.enabled) return off('telemetry is off: OTEL_SDK_DISABLED=true wins over NEMO_GYM_OTEL_ENABLED');

@@ -38,12 +38,16 @@ export interface TelemetryConfig {
 
 /** What {@link loadTelemetryConfig} returns: a config, or one message saying what was wrong. */
 export type TelemetryConfigResult =
-  | { readonly ok: true; readonly config: TelemetryConfig }
+  | { readonly ok: true; readonly config: TelemetryConfig; readonly warnings: readonly string[] }
   | {
       readonly ok: false;
       /** One message naming every malformed variable, its value and what is allowed. */
       readonly error: string;
+      readonly warnings: readonly string[];
     };
+// `warnings`, either way: what was read but not used, each one message (an unknown
+// NEMO_GYM_OTEL_* name with the closest known one, an OTEL_SDK_DISABLED other than `true` or
+// `false`, an export interval capped to the longest Node timer). initTelemetry reports them.
 
 /**
  * Receives the few messages an operator must see (malformed env, setup or registration

@@ -105,19 +105,44 @@ describe('loadTelemetryConfig: defaults', () => {
     });
   });
 
-  it.each(['1', '3', '999'])(
-    'refuses an export interval or timeout of %s ms (the final export at shutdown could never fit in it)',
-    (millis) => {
-      for (const name of ['OTEL_METRIC_EXPORT_INTERVAL', 'OTEL_METRIC_EXPORT_TIMEOUT']) {
-        expect(error({ [name]: millis })).toBe(
-          `${name}="${millis}" is not valid (allowed: a whole number of milliseconds from 1000 to 2147483647)`,
-        );
-      }
-    },
-  );
+  it.each([
+    ['300', 300],
+    ['1', 1],
+    ['0999', 999],
+  ])('accepts an export interval of %s ms, as OpenTelemetry does (any positive integer)', (text, millis) => {
+    const result = loadTelemetryConfig({ OTEL_METRIC_EXPORT_INTERVAL: text });
+    expect(result).toMatchObject({ ok: true, warnings: [] });
+    expect((result as { config: TelemetryConfig }).config).toMatchObject({
+      metricExportIntervalMillis: millis,
+      metricExportTimeoutMillis: millis, // the SDK's rule: the timeout is capped at the interval
+    });
+  });
 
-  it('caps the metric export timeout at the interval (the SDK refuses a longer one)', () => {
+  it('accepts any positive export timeout (the SDK refuses 0), capped at the interval', () => {
+    expect(config({ OTEL_METRIC_EXPORT_TIMEOUT: '50' }).metricExportTimeoutMillis).toBe(50);
     expect(config({ OTEL_METRIC_EXPORT_INTERVAL: '1000' }).metricExportTimeoutMillis).toBe(1000);
+    expect(
+      config({ OTEL_METRIC_EXPORT_INTERVAL: '300', OTEL_METRIC_EXPORT_TIMEOUT: '5000' }).metricExportTimeoutMillis,
+    ).toBe(300);
+  });
+
+  it.each(['0', '-5', '1.5', '1e3', '0x10', 'abc'])('refuses an export interval or timeout of %j', (text) => {
+    for (const name of ['OTEL_METRIC_EXPORT_INTERVAL', 'OTEL_METRIC_EXPORT_TIMEOUT']) {
+      expect(error({ [name]: text })).toMatch(
+        `${name}=${JSON.stringify(text)} is not valid (allowed: a positive whole`,
+      );
+    }
+  });
+
+  it('caps an interval longer than a Node timer can wait (Node would fire it after 1 ms), with a warning', () => {
+    const result = loadTelemetryConfig({ OTEL_METRIC_EXPORT_INTERVAL: '3000000000' });
+    expect(result).toMatchObject({
+      ok: true,
+      config: { metricExportIntervalMillis: 2147483647, metricExportTimeoutMillis: 30000 },
+      warnings: [
+        'OTEL_METRIC_EXPORT_INTERVAL=3000000000 is longer than a Node timer can wait; 2147483647 ms (about 24.8 days) is used',
+      ],
+    });
   });
 });
 
@@ -375,6 +400,16 @@ describe('loadTelemetryConfig: the standard off-switches win over NEMO_GYM_OTEL_
     expect(config({ NEMO_GYM_OTEL_ENABLED: '1', OTEL_SDK_DISABLED: value }).enabled).toBe(true);
   });
 
+  it.each(['1', 'yes', ' on ', 'disabled'])('OTEL_SDK_DISABLED=%j: one warning that only `true` counts', (value) => {
+    expect(loadTelemetryConfig({ NEMO_GYM_OTEL_ENABLED: '1', OTEL_SDK_DISABLED: value }).warnings).toEqual([
+      `OTEL_SDK_DISABLED=${JSON.stringify(value)} leaves telemetry on: only \`true\` (any case) disables it, as the OpenTelemetry specification says`,
+    ]);
+  });
+
+  it.each(['true', ' FALSE ', 'False', ''])('OTEL_SDK_DISABLED=%j: no warning', (value) => {
+    expect(loadTelemetryConfig({ NEMO_GYM_OTEL_ENABLED: '1', OTEL_SDK_DISABLED: value }).warnings).toEqual([]);
+  });
+
   it('OTEL_METRICS_EXPORTER=none and OTEL_TRACES_EXPORTER=none turn that signal off, whatever NEMO_GYM_OTEL_* says', () => {
     const on = { NEMO_GYM_OTEL_METRICS_ENABLED: '1', NEMO_GYM_OTEL_TRACES_ENABLED: '1' };
     expect(config({ ...on, OTEL_METRICS_EXPORTER: 'none' })).toMatchObject({
@@ -387,5 +422,48 @@ describe('loadTelemetryConfig: the standard off-switches win over NEMO_GYM_OTEL_
     });
     // Any other value is left to NEMO_GYM_OTEL_EXPORTER.
     expect(config({ ...on, OTEL_METRICS_EXPORTER: 'otlp,none' })).toMatchObject({ metricsEnabled: true });
+  });
+});
+
+describe('loadTelemetryConfig: unknown NEMO_GYM_OTEL_* names', () => {
+  it('one warning lists them, sorted, each with the closest known name; the value is not used', () => {
+    const result = loadTelemetryConfig({
+      NEMO_GYM_OTEL_ENABLED: '1',
+      NEMO_GYM_OTEL_EXPORTR: 'prometheus',
+      NEMO_GYM_OTEL_SPANGROUPS: 'all',
+      nemo_gym_otel_run_id: 'lower-case',
+      NEMO_GYM_OTEL_OBSERVRE: '0',
+    });
+    expect(result).toMatchObject({ ok: true, config: { exporter: 'otlp', spanGroups: 'default', observer: true } });
+    expect(result.warnings).toEqual([
+      'unknown NEMO_GYM_OTEL_* variables ignored: NEMO_GYM_OTEL_EXPORTR (closest known: NEMO_GYM_OTEL_EXPORTER), ' +
+        'NEMO_GYM_OTEL_OBSERVRE (closest known: NEMO_GYM_OTEL_OBSERVER), ' +
+        'NEMO_GYM_OTEL_SPANGROUPS (closest known: NEMO_GYM_OTEL_SPAN_GROUPS), ' +
+        'nemo_gym_otel_run_id (closest known: NEMO_GYM_OTEL_RUN_ID)',
+    ]);
+  });
+
+  it('every known name, a blank unknown one, NEMO_LENS_* and other prefixes: no warning', () => {
+    const known = Object.fromEntries(Object.values(GYM_VARIABLES).map((variable) => [variable.names[0], ' ']));
+    expect(
+      loadTelemetryConfig({
+        ...known,
+        NEMO_GYM_OTEL_EXPORTR: '  ',
+        NEMO_LENS_EXPORTR: 'x',
+        NEMO_GYM_OTELX: 'y',
+        OTEL_EXPORTR: 'z',
+      }).warnings,
+    ).toEqual([]);
+  });
+
+  it('comes with a malformed config too, and shows at most 10 names, printable and short', () => {
+    const env: NodeJS.ProcessEnv = { NEMO_GYM_OTEL_TRACES_ENABLED: 'maybe' };
+    for (let i = 0; i < 12; i++) env[`NEMO_GYM_OTEL_X${String(i).padStart(2, '0')}`] = '1';
+    env[`NEMO_GYM_OTEL_\u0007${'Y'.repeat(100)}`] = '1';
+    const result = loadTelemetryConfig(env);
+    expect(result.ok).toBe(false);
+    expect(result.warnings).toHaveLength(1);
+    expect(result.warnings[0]).toMatch(/^unknown NEMO_GYM_OTEL_\* variables ignored: NEMO_GYM_OTEL_\?Y+… \(closest/);
+    expect(result.warnings[0]).toMatch(/NEMO_GYM_OTEL_X08 \(closest known: [A-Z_]+\) and 3 more$/);
   });
 });

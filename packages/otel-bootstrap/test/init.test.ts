@@ -216,6 +216,31 @@ describe('initTelemetry: on', () => {
   });
 });
 
+describe('initTelemetry: what the environment says but does not mean', () => {
+  it('a misspelt NEMO_GYM_OTEL_EXPORTR: telemetry as configured without it, and one warning naming the closest known name', async () => {
+    const warnings: string[] = [];
+    const handle = await initTelemetry(
+      options({ env: prometheusEnv({ NEMO_GYM_OTEL_EXPORTR: 'console', NEMO_GYM_OTEL_SPAN_GROUP: 'all' }), warnings }),
+    );
+    expect(handle).toMatchObject({ metricsExporting: true, config: { exporter: 'prometheus', spanGroups: 'default' } });
+    expect(warnings).toEqual([
+      '@gym/otel-bootstrap: unknown NEMO_GYM_OTEL_* variables ignored: ' +
+        'NEMO_GYM_OTEL_EXPORTR (closest known: NEMO_GYM_OTEL_EXPORTER), ' +
+        'NEMO_GYM_OTEL_SPAN_GROUP (closest known: NEMO_GYM_OTEL_SPAN_GROUPS)',
+    ]);
+  });
+
+  it('OTEL_SDK_DISABLED=1: telemetry stays on (only `true` disables it), and one warning says so', async () => {
+    const warnings: string[] = [];
+    const handle = await initTelemetry(options({ env: prometheusEnv({ OTEL_SDK_DISABLED: '1' }), warnings }));
+    expect(handle).toMatchObject({ metricsExporting: true });
+    expect(isGloballyRegistered('metrics')).toBe(true);
+    expect(warnings).toEqual([
+      '@gym/otel-bootstrap: OTEL_SDK_DISABLED="1" leaves telemetry on: only `true` (any case) disables it, as the OpenTelemetry specification says',
+    ]);
+  });
+});
+
 describe('initTelemetry: once per process', () => {
   it('two calls return the same handle', async () => {
     const first = await initTelemetry(options({ env: prometheusEnv() }));

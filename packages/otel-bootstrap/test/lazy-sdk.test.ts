@@ -89,6 +89,20 @@ describe('the built package in a plain node process', () => {
     );
   });
 
+  it('says so when a misspelt NEMO_GYM_OTEL_ENABLED leaves telemetry off: one warning with the closest name', async () => {
+    const { code, stdout, stderr } = await runNode(
+      [fixture('server-process.mjs'), 'misspelt_server'],
+      cleanEnv({ NEMO_GYM_OTEL_ENABLD: '1' }),
+    );
+    expect(code).toBe(0);
+    expect(stdout).toBe('null');
+    expect(stderr.split('\n').filter((line) => line.includes('GymTelemetryWarning'))).toEqual([
+      expect.stringContaining(
+        'GymTelemetryWarning: @gym/otel-bootstrap: unknown NEMO_GYM_OTEL_* variables ignored: NEMO_GYM_OTEL_ENABLD (closest known: NEMO_GYM_OTEL_ENABLED)',
+      ),
+    ]);
+  });
+
   it('can be require()d (no top-level await) and still set up the SDK lazily', async () => {
     const script = `
       const { initTelemetry, shutdownTelemetry } = require(${JSON.stringify(new URL(DIST_ENTRY).pathname)});

@@ -78,6 +78,42 @@ describe('the otlp exporter', () => {
     }
   });
 
+  it('OTEL_METRIC_EXPORT_INTERVAL=300 (any positive integer, as OpenTelemetry says) exports every 300 ms', async () => {
+    const receiver = await startOtlpReceiver();
+    const warnings: string[] = [];
+    try {
+      const handle = await initTelemetry({
+        serverName: 'fast',
+        serverType: 'resources_servers',
+        onWarning: (message) => warnings.push(message),
+        env: {
+          NEMO_GYM_OTEL_ENABLED: '1',
+          NEMO_GYM_OTEL_TRACES_ENABLED: '0',
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+          OTEL_METRIC_EXPORT_INTERVAL: '300',
+        },
+      });
+      expect(handle).toMatchObject({
+        metricsExporting: true,
+        config: { metricExportIntervalMillis: 300, metricExportTimeoutMillis: 300 },
+      });
+      handle?.meter.createCounter('gym.test.requests').add(1);
+      // Periodic exports, before any shutdown: polled, with a deadline that only guards a hang.
+      const metricRequests = () => receiver.requests.filter((request) => request.path === '/v1/metrics');
+      const deadline = Date.now() + 30_000;
+      while (metricRequests().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(metricRequests().length).toBeGreaterThanOrEqual(2);
+      const names = decodeOtlpMetrics((metricRequests()[0] as { body: Buffer }).body).flatMap((block) =>
+        block.scopes.flatMap((scope) => scope.items.map((metric) => metric.name)),
+      );
+      expect(names).toContain('gym.test.requests');
+      expect(warnings).toEqual([]);
+    } finally {
+      await shutdownTelemetry();
+      await receiver.close();
+    }
+  });
+
   it('honours a signal-specific endpoint', async () => {
     const receiver = await startOtlpReceiver();
     try {
