@@ -164,7 +164,7 @@ function safely<T>(record: () => T): T | undefined {
  * telemetry. A promise of this realm (its `then` is the built-in one, which starts nothing)
  * comes back as a derived promise that settles the same way, so a rejection nobody handles
  * stays unhandled. Any other thenable (execa's subprocess, a promise of another realm) comes
- * back as {@link observed}: the same object but for its `then`.
+ * back from {@link observed} as a Proxy that is the thenable in everything but its `then`.
  */
 function observe<T>(run: () => T, settled: (ok: boolean) => void): T {
   let result: T;
