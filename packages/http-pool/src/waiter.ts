@@ -1,6 +1,8 @@
-// The handler the observed dispatch hands to the pool in place of the caller's: it forwards every
-// callback, unchanged and on the caller's own handler (so `this`, private fields and return
-// values are the caller's), and notes when undici starts the request on a connection.
+// The handler the observed dispatch hands to the pool, in place of the caller's, for a request
+// that waits: it forwards every callback, unchanged and on the caller's own handler (so `this`,
+// private fields and return values are the caller's), and ends the wait when undici starts the
+// request on a connection, when undici ends it first, or when the caller's `signal` aborts,
+// whichever comes first. Requests that found a free connection never get one.
 //
 // undici has two handler shapes: the one of undici 7+ (`onRequestStart`, `onResponseStart`,
 // …, with a controller) and the older one (`onConnect`, `onHeaders`, …, with an abort
@@ -10,37 +12,58 @@
 type Callback = (...args: unknown[]) => unknown;
 type Handler = Record<string, Callback | undefined>;
 
-/** Called once for a queued request: when it got a connection, or gave the wait up. */
-export type Settle = (queuedAt: number, gotConnection: boolean) => void;
+/** Called once per wait: when the request got a connection, or when the wait was given up. */
+export type Settle = (waitedMs: number, gotConnection: boolean) => void;
 
-/** A forwarding handler that times the wait of a queued request. */
+/** What a waiter needs of the caller's `signal`: an `AbortSignal` (or any EventTarget like it). */
+interface Signal {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: Waiter): void;
+  removeEventListener(type: 'abort', listener: Waiter): void;
+}
+
+/** A forwarding handler that times one wait; it is its signal's abort listener (`handleEvent`). */
 abstract class Waiter {
-  /** True once undici started the request or ended it (so it is not waiting in a queue). */
-  left = false;
-  #queuedAt = -1;
+  readonly #since: number;
+  #settle: Settle | undefined;
+  #signal: Signal | undefined;
   constructor(
     protected readonly handler: Handler,
-    private readonly settle: Settle,
-  ) {}
+    settle: Settle,
+    signal: unknown,
+  ) {
+    this.#since = performance.now();
+    this.#settle = settle;
+    if (isSignal(signal)) {
+      this.#signal = signal;
+      signal.addEventListener('abort', this);
+    }
+  }
 
-  /** Called by the observed dispatch when the pool queued the request, with the clock then. */
-  queue(now: number): void {
-    this.#queuedAt = now;
+  /** The caller gave the wait up: its signal aborted. undici may keep the request queued. */
+  handleEvent(): void {
+    this.done(false);
   }
 
   /**
-   * The request left the queue: `true` when undici started it on a connection, `false` when it
-   * ended first. A caller that gave the wait up aborts the moment undici offers it a
-   * connection, and undici delivers that abort's error synchronously, inside the start
-   * callback: the error settles the wait as abandoned before the start callback returns.
+   * The wait ended: `true` when undici started the request on a connection, `false` when it
+   * ended first or its caller gave up. A request whose caller already gave up is started by
+   * undici only to be aborted at once, with the error delivered synchronously inside the start
+   * callback: that error settles the wait as abandoned before the start callback's `finally`.
    */
   protected done(gotConnection: boolean): void {
-    this.left = true;
-    if (this.#queuedAt < 0) return;
-    const queuedAt = this.#queuedAt;
-    this.#queuedAt = -1;
-    this.settle(queuedAt, gotConnection);
+    const settle = this.#settle;
+    if (settle === undefined) return;
+    this.#settle = undefined;
+    this.#signal?.removeEventListener('abort', this);
+    this.#signal = undefined;
+    settle(performance.now() - this.#since, gotConnection);
   }
+}
+
+function isSignal(value: unknown): value is Signal {
+  const signal = value as Partial<Signal> | null | undefined;
+  return typeof signal?.addEventListener === 'function' && signal.aborted === false;
 }
 
 /** undici 7+ handlers (`onRequestStart` and the `onResponse*` callbacks). */
@@ -109,10 +132,10 @@ class AbortWaiter extends Waiter {
   }
 }
 
-/** A waiter of the caller's handler shape. */
-export function waiterFor(handler: object, settle: Settle): Waiter {
+/** A waiter of the caller's handler shape, timing a wait that starts now. */
+export function waiterFor(handler: object, settle: Settle, signal: unknown): object {
   const callbacks = handler as Handler;
   return typeof callbacks.onRequestStart === 'function'
-    ? new ControllerWaiter(callbacks, settle)
-    : new AbortWaiter(callbacks, settle);
+    ? new ControllerWaiter(callbacks, settle, signal)
+    : new AbortWaiter(callbacks, settle, signal);
 }
