@@ -7,12 +7,13 @@
 //   queue is counted when it leaves the queue.
 // - `queue_duration_ms` needs the moment a request entered the pool, and no channel event
 //   marks it. So `observe(pool)` returns the pool with its `dispatch` wrapped, the way undici's
-//   own `compose` does it. A wait is defined here, from public counts only: it starts when, at
-//   dispatch, every connection the pool may have holds a request (`stats.size` has reached the
-//   pool's `connections`), and ends when undici starts the request on a connection, when undici
-//   ends it first, or when the caller's `signal` aborts, whichever comes first. undici's own
-//   queue is not the truth: a Pool also parks a request for a tick when an idle connection
-//   still carries its need-drain flag, and that request found a free connection.
+//   own `compose` does it. A wait is defined here, from public counts only: a request waits
+//   when, once the pool holds it, the requests it holds (`stats.size`: queued or on a
+//   connection, each occupying one) outnumber the pool's `connections`; the wait ends when
+//   undici starts the request on a connection, when undici ends it first, or when the caller's
+//   `signal` aborts, whichever comes first. undici's own queue is not the truth: a Pool also
+//   parks a request for a tick when an idle connection still carries its need-drain flag, and
+//   that request found a free connection.
 //
 // Off is free: when nothing exports, nothing subscribes to any channel and `observe` returns
 // the pool itself.
@@ -179,12 +180,19 @@ export function startHttpPoolTelemetry(options: HttpPoolTelemetryOptions = {}): 
     };
     const client = dispatcher as ObservableClient;
     return (options: object, handler: object): boolean => {
-      // Every request the dispatcher holds (queued, or on a connection) takes one of its
-      // connections until it ends: below the limit, a connection can take this one now.
-      if (stopped || dispatcher.stats.size < (connections || client.pipelining || 1)) {
-        return dispatch.call(dispatcher, options, handler);
+      if (stopped) return dispatch.call(dispatcher, options, handler);
+      const waiter = waiterFor(handler);
+      const accepted = dispatch.call(dispatcher, options, waiter);
+      // Did the request find every connection busy? Not when undici already started (or
+      // ended) it, nor when the pool said it still has room after taking it (then it took a
+      // free connection). Otherwise count: every request the pool holds (queued, or on a
+      // connection) occupies one connection until it ends, so this one, now among them, waits
+      // exactly when they outnumber the connections. undici's own queue is not the answer: a
+      // Pool also parks a request for a tick behind an idle connection's stale need-drain flag.
+      if (!accepted && !waiter.left && dispatcher.stats.size > (connections || client.pipelining || 1)) {
+        waiter.wait(record, (options as { signal?: unknown }).signal);
       }
-      return dispatch.call(dispatcher, options, waiterFor(handler, record, (options as { signal?: unknown }).signal));
+      return accepted;
     };
   }
 

@@ -1,8 +1,8 @@
-// The handler the observed dispatch hands to the pool, in place of the caller's, for a request
-// that waits: it forwards every callback, unchanged and on the caller's own handler (so `this`,
-// private fields and return values are the caller's), and ends the wait when undici starts the
-// request on a connection, when undici ends it first, or when the caller's `signal` aborts,
-// whichever comes first. Requests that found a free connection never get one.
+// The handler the observed dispatch hands to the pool in place of the caller's: it forwards every
+// callback, unchanged and on the caller's own handler (so `this`, private fields and return
+// values are the caller's). For a request that waits, it also ends the wait when undici starts
+// the request on a connection, when undici ends it first, or when the caller's `signal`
+// aborts, whichever comes first.
 //
 // undici has two handler shapes: the one of undici 7+ (`onRequestStart`, `onResponseStart`,
 // …, with a controller) and the older one (`onConnect`, `onHeaders`, …, with an abort
@@ -24,19 +24,26 @@ interface Signal {
 
 /** A forwarding handler that times one wait; it is its signal's abort listener (`handleEvent`). */
 abstract class Waiter {
-  readonly #since: number;
+  /** True once undici started the request or ended it (so it is not waiting for a connection). */
+  left = false;
+  #since = 0;
   #settle: Settle | undefined;
   #signal: Signal | undefined;
-  constructor(
-    protected readonly handler: Handler,
-    settle: Settle,
-    signal: unknown,
-  ) {
+  constructor(protected readonly handler: Handler) {}
+
+  /**
+   * The observed dispatch found that the request waits: its wait starts now, and ends at the
+   * first of its start, its end and its `signal`'s abort. A request given up before it was sent
+   * never waited for its caller: no point.
+   */
+  wait(settle: Settle, signal: unknown): void {
+    const target = signal as Partial<Signal> | null | undefined;
+    if (target?.aborted === true) return;
     this.#since = performance.now();
     this.#settle = settle;
-    if (isSignal(signal)) {
-      this.#signal = signal;
-      signal.addEventListener('abort', this);
+    if (typeof target?.addEventListener === 'function') {
+      this.#signal = target as Signal;
+      target.addEventListener('abort', this);
     }
   }
 
@@ -52,6 +59,7 @@ abstract class Waiter {
    * callback: that error settles the wait as abandoned before the start callback's `finally`.
    */
   protected done(gotConnection: boolean): void {
+    this.left = true;
     const settle = this.#settle;
     if (settle === undefined) return;
     this.#settle = undefined;
@@ -59,11 +67,6 @@ abstract class Waiter {
     this.#signal = undefined;
     settle(performance.now() - this.#since, gotConnection);
   }
-}
-
-function isSignal(value: unknown): value is Signal {
-  const signal = value as Partial<Signal> | null | undefined;
-  return typeof signal?.addEventListener === 'function' && signal.aborted === false;
 }
 
 /** undici 7+ handlers (`onRequestStart` and the `onResponse*` callbacks). */
@@ -132,10 +135,8 @@ class AbortWaiter extends Waiter {
   }
 }
 
-/** A waiter of the caller's handler shape, timing a wait that starts now. */
-export function waiterFor(handler: object, settle: Settle, signal: unknown): object {
+/** A waiter of the caller's handler shape. */
+export function waiterFor(handler: object): Waiter {
   const callbacks = handler as Handler;
-  return typeof callbacks.onRequestStart === 'function'
-    ? new ControllerWaiter(callbacks, settle, signal)
-    : new AbortWaiter(callbacks, settle, signal);
+  return typeof callbacks.onRequestStart === 'function' ? new ControllerWaiter(callbacks) : new AbortWaiter(callbacks);
 }

@@ -253,6 +253,25 @@ describe.each(UNDICI)('%s', (name, undici) => {
     },
   );
 
+  it('a request given up before it was sent never waited for its caller: no point, even when undici queues it', async () => {
+    const judge = await heldServer();
+    const { pool, observed } = observedPool(judge.origin, 1);
+    const send = SENDS[0]![1];
+    const holder = send(observed as undici7.Dispatcher, judge.origin).catch((error: Error) => error.name);
+    await waitFor('the holder to reach the server', () => judge.received.length === 1);
+
+    const late = send(observed as undici7.Dispatcher, judge.origin, AbortSignal.abort()).catch(
+      (error: Error) => error.name,
+    );
+    expect(pool.stats.queued).toBe(1);
+    judge.releaseAll();
+    expect(await holder).toBe('/');
+    expect(await late).toBe('AbortError');
+
+    expect(histogramCount(await harness.collect(), METRIC_HTTP_POOL_QUEUE_DURATION)).toBe(0);
+    expect(judge.received).toEqual(['/']);
+  });
+
   it(
     name === 'undici 7'
       ? 'observe takes a Pool with its connections, and a Client'
