@@ -18,11 +18,28 @@ export type Settle = (waitedMs: number, gotConnection: boolean) => void;
 /** What a waiter needs of the caller's `signal`: an `AbortSignal` (or any EventTarget like it). */
 interface Signal {
   readonly aborted: boolean;
-  addEventListener(type: 'abort', listener: Waiter): void;
-  removeEventListener(type: 'abort', listener: Waiter): void;
+  addEventListener(type: 'abort', listener: (this: Signal) => void): void;
+  removeEventListener(type: 'abort', listener: (this: Signal) => void): void;
 }
 
-/** A forwarding handler that times one wait; it is its signal's abort listener (`handleEvent`). */
+/**
+ * The waits of each signal. A signal gets one abort listener however many of its requests wait
+ * (a caller often shares one signal among many requests): next to undici's own listener per
+ * request, that keeps a signal under Node 20's listener-count warning as long as undici alone
+ * would.
+ */
+const waitsOf = new WeakMap<Signal, Set<Waiter>>();
+
+/** The abort listener: every wait of the signal was given up. */
+function giveUp(this: Signal): void {
+  const waits = waitsOf.get(this);
+  if (waits === undefined) return;
+  waitsOf.delete(this);
+  this.removeEventListener('abort', giveUp);
+  for (const waiter of waits) waiter.gaveUp();
+}
+
+/** A forwarding handler that times one wait. */
 abstract class Waiter {
   /** True once undici started the request or ended it (so it is not waiting for a connection). */
   left = false;
@@ -41,30 +58,49 @@ abstract class Waiter {
     if (target?.aborted === true) return;
     this.#since = performance.now();
     this.#settle = settle;
-    if (typeof target?.addEventListener === 'function') {
-      this.#signal = target as Signal;
-      target.addEventListener('abort', this);
+    if (typeof target?.addEventListener !== 'function') return;
+    const listened = target as Signal;
+    this.#signal = listened;
+    let waits = waitsOf.get(listened);
+    if (waits === undefined) {
+      waits = new Set();
+      waitsOf.set(listened, waits);
+      listened.addEventListener('abort', giveUp);
     }
+    waits.add(this);
   }
 
   /** The caller gave the wait up: its signal aborted. undici may keep the request queued. */
-  handleEvent(): void {
-    this.done(false);
+  gaveUp(): void {
+    this.#signal = undefined;
+    this.#end(false);
   }
 
   /**
-   * The wait ended: `true` when undici started the request on a connection, `false` when it
-   * ended first or its caller gave up. A request whose caller already gave up is started by
-   * undici only to be aborted at once, with the error delivered synchronously inside the start
-   * callback: that error settles the wait as abandoned before the start callback's `finally`.
+   * The request left: `true` when undici started it on a connection, `false` when it ended
+   * first. A request whose caller already gave up is started by undici only to be aborted at
+   * once, with the error delivered synchronously inside the start callback: that error settles
+   * the wait as abandoned before the start callback's `finally` (and a wait given up at its
+   * abort was settled then).
    */
   protected done(gotConnection: boolean): void {
     this.left = true;
+    const signal = this.#signal;
+    if (signal !== undefined) {
+      this.#signal = undefined;
+      const waits = waitsOf.get(signal);
+      if (waits?.delete(this) && waits.size === 0) {
+        waitsOf.delete(signal);
+        signal.removeEventListener('abort', giveUp);
+      }
+    }
+    this.#end(gotConnection);
+  }
+
+  #end(gotConnection: boolean): void {
     const settle = this.#settle;
     if (settle === undefined) return;
     this.#settle = undefined;
-    this.#signal?.removeEventListener('abort', this);
-    this.#signal = undefined;
     settle(performance.now() - this.#since, gotConnection);
   }
 }

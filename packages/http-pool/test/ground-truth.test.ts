@@ -4,6 +4,7 @@
 // connections: exactly that one waits), on undici 6 and 7, through `request`, undici's `fetch`
 // and Node's `fetch`. And a wait that its caller gives up, timed to the moment it gave up.
 
+import { getEventListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -252,6 +253,46 @@ describe.each(UNDICI)('%s', (name, undici) => {
       expect(judge.received).toEqual(['/', '/']);
     },
   );
+
+  it('one signal shared by waiting requests: one abort gives every wait up, timed to it, with one listener of ours', async () => {
+    const judge = await heldServer();
+    const { pool, observed } = observedPool(judge.origin, 1);
+    const send = SENDS[0]![1];
+    const holder = send(observed as undici7.Dispatcher, judge.origin).catch((error: Error) => error.name);
+    await waitFor('the holder to reach the server', () => judge.received.length === 1);
+
+    // undici's own listeners on a shared signal, for requests sent past the observed pool.
+    const direct = new AbortController();
+    const unobserved = Array.from({ length: 5 }, () =>
+      send(pool as unknown as undici7.Dispatcher, judge.origin, direct.signal).catch((error: Error) => error.name),
+    );
+    const undicis = getEventListeners(direct.signal, 'abort').length;
+    const shared = new AbortController();
+    const before = performance.now();
+    const waiting = Array.from({ length: 5 }, () =>
+      send(observed as undici7.Dispatcher, judge.origin, shared.signal).catch((error: Error) => error.name),
+    );
+    const after = performance.now();
+    expect(pool.stats.queued).toBe(10);
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(undicis + 1);
+
+    const abortedAt = performance.now();
+    shared.abort();
+    const seen = performance.now();
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+    const abandoned = histogramPoint(await harness.collect(), METRIC_HTTP_POOL_QUEUE_DURATION, waitPoint('abandoned'));
+    expect(abandoned.count).toBe(5);
+    expect(abandoned.sum).toBeGreaterThanOrEqual(5 * (abortedAt - after));
+    expect(abandoned.sum).toBeLessThanOrEqual(5 * (seen - before));
+
+    direct.abort();
+    judge.releaseAll();
+    expect(await holder).toBe('/');
+    expect(await Promise.all([...waiting, ...unobserved])).toEqual(Array.from({ length: 10 }, () => 'AbortError'));
+    const collected = await harness.collect();
+    expect(histogramPoint(collected, METRIC_HTTP_POOL_QUEUE_DURATION, waitPoint('abandoned')).count).toBe(5);
+    expect(pointsOf(collected, METRIC_HTTP_POOL_QUEUE_DURATION)).toHaveLength(1);
+  });
 
   it('a request given up before it was sent never waited for its caller: no point, even when undici queues it', async () => {
     const judge = await heldServer();
