@@ -45,18 +45,14 @@ export async function startResourcesServer(
   });
   // The judge this server calls, over a pool with half the connections its judge gate admits.
   const fakeJudge = await startFakeJudge(config.judgeLatencyMs);
-  const judgeConnections = Math.max(1, Math.floor(config.judgeLimit / 2));
-  const judgePool = new Pool(fakeJudge.origin, { connections: judgeConnections });
+  const connections = Math.max(1, Math.floor(config.judgeLimit / 2));
+  const judgePool = new Pool(fakeJudge.origin, { connections });
   const httpPool = startHttpPoolTelemetry({ destinations: { [fakeJudge.origin]: 'judge' } });
-  const judge = createJudgeRoute(
-    config.judgeLimit,
-    httpPool.observe(judgePool, fakeJudge.origin, { connections: judgeConnections }),
-    {
-      maxQueued: config.judgeMaxQueued,
-      queueTimeoutMs: config.judgeQueueTimeoutMs,
-      serverName: config.name,
-    },
-  );
+  const judge = createJudgeRoute(config.judgeLimit, httpPool.observe(judgePool, fakeJudge.origin, { connections }), {
+    maxQueued: config.judgeMaxQueued,
+    queueTimeoutMs: config.judgeQueueTimeoutMs,
+    serverName: config.name,
+  });
   const sandboxes = new SandboxPool({ capacity: config.maxSandboxes, createFailEvery: config.sandboxCreateFailEvery });
   const routes: Route[] = [
     verify.route,
