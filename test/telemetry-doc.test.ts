@@ -222,7 +222,7 @@ describe('instruments', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const pools = startHttpPoolTelemetry({ meterProvider, destinations: { [origin]: serverName } });
-    const pool = pools.observe(new Pool(origin, { connections: 1 }), origin);
+    const pool = pools.observe(new Pool(origin, { connections: 1 }), origin, { connections: 1 });
     let collected: MetricData[];
     try {
       await Promise.all([1, 2].map(async () => (await pool.request({ method: 'GET', path: '/' })).body.dump()));

@@ -45,9 +45,10 @@ export async function startResourcesServer(
   });
   // The judge this server calls, over a pool with half the connections its judge gate admits.
   const fakeJudge = await startFakeJudge(config.judgeLatencyMs);
-  const judgePool = new Pool(fakeJudge.origin, { connections: Math.max(1, Math.floor(config.judgeLimit / 2)) });
+  const connections = Math.max(1, Math.floor(config.judgeLimit / 2));
+  const judgePool = new Pool(fakeJudge.origin, { connections });
   const httpPool = startHttpPoolTelemetry({ destinations: { [fakeJudge.origin]: 'judge' } });
-  const judge = createJudgeRoute(config.judgeLimit, httpPool.observe(judgePool, fakeJudge.origin), {
+  const judge = createJudgeRoute(config.judgeLimit, httpPool.observe(judgePool, fakeJudge.origin, { connections }), {
     maxQueued: config.judgeMaxQueued,
     queueTimeoutMs: config.judgeQueueTimeoutMs,
     serverName: config.name,

@@ -6,12 +6,14 @@
 //   undici creates the request when a connection takes it; a request that waited in a Pool's
 //   queue is counted when it leaves the queue.
 // - `queue_duration_ms` needs the moment a request entered the pool, and no channel event
-//   marks it: a Pool keeps a waiting request as `{ opts, handler }` and publishes nothing until
-//   a connection takes it. So `observe(pool)` returns the pool with its `dispatch` wrapped, the
-//   way undici's own `compose` does it: after the pool's own dispatch, the request queued when
-//   undici neither started it nor has room for more and `pool.stats.queued` is not zero; the
-//   wait ends when undici starts the request on a connection. Requests that did not queue get
-//   no point.
+//   marks it. So `observe(pool)` returns the pool with its `dispatch` wrapped, the way undici's
+//   own `compose` does it. A wait is defined here, from public counts only: a request waits
+//   when, once the pool holds it, the requests it holds (`stats.size`: queued or on a
+//   connection, each occupying one) outnumber the pool's `connections`; the wait ends when
+//   undici starts the request on a connection, when undici ends it first, or when the caller's
+//   `signal` aborts, whichever comes first. undici's own queue is not the truth: a Pool also
+//   parks a request for a tick when an idle connection still carries its need-drain flag, and
+//   that request found a free connection.
 //
 // Off is free: when nothing exports, nothing subscribes to any channel and `observe` returns
 // the pool itself.
@@ -52,26 +54,71 @@ export type DispatchFunction = (options: object, handler: object) => boolean;
 
 /** What `observe` needs of a pool: undici's `Pool`, 6.x or newer. */
 export interface ObservablePool {
-  readonly stats: { readonly queued: number };
+  readonly stats: { readonly queued: number; readonly size: number };
   dispatch(...args: never[]): boolean;
+}
+
+/** What `observe` needs of a single connection: undici's `Client`, 7.x or newer (6.x has no `stats`). */
+export interface ObservableClient {
+  readonly stats: { readonly size: number; readonly queued?: never };
+  readonly pipelining: number;
+  dispatch(...args: never[]): boolean;
+}
+
+/** The limit of an observed `Pool`: the `connections` it was made with. */
+export interface PoolLimit {
+  /**
+   * The pool's `connections` option, a positive integer (times its `pipelining`, if you set
+   * that above 1): how many requests it runs at once. undici does not expose it.
+   */
+  readonly connections: number;
 }
 
 /** A running connection-pool telemetry. */
 export interface HttpPoolTelemetry {
   /**
    * The dispatcher to use instead of `pool` (for `pool.request`-style calls, or as `fetch`'s
-   * `dispatcher`): the same pool, with the waits of its queued requests recorded under the
-   * name of `origin`. The pool itself when nothing exports. Send every request of the pool
-   * through it; requests sent to `pool` directly are still served in order but not timed.
+   * `dispatcher`): the same pool, with the waits of its requests recorded under the name of
+   * `origin`. A request waits when, at dispatch, all `limit.connections` connections hold a
+   * request. The pool itself when nothing exports. Send every request of the pool through it;
+   * requests sent to `pool` directly are served as always but not timed.
    */
-  observe<P extends ObservablePool>(pool: P, origin: string | URL): P;
+  observe<P extends ObservablePool>(pool: P, origin: string | URL, limit: PoolLimit): P;
+  /**
+   * The same for one undici `Client` (7.x): a request waits when, at dispatch, the client
+   * already holds as many requests as its `pipelining` (1 by default).
+   */
+  observe<C extends ObservableClient>(client: C, origin: string | URL): C;
   /** Stops counting and unsubscribes. Dispatchers already observed stop recording. Idempotent. */
   stop(): void;
 }
 
+/** Checks `observe`'s arguments (a programming error throws at once, on or off). */
+function checked(dispatcher: ObservablePool | ObservableClient, origin: string | URL, limit?: PoolLimit) {
+  const originName = originOf(origin, 'observe: origin');
+  const stats = (dispatcher as { stats?: { size?: unknown; queued?: unknown } }).stats;
+  if (typeof stats?.size !== 'number') {
+    throw invalidChoice(
+      'startHttpPoolTelemetry: observe: dispatcher',
+      dispatcher,
+      'an undici Pool (6.x or newer) or Client (7.x or newer), which count their requests in `stats`',
+    );
+  }
+  const isPool = typeof stats.queued === 'number';
+  const connections = limit?.connections;
+  if (isPool && !(Number.isSafeInteger(connections) && connections! > 0)) {
+    throw invalidChoice(
+      'startHttpPoolTelemetry: observe: limit.connections',
+      connections,
+      "the Pool's `connections`, a positive integer",
+    );
+  }
+  return { originName, connections: isPool ? connections! : 0 };
+}
+
 const INERT: HttpPoolTelemetry = Object.freeze({
-  observe<P extends ObservablePool>(pool: P, origin: string | URL): P {
-    originOf(origin, 'observe: origin');
+  observe<P extends ObservablePool | ObservableClient>(pool: P, origin: string | URL, limit?: PoolLimit): P {
+    checked(pool, origin, limit);
     return pool;
   },
   stop: () => {},
@@ -115,36 +162,44 @@ export function startHttpPoolTelemetry(options: HttpPoolTelemetryOptions = {}): 
   subscribe(REQUEST_CREATE_CHANNEL, onCreate);
   let stopped = false;
 
-  /** The pool's own dispatch, timing the requests `pool` queues under `name`. */
-  function timedDispatch(pool: ObservablePool, name: string): DispatchFunction {
-    const dispatch = pool.dispatch as unknown as DispatchFunction;
+  /**
+   * The dispatcher's own dispatch, timing the waits of its requests under `name`. `connections`
+   * is a Pool's limit; 0 for a Client, whose limit is its `pipelining`.
+   */
+  function timedDispatch(dispatcher: ObservablePool | ObservableClient, name: string, connections: number) {
+    const dispatch = dispatcher.dispatch as unknown as DispatchFunction;
     const ok = queueAttributes(name, 'ok');
     const abandoned = queueAttributes(name, 'abandoned');
-    const record = (queuedAt: number, gotConnection: boolean) => {
+    const record = (waitedMs: number, gotConnection: boolean) => {
       if (stopped) return;
       try {
-        histogram.record(performance.now() - queuedAt, gotConnection ? ok : abandoned);
+        histogram.record(waitedMs, gotConnection ? ok : abandoned);
       } catch (error) {
         reporter.warnOnce('record', 'recording a connection-pool wait failed; the request is unaffected', error);
       }
     };
-    return (options, handler) => {
-      if (stopped) return dispatch.call(pool, options, handler);
-      const waiter = waiterFor(handler, record);
-      const accepted = dispatch.call(pool, options, waiter);
-      // Did the pool queue this request? Not when undici already started (or ended) it, nor
-      // when the pool said it has room for more (queueing makes dispatch return false).
-      // Otherwise the request sits in the pool's queue exactly when the queue is not empty:
-      // while requests wait, every connection is busy, so a new request joins them at the
-      // end. The common case (a free connection) reads no stats and no clock.
-      if (!waiter.left && !accepted && pool.stats.queued > 0) waiter.queue(performance.now());
+    const client = dispatcher as ObservableClient;
+    return (options: object, handler: object): boolean => {
+      if (stopped) return dispatch.call(dispatcher, options, handler);
+      const waiter = waiterFor(handler);
+      const accepted = dispatch.call(dispatcher, options, waiter);
+      // Did the request find every connection busy? Not when undici already started (or
+      // ended) it, nor when the pool said it still has room after taking it (then it took a
+      // free connection). Otherwise count: every request the pool holds (queued, or on a
+      // connection) occupies one connection until it ends, so this one, now among them, waits
+      // exactly when they outnumber the connections. undici's own queue is not the answer: a
+      // Pool also parks a request for a tick behind an idle connection's stale need-drain flag.
+      if (!accepted && !waiter.left && dispatcher.stats.size > (connections || client.pipelining || 1)) {
+        waiter.wait(record, (options as { signal?: unknown }).signal);
+      }
       return accepted;
     };
   }
 
   return {
-    observe(pool, origin) {
-      const dispatch = timedDispatch(pool, names.get(originOf(origin, 'observe: origin')) ?? HTTP_DESTINATION_EXTERNAL);
+    observe(pool: ObservablePool | ObservableClient, origin: string | URL, limit?: PoolLimit) {
+      const { originName, connections } = checked(pool, origin, limit);
+      const dispatch = timedDispatch(pool, names.get(originName) ?? HTTP_DESTINATION_EXTERNAL, connections);
       // What undici's own `compose` returns: the pool, with only `dispatch` replaced. (Not
       // `compose` itself: undici 7 converts every handler on that path, which costs a local
       // request about 10%.)
@@ -160,7 +215,7 @@ export function startHttpPoolTelemetry(options: HttpPoolTelemetryOptions = {}): 
         reporter.warnOnce('stop', 'removing the connect_total callback failed', error);
       }
     },
-  };
+  } as HttpPoolTelemetry;
 }
 
 function queueAttributes(name: string, outcome: HttpPoolQueueOutcome): Attributes {

@@ -48,6 +48,8 @@ const queuePoint = (outcome: 'ok' | 'abandoned', name: string) => ({
   [ATTR_HTTP_POOL_QUEUE_OUTCOME]: outcome,
   [ATTR_HTTP_DESTINATION_SERVER_NAME]: name,
 });
+/** The limit of the tests' one-connection pools. */
+const ONE = { connections: 1 };
 const destination = (name: string) => ({ [ATTR_HTTP_DESTINATION_SERVER_NAME]: name });
 
 describe.each(UNDICI)('%s', (name, undici) => {
@@ -97,7 +99,7 @@ describe.each(UNDICI)('%s', (name, undici) => {
     const judge = await server();
     const telemetry = start({ [judge.origin]: 'judge' });
     const raw = pool(judge.origin);
-    return { judge, raw, observed: telemetry.observe(raw, judge.origin) };
+    return { judge, raw, observed: telemetry.observe(raw, judge.origin, ONE) };
   }
 
   /** Sends `/first` and waits until the server holds it: the pool's one connection is busy. */
@@ -118,7 +120,7 @@ describe.each(UNDICI)('%s', (name, undici) => {
       const judge = await server();
       judge.releaseAll();
       const telemetry = start({ [judge.origin]: 'judge' });
-      const observed = telemetry.observe(pool(judge.origin), judge.origin);
+      const observed = telemetry.observe(pool(judge.origin), judge.origin, ONE);
 
       expect(await get(observed, '/one')).toBe('/one');
 
@@ -226,8 +228,8 @@ describe.each(UNDICI)('%s', (name, undici) => {
       judge.releaseAll();
       other.releaseAll();
       const telemetry = start({ [`${judge.origin}/ignored/path`]: 'judge' });
-      const named = telemetry.observe(pool(judge.origin), judge.origin);
-      const unnamed = telemetry.observe(pool(other.origin), new URL(other.origin));
+      const named = telemetry.observe(pool(judge.origin), judge.origin, ONE);
+      const unnamed = telemetry.observe(pool(other.origin), new URL(other.origin), ONE);
       const manager = new AsyncLocalStorageContextManager().enable();
       context.setGlobalContextManager(manager);
       const storage = new AsyncLocalStorage<string>();
@@ -259,8 +261,8 @@ describe.each(UNDICI)('%s', (name, undici) => {
       const telemetry = start({ [judge.origin]: 'judge', [policy.origin]: 'policy_model' });
       const judgePool = pool(judge.origin);
       const policyPool = pool(policy.origin);
-      const judges = telemetry.observe(judgePool, judge.origin);
-      const policies = telemetry.observe(policyPool, policy.origin);
+      const judges = telemetry.observe(judgePool, judge.origin, ONE);
+      const policies = telemetry.observe(policyPool, policy.origin, ONE);
 
       const calls = [get(judges, '/j1'), get(policies, '/p1')];
       await waitFor('both first requests at their servers', () => judge.received.length + policy.received.length === 2);
@@ -293,7 +295,7 @@ describe.each(UNDICI)('%s', (name, undici) => {
       servers.push(judge);
       const telemetry = start({ [judge.origin]: 'judge' });
       const raw = pool(judge.origin);
-      const observed = telemetry.observe(raw, judge.origin);
+      const observed = telemetry.observe(raw, judge.origin, ONE);
       const retrying = (observed as undici7.Pool).compose(
         undici.interceptors.retry({ maxRetries: 1, minTimeout: 1, statusCodes: [503], methods: ['GET'] }),
       );
@@ -323,7 +325,7 @@ describe.each(UNDICI)('%s', (name, undici) => {
       servers.push(judge);
       judge.releaseAll();
       const telemetry = start({ [judge.origin]: 'judge' });
-      const observed = telemetry.observe(pool(judge.origin), judge.origin);
+      const observed = telemetry.observe(pool(judge.origin), judge.origin, ONE);
 
       expect(await undiciFetch(`${judge.origin}/moved`, { dispatcher: observed }).then((r) => r.text())).toBe(
         '/target',
@@ -352,7 +354,7 @@ describe.each(UNDICI)('%s', (name, undici) => {
         });
         stops.push(() => telemetry.stop());
         const raw = pool(judge.origin);
-        const observed = telemetry.observe(raw, judge.origin);
+        const observed = telemetry.observe(raw, judge.origin, ONE);
 
         const first = get(observed, '/first');
         await waitFor('the first request to reach the server', () => judge.received.length === 1);
@@ -379,7 +381,7 @@ describe.each(UNDICI)('%s', (name, undici) => {
         };
         const telemetry = startHttpPoolTelemetry({ meterProvider: { getMeter: () => broken as never } });
         const raw = pool(judge.origin);
-        expect(telemetry.observe(raw, judge.origin)).toBe(raw);
+        expect(telemetry.observe(raw, judge.origin, ONE)).toBe(raw);
         expect(hasSubscribers(CREATE)).toBe(false);
         expect(diag.messages.filter((m) => m.message.includes('no histograms today'))).toHaveLength(reports);
       } finally {
@@ -391,8 +393,8 @@ describe.each(UNDICI)('%s', (name, undici) => {
       const judge = await server();
       const telemetry = startHttpPoolTelemetry({ destinations: { [judge.origin]: 'judge' } });
       const raw = pool(judge.origin);
-      expect(telemetry.observe(raw, judge.origin)).toBe(raw);
-      expect(() => telemetry.observe(raw, 'judge')).toThrow(RangeError);
+      expect(telemetry.observe(raw, judge.origin, ONE)).toBe(raw);
+      expect(() => telemetry.observe(raw, 'judge', ONE)).toThrow(RangeError);
       expect(hasSubscribers(CREATE)).toBe(false);
     });
 
@@ -401,7 +403,7 @@ describe.each(UNDICI)('%s', (name, undici) => {
       const telemetry = start({ [judge.origin]: 'judge' });
       expect(hasSubscribers(CREATE)).toBe(true);
       const raw = pool(judge.origin);
-      const observed = telemetry.observe(raw, judge.origin);
+      const observed = telemetry.observe(raw, judge.origin, ONE);
       telemetry.stop();
       telemetry.stop();
       expect(hasSubscribers(CREATE)).toBe(false);
@@ -427,7 +429,7 @@ describe.each(UNDICI)('%s', (name, undici) => {
       );
       expect(hasSubscribers(CREATE)).toBe(false);
       const telemetry = start({});
-      expect(() => telemetry.observe(pool('http://127.0.0.1:1'), 'judge')).toThrow(RangeError);
+      expect(() => telemetry.observe(pool('http://127.0.0.1:1'), 'judge', ONE)).toThrow(RangeError);
     });
   });
 });
