@@ -1,7 +1,7 @@
 // Parity with Gym itself: NeMo Gym 0.7.0's own example resources server (tools/gym-oracle,
 // a cached Python environment built by tools/gym-oracle/install.sh) and our demo server
 // (apps/demo) do the same bounded work side by side (a tool call, a limited verify, one sandbox
-// with one exec), each exporting OTLP/HTTP protobuf to its own receiver here. What they export
+// with one exec; ours also uploads one file, as Gym's sandbox start does for a spec's files), each exporting OTLP/HTTP protobuf to its own receiver here. What they export
 // is compared family by family: metric names, kinds, units, attribute keys and values, bucket
 // boundaries; span names and attribute keys; resource attribute keys. Every difference must have
 // its reason in REASONS below, or the test fails naming it. The table in docs/telemetry.md
@@ -66,6 +66,8 @@ const REASONS: Record<string, string> = {
     "0.7.0's resources server records no startup stages (its per-stage histogram is not in 0.7.0's code)",
   'gym.verify.success_rate · unit':
     "Gym 0.7.0 creates it with no unit, ours with `1`: through a Collector that adds unit suffixes ours becomes `gym_verify_success_rate_ratio` beside Gym's `gym_verify_success_rate`; the rules and panels read both. Dropping the unit changes the names `@gym/dashboards` generates, so it is left to that package",
+  'gym.sandbox.transfer_duration_ms · only ours':
+    "0.7.0 has no transfer instrument (Gym's documentation named one): its `AsyncSandbox` uploads a spec's files untimed. Ours times each upload or download by provider, like its siblings",
   'gym.sandbox.active · values of nemo.gym.sandbox.provider': PROVIDER,
   'gym.sandbox.exec_duration_ms · values of nemo.gym.sandbox.provider': PROVIDER,
   'gym.sandbox.startup_duration_ms · values of nemo.gym.sandbox.provider': PROVIDER,
@@ -367,6 +369,7 @@ async function driveOurs(receiver: OtlpReceiver): Promise<void> {
   await post(`${server.url}/tool`, { tool: 'word_count', input: 'the weather in Warsaw' });
   await post(`${server.url}/verify`, { answer: 'cold', expected: 'cold', workMs: 0 });
   const sandbox = await post(`${server.url}/sandboxes`, { lifetimeMs: 10_000 });
+  await post(`${server.url}/sandboxes/${sandbox.id}/file`, { name: 'task.txt', content: 'parity' });
   await post(`${server.url}/sandboxes/${sandbox.id}/exec`, { input: 'parity', rounds: 1 });
   const stopped = await fetch(`${server.url}/sandboxes/${sandbox.id}`, { method: 'DELETE' });
   expect(stopped.ok).toBe(true);
