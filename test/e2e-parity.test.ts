@@ -46,8 +46,6 @@ const HTTP_INSTRUMENTATION =
   "Gym instruments FastAPI with OpenTelemetry's ASGI instrumentation (old HTTP semantic conventions); on Node that is `@opentelemetry/instrumentation-http`, the user's choice, which the demo does not install";
 const PROVIDER =
   "the provider's own name: Gym's `LocalProvider` is `local`, the demo's process provider `local-process` (a bounded name either way)";
-const SANDBOX_SPAN =
-  '0.7.0 spans a sandbox start, exec and stop (provider, sandbox id, return code); ours records the request and the allocation and samples instead, not yet these three';
 const OUR_SANDBOX_SPAN =
   "0.7.0 has no such span: ours carries the requested and allocated resources, which Gym's sandbox spans do not";
 const REASONS: Record<string, string> = {
@@ -83,9 +81,8 @@ const REASONS: Record<string, string> = {
   'span POST /verify · only Gym': HTTP_INSTRUMENTATION,
   'span POST /verify http receive · only Gym': HTTP_INSTRUMENTATION,
   'span POST /verify http send · only Gym': HTTP_INSTRUMENTATION,
-  'span gym.sandbox.start · only Gym': SANDBOX_SPAN,
-  'span gym.sandbox.exec · only Gym': SANDBOX_SPAN,
-  'span gym.sandbox.stop · only Gym': SANDBOX_SPAN,
+  'span gym.sandbox.exec · attribute keys':
+    "Gym's exec span carries the command's `nemo.gym.sandbox.return_code` (and `error_type` when its provider reports one); `SandboxLifecycle.exec` runs any function and is told no return code",
   'span gym.sandbox.request · only ours': OUR_SANDBOX_SPAN,
   'span gym.sandbox.allocation · only ours': OUR_SANDBOX_SPAN,
   'span gym.verify · only Gym':

@@ -3,13 +3,24 @@
 // throws or hangs changes nothing. Whether to record is decided when the create starts and
 // holds to the release, so telemetry switched on mid-life never subtracts what it did not add.
 // Unlike the records these are metrics, but Gym gates them on the `sandbox` span group too.
+// It also opens Gym 0.7.0's lifecycle spans: `gym.sandbox.start` around a create, `gym.sandbox.exec`
+// around an exec, `gym.sandbox.stop` around a close, each the active span of what it wraps (so
+// the provider's own spans are its children), ended when what it wraps settles.
 
 import { isPromise } from 'node:util/types';
-import { ATTR_SANDBOX_PROVIDER, INSTRUMENTS, SANDBOX_PROVIDER_PATTERN } from '@gym/constants';
+import {
+  ATTR_SANDBOX_ID,
+  ATTR_SANDBOX_PROVIDER,
+  INSTRUMENTS,
+  SANDBOX_PROVIDER_PATTERN,
+  SPAN_SANDBOX_EXEC,
+  SPAN_SANDBOX_START,
+  SPAN_SANDBOX_STOP,
+} from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
 import { createInstrument, invalidChoice, perMeter, resolveMeter } from '@gym/core/internal';
-import type { Attributes } from '@opentelemetry/api';
-import { reporter, SCOPE, sandboxGroupOn } from './scope.js';
+import { type Attributes, context, type Span, SpanStatusCode, trace } from '@opentelemetry/api';
+import { reporter, SCOPE, sandboxGroupOn, sandboxTracer } from './scope.js';
 import type { SandboxLifecycleOptions, SandboxLifecycleState } from './types.js';
 
 const instrumentsOf = perMeter((meter) => ({
@@ -31,6 +42,8 @@ export class SandboxLifecycle {
   #state: SandboxLifecycleState = 'new';
   /** The instruments the +1 went to; the -1 goes to the same ones. */
   #added: Instruments | undefined;
+  /** `nemo.gym.sandbox.id` on the exec and stop spans, once a create named it. */
+  #id: string | undefined;
 
   constructor(options: SandboxLifecycleOptions) {
     const provider = options.provider;
@@ -47,14 +60,20 @@ export class SandboxLifecycle {
 
   /**
    * Runs `create`: when it returns (or what it returned fulfils), +1 and its startup duration;
-   * when it throws (or rejects), nothing, and it may be tried again.
+   * when it throws (or rejects), nothing, and it may be tried again. `sandboxId`, when given,
+   * names the created sandbox (`nemo.gym.sandbox.id`, on spans only) from what `create` gave.
    */
-  create<T>(create: () => T): T {
+  create<T>(create: () => T, sandboxId?: (created: Awaited<T>) => string): T {
     if (this.#options.owned === false || this.#state !== 'new') return create();
     this.#state = 'creating';
     const instruments = this.#instruments();
     const started = instruments === undefined ? 0 : performance.now();
-    return observe(create, (created) => {
+    const span = this.#span(SPAN_SANDBOX_START);
+    return observe(span === undefined ? create : inside(span, create), (created, outcome) => {
+      if (span !== undefined) {
+        if (created && sandboxId !== undefined) this.#id = safely(() => sandboxId(outcome as Awaited<T>));
+        endSpan(span, created, outcome, this.#id);
+      }
       if (this.#state !== 'creating') return; // released while creating: adds nothing
       this.#state = created ? 'held' : 'new';
       if (!created || instruments === undefined) return;
@@ -74,7 +93,12 @@ export class SandboxLifecycle {
 
   /** Runs `exec` and records its duration, to its settlement when it returns a thenable, however it ends. */
   exec<T>(exec: () => T): T {
-    return this.#timed('execDuration', exec);
+    const span = this.#span(SPAN_SANDBOX_EXEC);
+    if (span === undefined) return this.#timed('execDuration', exec);
+    return observe(
+      () => this.#timed('execDuration', inside(span, exec)),
+      (ok, outcome) => endSpan(span, ok, outcome, this.#id),
+    );
   }
 
   /** Runs `transfer` (an upload or a download) and records its duration, as {@link exec} does. */
@@ -93,7 +117,18 @@ export class SandboxLifecycle {
       this.#added = undefined;
       if (added !== undefined) safely(() => added.active.add(-1, this.#attributes));
     }
-    return close?.();
+    if (close === undefined) return undefined;
+    // A borrowed sandbox is not this process's to stop: Gym opens no stop span for it either.
+    const span = this.#options.owned === false ? undefined : this.#span(SPAN_SANDBOX_STOP);
+    if (span === undefined) return close();
+    return observe(inside(span, close), (ok, outcome) => endSpan(span, ok, outcome, this.#id));
+  }
+
+  /** A started span of `name` with the provider, or `undefined` when no span is recorded. Never throws. */
+  #span(name: string): Span | undefined {
+    const tracer = sandboxTracer(this.#options);
+    if (tracer === undefined) return undefined;
+    return safely(() => tracer.startSpan(name, { attributes: this.#attributes }));
   }
 
   #timed<T>(histogram: 'execDuration' | 'transferDuration', run: () => T): T {
@@ -130,42 +165,61 @@ function safely<T>(record: () => T): T | undefined {
   }
 }
 
+/** `run` with `span` as the active span of everything it does. */
+function inside<T>(span: Span, run: () => T): () => T {
+  return () => context.with(trace.setSpan(context.active(), span), run);
+}
+
+/** Ends a lifecycle span as Gym's spans end: the sandbox id when known, an error recorded with its status. */
+function endSpan(span: Span, ok: boolean, outcome: unknown, id: string | undefined): void {
+  safely(() => {
+    if (id !== undefined) span.setAttribute(ATTR_SANDBOX_ID, id);
+    if (!ok) {
+      const error = outcome instanceof Error ? outcome : new Error(String(outcome));
+      span.recordException(error);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+    }
+    span.end();
+  });
+}
+
 /**
- * Runs `run` and calls `settled(ok)` once it returned or threw, or what it returned settled.
+ * Runs `run` and calls `settled(ok, outcome)` once it returned or threw (the value or the
+ * error), or what it returned settled.
  * A native promise (of any realm) comes back as a promise that settles the same way, so a
  * rejection nobody handles stays unhandled; any other thenable (execa's subprocess) comes back
  * as the very same object, its own API intact, observed through its own `then`.
  */
-function observe<T>(run: () => T, settled: (ok: boolean) => void): T {
+function observe<T>(run: () => T, settled: (ok: boolean, outcome: unknown) => void): T {
   let result: T;
   try {
     result = run();
   } catch (error) {
-    settled(false);
+    settled(false, error);
     throw error;
   }
   const then = (result as { then?: unknown } | null | undefined)?.then;
   if (typeof then !== 'function') {
-    settled(true);
+    settled(true, result);
     return result;
   }
   if (isPromise(result)) {
     return then.call(
       result,
       (value: unknown) => {
-        settled(true);
+        settled(true, value);
         return value;
       },
       (error: unknown) => {
-        settled(false);
+        settled(false, error);
         throw error;
       },
     ) as T;
   }
   then.call(
     result,
-    () => settled(true),
-    () => settled(false),
+    (value: unknown) => settled(true, value),
+    (error: unknown) => settled(false, error),
   );
   return result;
 }
