@@ -85,8 +85,6 @@ const REASONS: Record<string, string> = {
     "Gym's exec span carries the command's `nemo.gym.sandbox.return_code` (and `error_type` when its provider reports one); `SandboxLifecycle.exec` runs any function and is told no return code",
   'span gym.sandbox.request · only ours': OUR_SANDBOX_SPAN,
   'span gym.sandbox.allocation · only ours': OUR_SANDBOX_SPAN,
-  'span gym.verify · only Gym':
-    "Gym's `traced_verify_endpoint` opens it (group `verify`, attribute `nemo.gym.server.name`); `@gym/metrics` records the verify metrics only, and the demo opens no verify span",
   'span gym.server.startup · only ours': STARTUP_SPAN,
   'span gym.server.startup.init_telemetry · only ours': STARTUP_SPAN,
   'span gym.server.startup.listen · only ours': STARTUP_SPAN,
