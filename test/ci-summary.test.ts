@@ -95,7 +95,20 @@ describe('.ci/run', () => {
   it('runs the libraries on the machine Node, then the README test command, then prints the one summary last', () => {
     expect(lines.filter((line) => /GYM_JEST_RESULTS=.*node scripts\/run-jest\.mjs$/.test(line))).toHaveLength(1);
     expect(lines.filter((line) => /GYM_JEST_RESULTS=.*npm test$/.test(line))).toHaveLength(1);
-    expect(lines.at(-1)).toBe('node scripts/sum-results.mjs "$results/node-default.json" "$results/node-24.json"');
+    expect(lines.at(-1)).toBe(
+      'node scripts/sum-results.mjs "$results/node-default.json" "$results/node-24.json" "$results/parity.json"',
+    );
+  });
+
+  it('installs the Gym oracle (cached) and runs the parity suite as one step, whose results join the summary', () => {
+    expect(lines.filter((line) => line.includes('tools/gym-oracle/install.sh') && line.startsWith('if '))).toHaveLength(
+      1,
+    );
+    expect(
+      lines.filter((line) =>
+        /GYM_REQUIRE_ORACLE=1 GYM_JEST_RESULTS="\$results\/parity\.json".*npm run e2e:parity$/.test(line),
+      ),
+    ).toHaveLength(1);
   });
 
   it('installs Prometheus and promtool and fails, not skips, when a program or Node 24 is missing', () => {

@@ -335,7 +335,7 @@ describe('attributes', () => {
 describe('spans', () => {
   it('every SPAN_SANDBOX_* name of @gym/constants has a row', () => {
     const names = exported(constants, /^SPAN_SANDBOX_/).map(([, name]) => name as string);
-    expect(names.length).toBe(3);
+    expect(names.length).toBe(6);
     const table = rows(section('### Sandbox records (`@gym/sandbox-telemetry`)')).map(
       (cells) => ticked(cells[0] as string)[0],
     );

@@ -142,19 +142,24 @@ export class SandboxPool {
     // gym.sandbox.active +1 and the startup time (retries included) once the process runs; a
     // create that fails counts nothing. Each retried attempt counts one create retry.
     const lifecycle = new SandboxLifecycle({ provider: 'local-process' });
-    const child = lifecycle.create(() => {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          if (failFirst && attempt === 1) throw new ProviderBusyError('the provider is busy');
-          return spawnSandbox(request);
-        } catch (error) {
-          if (!(error instanceof ProviderBusyError) || attempt >= CREATE_ATTEMPTS) throw error;
-          lifecycle.retried();
+    const id = randomUUID();
+    // gym.sandbox.start around the create, named by the sandbox's id.
+    const child = lifecycle.create(
+      () => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            if (failFirst && attempt === 1) throw new ProviderBusyError('the provider is busy');
+            return spawnSandbox(request);
+          } catch (error) {
+            if (!(error instanceof ProviderBusyError) || attempt >= CREATE_ATTEMPTS) throw error;
+            lifecycle.retried();
+          }
         }
-      }
-    });
+      },
+      () => id,
+    );
     const handle: ProcessSandboxHandle = {
-      id: randomUUID(),
+      id,
       owned: true,
       pid: child.pid!,
       requests: { cpu: request.cpu, memoryMib: request.memoryMib },
@@ -275,11 +280,14 @@ async function stop(sandbox: LiveSandbox): Promise<SandboxExit> {
   if (sandbox.child.exitCode === null && sandbox.child.signalCode === null) {
     // The sampler's final record is taken while the process still runs, so it carries a real reading.
     await sandbox.sampler?.stop();
-    sandbox.child.kill('SIGTERM');
-    const force = setTimeout(() => sandbox.child.kill('SIGKILL'), 1000);
-    const exit = await sandbox.exited;
-    clearTimeout(force);
-    return exit;
+    // gym.sandbox.stop around the close (the -1 is given back here, or at the exit, whichever comes first).
+    return sandbox.lifecycle.release(async () => {
+      sandbox.child.kill('SIGTERM');
+      const force = setTimeout(() => sandbox.child.kill('SIGKILL'), 1000);
+      const exit = await sandbox.exited;
+      clearTimeout(force);
+      return exit;
+    }) as Promise<SandboxExit>;
   }
   return sandbox.exited;
 }

@@ -8,6 +8,8 @@ export const METRIC_OPERATION_ACTIVE = 'gym.resources.operation.active' as const
 export const METRIC_ROLLOUT_DURATION = 'gym.rollout.duration_ms' as const;
 export const METRIC_VERIFY_DURATION = 'gym.verify.duration_ms' as const;
 export const METRIC_VERIFY_SUCCESS_RATE = 'gym.verify.success_rate' as const;
+/** Gym's span around one verify call (span group `verify`), with `nemo.gym.server.name`. */
+export const SPAN_VERIFY = 'gym.verify' as const;
 /** One writer only: the orchestrator. */
 export const METRIC_SERVERS_ACTIVE = 'gym.servers.active' as const;
 /**

@@ -15,6 +15,10 @@ export const METRIC_SANDBOX_TRANSFER_DURATION = 'gym.sandbox.transfer_duration_m
 export const METRIC_SANDBOX_CREATE_RETRY = 'gym.sandbox.create_retry_total' as const;
 
 export const SPAN_SANDBOX_REQUEST = 'gym.sandbox.request' as const;
+/** Gym 0.7.0's lifecycle spans (its `AsyncSandbox`): one provider create, one command, one close. */
+export const SPAN_SANDBOX_START = 'gym.sandbox.start' as const;
+export const SPAN_SANDBOX_EXEC = 'gym.sandbox.exec' as const;
+export const SPAN_SANDBOX_STOP = 'gym.sandbox.stop' as const;
 export const SPAN_SANDBOX_ALLOCATION = 'gym.sandbox.allocation' as const;
 export const SPAN_SANDBOX_RESOURCE_SAMPLE = 'gym.sandbox.resource.sample' as const;
 

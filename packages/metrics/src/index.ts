@@ -4,3 +4,5 @@
 export type { MetricsOptions } from './gym-metrics.js';
 export { GymMetrics, recordActiveServers, recordRolloutDuration, recordVerify } from './gym-metrics.js';
 export { declareOrchestrator, isOrchestrator } from './orchestrator.js';
+export type { VerifySpanOptions } from './verify-span.js';
+export { traceVerify } from './verify-span.js';

@@ -4,14 +4,25 @@
 // once. Whether to record is decided when the create starts and holds to the release, so
 // telemetry switched on mid-life never subtracts what it did not add. Unlike the records these
 // are metrics, but Gym gates them on the `sandbox` span group too; a lifecycle that would have
-// recorded with the group off says so once.
+// recorded with the group off says so once. It also opens Gym 0.7.0's lifecycle spans:
+// `gym.sandbox.start` around a create, `gym.sandbox.exec` around an exec, `gym.sandbox.stop`
+// around a close, each the active span of what it wraps (so the provider's own spans are its
+// children), ended when what it wraps settles.
 
 import { isPromise } from 'node:util/types';
-import { ATTR_SANDBOX_PROVIDER, INSTRUMENTS, SANDBOX_PROVIDER_PATTERN } from '@gym/constants';
+import {
+  ATTR_SANDBOX_ID,
+  ATTR_SANDBOX_PROVIDER,
+  INSTRUMENTS,
+  SANDBOX_PROVIDER_PATTERN,
+  SPAN_SANDBOX_EXEC,
+  SPAN_SANDBOX_START,
+  SPAN_SANDBOX_STOP,
+} from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
 import { createInstrument, invalidChoice, perMeter, resolveMeter } from '@gym/core/internal';
-import type { Attributes } from '@opentelemetry/api';
-import { reporter, SCOPE, sandboxGroupOn } from './scope.js';
+import { type Attributes, context, type Span, SpanStatusCode, trace } from '@opentelemetry/api';
+import { reporter, SCOPE, sandboxGroupOn, sandboxTracer } from './scope.js';
 import type { SandboxLifecycleOptions, SandboxLifecycleState } from './types.js';
 
 const instrumentsOf = perMeter((meter) => ({
@@ -33,6 +44,8 @@ export class SandboxLifecycle {
   #state: SandboxLifecycleState = 'new';
   /** The instruments the +1 went to; the -1 goes to the same ones. */
   #added: Instruments | undefined;
+  /** `nemo.gym.sandbox.id` on the exec and stop spans, once a create named it. */
+  #id: string | undefined;
 
   constructor(options: SandboxLifecycleOptions) {
     const provider = options.provider;
@@ -49,14 +62,20 @@ export class SandboxLifecycle {
 
   /**
    * Runs `create`: when it returns (or what it returned fulfils), +1 and its startup duration;
-   * when it throws (or rejects), nothing, and it may be tried again.
+   * when it throws (or rejects), nothing, and it may be tried again. `sandboxId`, when given,
+   * names the created sandbox (`nemo.gym.sandbox.id`, on spans only) from what `create` gave.
    */
-  create<T>(create: () => T): T {
+  create<T>(create: () => T, sandboxId?: (created: Awaited<T>) => string): T {
     if (this.#options.owned === false || this.#state !== 'new') return create();
     this.#state = 'creating';
     const instruments = this.#instruments();
     const started = instruments === undefined ? 0 : performance.now();
-    return observe(create, (created) => {
+    const span = this.#span(SPAN_SANDBOX_START);
+    return observe(span === undefined ? create : inside(span, create), (created, outcome) => {
+      if (span !== undefined) {
+        if (created && sandboxId !== undefined) this.#id = safely(() => sandboxId(outcome as Awaited<T>));
+        endSpan(span, created, outcome, this.#id);
+      }
       if (this.#state !== 'creating') return; // released while creating: adds nothing
       this.#state = created ? 'held' : 'new';
       if (!created || instruments === undefined) return;
@@ -76,7 +95,12 @@ export class SandboxLifecycle {
 
   /** Runs `exec` and records its duration, to its settlement when it returns a thenable, however it ends. */
   exec<T>(exec: () => T): T {
-    return this.#timed('execDuration', exec);
+    const span = this.#span(SPAN_SANDBOX_EXEC);
+    if (span === undefined) return this.#timed('execDuration', exec);
+    return observe(
+      () => this.#timed('execDuration', inside(span, exec)),
+      (ok, outcome) => endSpan(span, ok, outcome, this.#id),
+    );
   }
 
   /** Runs `transfer` (an upload or a download) and records its duration, as {@link exec} does. */
@@ -94,9 +118,19 @@ export class SandboxLifecycle {
       this.#released();
       return undefined;
     }
-    return observe(close, (closed) => {
+    // A borrowed sandbox is not this process's to stop: Gym opens no stop span for it either.
+    const span = this.#options.owned === false ? undefined : this.#span(SPAN_SANDBOX_STOP);
+    return observe(span === undefined ? close : inside(span, close), (closed, outcome) => {
+      if (span !== undefined) endSpan(span, closed, outcome, this.#id);
       if (closed) this.#released();
     });
+  }
+
+  /** A started span of `name` with the provider, or `undefined` when no span is recorded. Never throws. */
+  #span(name: string): Span | undefined {
+    const tracer = sandboxTracer(this.#options);
+    if (tracer === undefined) return undefined;
+    return safely(() => tracer.startSpan(name, { attributes: this.#attributes }));
   }
 
   #released(): void {
@@ -157,8 +191,27 @@ function safely<T>(record: () => T): T | undefined {
   }
 }
 
+/** `run` with `span` as the active span of everything it does. */
+function inside<T>(span: Span, run: () => T): () => T {
+  return () => context.with(trace.setSpan(context.active(), span), run);
+}
+
+/** Ends a lifecycle span as Gym's spans end: the sandbox id when known, an error recorded with its status. */
+function endSpan(span: Span, ok: boolean, outcome: unknown, id: string | undefined): void {
+  safely(() => {
+    if (id !== undefined) span.setAttribute(ATTR_SANDBOX_ID, id);
+    if (!ok) {
+      const error = outcome instanceof Error ? outcome : new Error(String(outcome));
+      span.recordException(error);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+    }
+    span.end();
+  });
+}
+
 /**
- * Runs `run` and calls `settled(ok)` once it returned or threw, or what it returned settled.
+ * Runs `run` and calls `settled(ok, outcome)` once it returned or threw (the value or the
+ * error), or what it returned settled.
  * Never calls a `then` the caller would not have called: work that starts in `then` (a
  * superagent request, a mongoose `Query`, a knex builder) runs exactly as often as without
  * telemetry. A promise of this realm (its `then` is the built-in one, which starts nothing)
@@ -166,28 +219,28 @@ function safely<T>(record: () => T): T | undefined {
  * stays unhandled. Any other thenable (execa's subprocess, a promise of another realm) comes
  * back from {@link observed} as a Proxy that is the thenable in everything but its `then`.
  */
-function observe<T>(run: () => T, settled: (ok: boolean) => void): T {
+function observe<T>(run: () => T, settled: (ok: boolean, outcome: unknown) => void): T {
   let result: T;
   try {
     result = run();
   } catch (error) {
-    settled(false);
+    settled(false, error);
     throw error;
   }
   const then = (result as { then?: unknown } | null | undefined)?.then;
   if (typeof then !== 'function') {
-    settled(true);
+    settled(true, result);
     return result;
   }
   if (then === promiseThen && isPromise(result)) {
     return then.call(
       result,
       (value: unknown) => {
-        settled(true);
+        settled(true, value);
         return value;
       },
       (error: unknown) => {
-        settled(false);
+        settled(false, error);
         throw error;
       },
     ) as T;
@@ -205,12 +258,12 @@ type Then = (this: unknown, onFulfilled?: unknown, onRejected?: unknown) => unkn
  * pass it on. Nothing is recorded unless the caller subscribes. A Proxy may not replace a
  * frozen own `then`: such a thenable comes back as a bare thenable with the same forwarding.
  */
-function observed<T extends object>(thenable: T, settled: (ok: boolean) => void): T {
+function observed<T extends object>(thenable: T, settled: (ok: boolean, outcome: unknown) => void): T {
   let done = false;
-  const once = (ok: boolean): void => {
+  const once = (ok: boolean, outcome: unknown): void => {
     if (done) return;
     done = true;
-    settled(ok);
+    settled(ok, outcome);
   };
   /** The caller's `then`, forwarded to the thenable's own `original` once per call. */
   const forward =
@@ -220,17 +273,17 @@ function observed<T extends object>(thenable: T, settled: (ok: boolean) => void)
         return original.call(
           thenable,
           (value: unknown) => {
-            once(true);
+            once(true, value);
             return typeof onFulfilled === 'function' ? onFulfilled(value) : value;
           },
           (error: unknown) => {
-            once(false);
+            once(false, error);
             if (typeof onRejected === 'function') return onRejected(error);
             throw error;
           },
         );
       } catch (error) {
-        once(false);
+        once(false, error);
         throw error;
       }
     };

@@ -132,7 +132,7 @@ export interface ProcessResourceProviderOptions {
   readonly hostname?: string;
 }
 
-export interface SandboxLifecycleOptions {
+export interface SandboxLifecycleOptions extends SandboxTelemetryOptions {
   /** `nemo.gym.sandbox.provider`: a name chosen in code (`docker`), never an id. */
   readonly provider: string;
   /** `false` for a borrowed sandbox: never added nor subtracted. Default `true`. */

@@ -151,6 +151,8 @@ export interface OtlpMetric {
   readonly kind: 'gauge' | 'sum' | 'histogram' | 'other';
   /** 1 delta, 2 cumulative (sums and histograms). */
   readonly aggregationTemporality?: number;
+  /** Sums only: a counter (true) or an up-down counter (false). */
+  readonly monotonic?: boolean;
   readonly points: readonly OtlpPoint[];
 }
 
@@ -200,6 +202,7 @@ function metricOf(metric: Raw): OtlpMetric {
     unit: metric.unit ?? '',
     kind,
     ...(data?.aggregationTemporality !== undefined ? { aggregationTemporality: data.aggregationTemporality } : {}),
+    ...(metric.sum ? { monotonic: metric.sum.isMonotonic === true } : {}),
     points: (data?.dataPoints ?? []).map(pointOf),
   };
 }

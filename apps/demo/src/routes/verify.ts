@@ -5,7 +5,7 @@
 // (a wrong answer is a completed verification). Calls that never ran to a result — refused,
 // left by their client, failed to start — do not move `gym.verify.success_rate`.
 
-import { recordVerify } from '@gym/metrics';
+import { recordVerify, traceVerify } from '@gym/metrics';
 import { z } from 'zod';
 import { type AdmissionSettings, createSemaphoreGate, type Gate } from '../admission.js';
 import type { Route } from '../http-app.js';
@@ -45,11 +45,16 @@ export function createVerifyRoute(
     async handle(req, signal) {
       const job = await readJsonBody(req, verifyBodySchema);
       const started = performance.now();
-      const result = await gate.run(signal, async (op) => {
-        const outcome = await runVerifier(job, timeoutMs, signal);
-        if (outcome.kind !== 'completed') op.outcome = outcome.kind;
-        return outcome;
-      });
+      // Gym's gym.verify span (group `verify`) around the call, its wait for a slot included.
+      const result = await traceVerify(
+        () =>
+          gate.run(signal, async (op) => {
+            const outcome = await runVerifier(job, timeoutMs, signal);
+            if (outcome.kind !== 'completed') op.outcome = outcome.kind;
+            return outcome;
+          }),
+        { serverName: admission.serverName },
+      );
       // Only here did the verification run to a result: completed, timed out or crashed.
       recordVerify(performance.now() - started, result.kind === 'completed');
       if (result.kind === 'timeout') {
