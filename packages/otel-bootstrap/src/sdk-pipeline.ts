@@ -30,9 +30,10 @@ import type { Resource } from '@opentelemetry/resources';
 import type { MetricReader, PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace';
 import { apiSlotVersion, registeredGlobal } from './otel-globals.js';
+import type { PrometheusLimits } from './prometheus-limits.js';
 import { closePrometheusServer, startPrometheusServer } from './prometheus-server.js';
 import { SCOPE_NAME } from './scope.js';
-import type { PrometheusEndpointLimits, TelemetryConfig } from './types.js';
+import type { TelemetryConfig } from './types.js';
 
 /** The resource attribute of the service name (semantic conventions, stable). */
 const ATTR_SERVICE_NAME = 'service.name';
@@ -45,10 +46,15 @@ export interface PipelineInput {
   readonly attributes: Attributes;
   readonly version: string;
   /** Called with every export failure; `final` once shutdown began (the final flush). Never throws. */
-  readonly onExportFailure: (signal: 'metrics' | 'traces', error: unknown, final: boolean) => void;
+  readonly onExportFailure: (signal: Signal, error: unknown, final: boolean) => void;
   /** The Prometheus endpoint's client bounds, checked (see prometheus-limits.ts). */
-  readonly prometheusLimits: Readonly<Required<PrometheusEndpointLimits>>;
+  readonly prometheusLimits: PrometheusLimits;
 }
+
+type Signal = 'metrics' | 'traces';
+type Kind = 'metrics' | 'trace';
+const SIGNALS = { metrics: 'metrics', trace: 'traces' } as const;
+const SIGNAL_NAMES = { metrics: 'MeterProvider', trace: 'TracerProvider' } as const;
 
 /** What a bounded shutdown met: the errors of the steps that finished in time, and whether the deadline passed first. */
 interface ShutdownReport {
@@ -58,50 +64,12 @@ interface ShutdownReport {
 
 /** A signal that was asked for and does not export (a refused or invisible registration), and why. */
 interface RegistrationProblem {
-  readonly signal: 'metrics' | 'traces';
+  readonly signal: Signal;
   readonly reason: string;
 }
 
 /** A running pipeline (see startPipeline). */
 export type Pipeline = Awaited<ReturnType<typeof startPipeline>>;
-
-/** A provider someone else registered, reused for one signal, as far as it can be read. */
-export interface ReusedProvider {
-  readonly signal: 'metrics' | 'traces';
-  /** Whether it sends anywhere: an SDK provider with at least one reader or span processor, or a provider of unknown make. */
-  readonly exporting: boolean;
-  /** Its resource's `service.name`, when it is an SDK provider. */
-  readonly serviceName: string | undefined;
-}
-
-/**
- * What a provider someone else registered really does. An OpenTelemetry JS SDK provider
- * (2.x or 3.x: the same internal shape) exports only with a reader or a span processor; the
- * API's no-op provider never does; a provider of another make is taken at its word. Read from
- * the SDK's internals, without creating a meter or tracer on the user's provider.
- */
-function inspectProvider(kind: 'metrics' | 'trace', provider: unknown): ReusedProvider {
-  const signal = SIGNALS[kind];
-  type Parts = { attributes?: Record<string, unknown> } | undefined;
-  const real = delegateOf(provider) as
-    | { _sharedState?: { metricCollectors?: unknown[]; resource?: Parts } }
-    | { _activeSpanProcessor?: { _spanProcessors?: unknown[] }; _resource?: Parts }
-    | undefined;
-  if (real === undefined || real === null) return { signal, exporting: false, serviceName: undefined };
-  const [parts, resource] =
-    '_sharedState' in real
-      ? [real._sharedState?.metricCollectors, real._sharedState?.resource]
-      : '_activeSpanProcessor' in real
-        ? [real._activeSpanProcessor?._spanProcessors, real._resource]
-        : [undefined, undefined];
-  if (!Array.isArray(parts)) {
-    // The API's no-op provider, by class name (it may come from another copy of the API).
-    const noop = kind === 'metrics' ? 'NoopMeterProvider' : 'NoopTracerProvider';
-    return { signal, exporting: real.constructor?.name !== noop, serviceName: undefined };
-  }
-  const name = resource?.attributes?.[ATTR_SERVICE_NAME];
-  return { signal, exporting: parts.length > 0, serviceName: typeof name === 'string' ? name : undefined };
-}
 
 /** The SDK objects this pipeline built and therefore owns. */
 interface Owned {
@@ -110,31 +78,27 @@ interface Owned {
   metricExporter?: SerializedExporter;
   tracerProvider?: { forceFlush(): Promise<void>; shutdown(): Promise<void> } & TracerProvider;
   prometheusServer?: Server;
+  prometheusEndpoint?: string;
   contextManager?: ContextManager;
   propagator?: TextMapPropagator;
 }
 
 const noopTracerProvider = new ProxyTracerProvider();
 
-/** How a provider registered by someone else looks to the API this package loads. */
-type Existing = 'none' | 'visible' | 'hidden';
-
 /**
- * `visible`: a provider is registered and this package's API hands it out; `hidden`: one is
- * in the global slot but this API does not hand it out (another API version owns the slot).
+ * How a provider registered by someone else looks to the API this package loads: `visible`
+ * when this API hands it out, `hidden` when it is in the global slot but this API does not
+ * hand it out (another API version owns the slot).
  */
-function existing(kind: 'metrics' | 'trace'): Existing {
+function existing(kind: Kind): 'none' | 'visible' | 'hidden' {
   const registered = registeredGlobal(kind);
   if (registered === undefined) return 'none';
   const handedOut = kind === 'metrics' ? metrics.getMeterProvider() : trace.getTracerProvider();
   return handedOut === registered ? 'visible' : 'hidden';
 }
 
-const SIGNAL_NAMES = { metrics: 'MeterProvider', trace: 'TracerProvider' } as const;
-const SIGNALS = { metrics: 'metrics', trace: 'traces' } as const;
-
 /** Why a signal does not export: its provider is `hidden` from this API, or was refused. */
-function problem(kind: 'metrics' | 'trace', why: 'hidden' | 'refused'): RegistrationProblem {
+function problem(kind: Kind, why: 'hidden' | 'refused'): RegistrationProblem {
   const version = apiSlotVersion();
   const owner = version === undefined ? '' : ` (the global slot belongs to @opentelemetry/api ${version})`;
   return {
@@ -146,14 +110,105 @@ function problem(kind: 'metrics' | 'trace', why: 'hidden' | 'refused'): Registra
   };
 }
 
+/**
+ * Whether a provider someone else registered (and this API hands out) exports: every provider
+ * does but the API's no-op one, known by its class name (it may come from another copy of the
+ * API). Its readers, span processors and resource are its own, and not read.
+ */
+function reusedExports(kind: Kind): boolean {
+  const provider = kind === 'metrics' ? metrics.getMeterProvider() : delegateOf(trace.getTracerProvider());
+  const name = (provider as { constructor?: { name?: string } } | undefined)?.constructor?.name;
+  return name !== (kind === 'metrics' ? 'NoopMeterProvider' : 'NoopTracerProvider');
+}
+
 /** Registers `provider` and checks the API hands it out. */
-function register(kind: 'metrics' | 'trace', provider: MeterProvider | TracerProvider): boolean {
+function register(kind: Kind, provider: MeterProvider | TracerProvider): boolean {
   if (kind === 'metrics') {
     return metrics.setGlobalMeterProvider(provider as MeterProvider) && existing('metrics') === 'visible';
   }
   return (
     trace.setGlobalTracerProvider(provider as TracerProvider) && delegateOf(trace.getTracerProvider()) === provider
   );
+}
+
+/** Step 1: per signal, what is there before we build: nothing (build ours), a visible provider (reuse it), or a hidden one. */
+function survey(config: TelemetryConfig) {
+  const metricsBefore = config.metricsEnabled ? existing('metrics') : 'none';
+  const tracesBefore = config.tracesEnabled ? existing('trace') : 'none';
+  return {
+    metricsBefore,
+    tracesBefore,
+    buildMetrics: config.metricsEnabled && metricsBefore === 'none' && config.exporter !== 'none',
+    buildTraces:
+      config.tracesEnabled && tracesBefore === 'none' && (config.exporter === 'otlp' || config.exporter === 'console'),
+  };
+}
+
+/** Step 2: builds the providers, the endpoint and the trace context pieces asked for; undoes them all on a failure. */
+async function build(input: PipelineInput, buildMetrics: boolean, buildTraces: boolean): Promise<Owned> {
+  const owned: Owned = {};
+  if (!buildMetrics && !buildTraces) return owned;
+  try {
+    const resource = await buildResource(input);
+    if (buildMetrics) {
+      const { reader, server, endpoint, exporter } = await buildMetricReader(input);
+      Object.assign(owned, { prometheusServer: server, prometheusEndpoint: endpoint, metricExporter: exporter });
+      const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
+      owned.meterProvider = new MeterProvider({ resource, readers: [reader] });
+    }
+    if (buildTraces) {
+      const { TracerProvider: SdkTracerProvider } = await import('@opentelemetry/sdk-trace');
+      owned.tracerProvider = new SdkTracerProvider({ resource, spanProcessors: [await buildSpanProcessor(input)] });
+      // The AsyncLocalStorage context manager, as NodeSDK uses.
+      const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+      owned.contextManager = new AsyncLocalStorageContextManager();
+      const { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } = await import(
+        '@opentelemetry/core'
+      );
+      owned.propagator = new CompositePropagator({
+        propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+      });
+    }
+    return owned;
+  } catch (error) {
+    await shutdownOwned(owned, 0);
+    throw error;
+  }
+}
+
+/**
+ * Step 3, per signal: registers ours; else someone registered a provider while the SDK loaded
+ * (theirs wins when this API sees it), or the API refused ours: ours is discarded (nothing was
+ * recorded on it, so its shutdown runs in the background) and the problem said. Returns
+ * whether the signal exports and whether that is through ours.
+ */
+function settle(
+  kind: Kind,
+  provider: MeterProvider | TracerProvider,
+  problems: RegistrationProblem[],
+  discard: () => void,
+): { exporting: boolean; ours: boolean } {
+  const now = existing(kind);
+  if (now === 'none' && register(kind, provider)) return { exporting: true, ours: true };
+  discard();
+  if (now !== 'visible') problems.push(problem(kind, now === 'none' ? 'refused' : 'hidden'));
+  return { exporting: now === 'visible' && reusedExports(kind), ours: false };
+}
+
+/** Step 4: the context manager and propagator, each only where its global slot is free. */
+function registerContext(owned: Owned): void {
+  const { contextManager, propagator } = owned;
+  if (contextManager !== undefined) {
+    if (registeredGlobal('context') !== undefined || !context.setGlobalContextManager(contextManager.enable())) {
+      contextManager.disable();
+      owned.contextManager = undefined;
+    }
+  }
+  if (propagator !== undefined) {
+    if (registeredGlobal('propagation') !== undefined || !propagation.setGlobalPropagator(propagator)) {
+      owned.propagator = undefined;
+    }
+  }
 }
 
 /**
@@ -173,106 +228,43 @@ export async function startPipeline(pipelineInput: PipelineInput) {
       pipelineInput.onExportFailure(signal, error, final);
     },
   };
-  const { config } = input;
+  const { metricsBefore, tracesBefore, buildMetrics, buildTraces } = survey(input.config);
   const problems: RegistrationProblem[] = [];
-  const metricsBefore = config.metricsEnabled ? existing('metrics') : 'none';
-  const tracesBefore = config.tracesEnabled ? existing('trace') : 'none';
   if (metricsBefore === 'hidden') problems.push(problem('metrics', 'hidden'));
   if (tracesBefore === 'hidden') problems.push(problem('trace', 'hidden'));
-  const buildMetrics = config.metricsEnabled && metricsBefore === 'none' && config.exporter !== 'none';
-  const buildTraces =
-    config.tracesEnabled && tracesBefore === 'none' && (config.exporter === 'otlp' || config.exporter === 'console');
+  const owned = await build(input, buildMetrics, buildTraces);
 
-  const owned: Owned = {};
-  let prometheusEndpoint: string | undefined;
-  try {
-    const resource = buildMetrics || buildTraces ? await buildResource(input) : undefined;
-    if (buildMetrics && resource !== undefined) {
-      const { reader, server, endpoint, exporter } = await buildMetricReader(input);
-      if (server !== undefined) owned.prometheusServer = server;
-      if (exporter !== undefined) owned.metricExporter = exporter;
-      prometheusEndpoint = endpoint;
-      const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
-      owned.meterProvider = new MeterProvider({ resource, readers: [reader] });
-    }
-    if (buildTraces && resource !== undefined) {
-      const { TracerProvider: SdkTracerProvider } = await import('@opentelemetry/sdk-trace');
-      owned.tracerProvider = new SdkTracerProvider({
-        resource,
-        spanProcessors: [await buildSpanProcessor(input)],
-      });
-      // The AsyncLocalStorage context manager, as NodeSDK uses.
-      const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
-      owned.contextManager = new AsyncLocalStorageContextManager();
-      const { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } = await import(
-        '@opentelemetry/core'
-      );
-      owned.propagator = new CompositePropagator({
-        propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
-      });
-    }
-  } catch (error) {
-    await shutdownOwned(owned, 0);
-    throw error;
-  }
-
-  // Registration comes last; what the API refuses is undone and said. Nothing was recorded on
-  // a discarded provider, so its shutdown exports nothing: it runs in the background.
-  const reused: ReusedProvider[] = [];
-  const reuse = (kind: 'metrics' | 'trace'): boolean => {
-    const found = inspectProvider(kind, kind === 'metrics' ? metrics.getMeterProvider() : trace.getTracerProvider());
-    reused.push(found);
-    return found.exporting;
-  };
-  /**
-   * Registers ours; else someone registered a provider while the SDK loaded (theirs wins when
-   * this API sees it), or the API refused ours: say why, and whether theirs exports.
-   */
-  const settle = (kind: 'metrics' | 'trace', provider: MeterProvider | TracerProvider): 'ours' | boolean => {
-    const now = existing(kind);
-    if (now === 'none' && register(kind, provider)) return 'ours';
-    if (now !== 'visible') problems.push(problem(kind, now === 'none' ? 'refused' : 'hidden'));
-    return now === 'visible' && reuse(kind);
-  };
-  let metricsExporting = metricsBefore === 'visible' && reuse('metrics');
-  let tracesExporting = tracesBefore === 'visible' && reuse('trace');
+  const reused: Signal[] = [];
+  let metricsExporting = metricsBefore === 'visible' && reusedExports('metrics');
+  let tracesExporting = tracesBefore === 'visible' && reusedExports('trace');
+  if (metricsBefore === 'visible') reused.push('metrics');
+  if (tracesBefore === 'visible') reused.push('traces');
   if (owned.meterProvider !== undefined) {
-    const settled = settle('metrics', owned.meterProvider);
-    metricsExporting = settled !== false;
-    if (settled !== 'ours') {
-      void shutdownOwned({ meterProvider: owned.meterProvider, prometheusServer: owned.prometheusServer }, 0);
-      owned.meterProvider = undefined;
-      owned.prometheusServer = undefined;
-      prometheusEndpoint = undefined;
-    }
+    const { meterProvider, prometheusServer } = owned;
+    const settled = settle('metrics', meterProvider, problems, () => {
+      void shutdownOwned({ meterProvider, prometheusServer }, 0);
+      Object.assign(owned, { meterProvider: undefined, prometheusServer: undefined, prometheusEndpoint: undefined });
+    });
+    metricsExporting = settled.exporting;
+    if (!settled.ours && existing('metrics') === 'visible') reused.push('metrics');
   }
-  if (owned.tracerProvider !== undefined && owned.contextManager !== undefined && owned.propagator !== undefined) {
-    const settled = settle('trace', owned.tracerProvider);
-    tracesExporting = settled !== false;
-    if (settled === 'ours') {
-      // The context manager and propagator only where the slot is free: someone else's win.
-      const { contextManager, propagator } = owned;
-      if (registeredGlobal('context') !== undefined || !context.setGlobalContextManager(contextManager.enable())) {
-        contextManager.disable();
-        owned.contextManager = undefined;
-      }
-      if (registeredGlobal('propagation') !== undefined || !propagation.setGlobalPropagator(propagator)) {
-        owned.propagator = undefined;
-      }
-    } else {
-      void shutdownOwned({ tracerProvider: owned.tracerProvider }, 0);
-      owned.tracerProvider = undefined;
-      owned.contextManager = undefined;
-      owned.propagator = undefined;
-    }
+  if (owned.tracerProvider !== undefined) {
+    const { tracerProvider } = owned;
+    const settled = settle('trace', tracerProvider, problems, () => {
+      void shutdownOwned({ tracerProvider }, 0);
+      Object.assign(owned, { tracerProvider: undefined, contextManager: undefined, propagator: undefined });
+    });
+    tracesExporting = settled.exporting;
+    if (settled.ours) registerContext(owned);
+    else if (existing('trace') === 'visible') reused.push('traces');
   }
 
   const meterProvider = metricsExporting ? (owned.meterProvider ?? metrics.getMeterProvider()) : undefined;
   const meter = meterProvider === undefined ? createNoopMeter() : meterProvider.getMeter(SCOPE_NAME, input.version);
-  const tracer = tracesExporting
-    ? (owned.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE_NAME, input.version)
-    : noopTracerProvider.getTracer(SCOPE_NAME, input.version);
-
+  const tracer = (tracesExporting ? (owned.tracerProvider ?? trace.getTracerProvider()) : noopTracerProvider).getTracer(
+    SCOPE_NAME,
+    input.version,
+  );
   let shutdownResult: Promise<ShutdownReport> | undefined;
   return {
     meter,
@@ -281,10 +273,10 @@ export async function startPipeline(pipelineInput: PipelineInput) {
     tracesExporting,
     /** The provider that receives this process's metrics (ours or a reused one), when metrics export. */
     meterProvider,
-    prometheusEndpoint,
+    prometheusEndpoint: owned.prometheusEndpoint,
     problems: problems as readonly RegistrationProblem[],
     /** The signals that go to a provider someone else registered (our resource and exporter are not applied there). */
-    reused: reused as readonly ReusedProvider[],
+    reused: reused as readonly Signal[],
     /**
      * Flushes then shuts down what this pipeline built and unregisters the globals it
      * registered, within `deadlineMillis`; never rejects. The globals and the Prometheus
