@@ -90,7 +90,8 @@ const noopTracerProvider = new ProxyTracerProvider();
  * when this API hands it out, `hidden` when it is in the global slot but this API does not
  * hand it out (another API version owns the slot).
  */
-function existing(kind: Kind): 'none' | 'visible' | 'hidden' {
+type Existing = 'none' | 'visible' | 'hidden';
+function existing(kind: Kind): Existing {
   const registered = registeredGlobal(kind);
   if (registered === undefined) return 'none';
   const handedOut = kind === 'metrics' ? metrics.getMeterProvider() : trace.getTracerProvider();
@@ -177,22 +178,24 @@ async function build(input: PipelineInput, buildMetrics: boolean, buildTraces: b
 }
 
 /**
- * Step 3, per signal: registers ours; else someone registered a provider while the SDK loaded
- * (theirs wins when this API sees it), or the API refused ours: ours is discarded (nothing was
- * recorded on it, so its shutdown runs in the background) and the problem said. Returns
- * whether the signal exports and whether that is through ours.
+ * Step 3, per signal: who receives it. Ours when the API takes and hands out ours; else a
+ * provider someone registered while the SDK loaded (theirs wins when this API sees it), or
+ * nobody (the API refused ours, or hides theirs: the problem is said). A discarded provider
+ * had nothing recorded on it, so its shutdown runs in the background.
  */
 function settle(
   kind: Kind,
-  provider: MeterProvider | TracerProvider,
+  before: Existing,
+  ours: MeterProvider | TracerProvider | undefined,
   problems: RegistrationProblem[],
   discard: () => void,
-): { exporting: boolean; ours: boolean } {
+): 'ours' | 'reused' | 'none' {
+  if (ours === undefined) return before === 'visible' ? 'reused' : 'none';
   const now = existing(kind);
-  if (now === 'none' && register(kind, provider)) return { exporting: true, ours: true };
+  if (now === 'none' && register(kind, ours)) return 'ours';
   discard();
   if (now !== 'visible') problems.push(problem(kind, now === 'none' ? 'refused' : 'hidden'));
-  return { exporting: now === 'visible' && reusedExports(kind), ours: false };
+  return now === 'visible' ? 'reused' : 'none';
 }
 
 /** Step 4: the context manager and propagator, each only where its global slot is free. */
@@ -233,31 +236,19 @@ export async function startPipeline(pipelineInput: PipelineInput) {
   if (metricsBefore === 'hidden') problems.push(problem('metrics', 'hidden'));
   if (tracesBefore === 'hidden') problems.push(problem('trace', 'hidden'));
   const owned = await build(input, buildMetrics, buildTraces);
-
-  const reused: Signal[] = [];
-  let metricsExporting = metricsBefore === 'visible' && reusedExports('metrics');
-  let tracesExporting = tracesBefore === 'visible' && reusedExports('trace');
-  if (metricsBefore === 'visible') reused.push('metrics');
-  if (tracesBefore === 'visible') reused.push('traces');
-  if (owned.meterProvider !== undefined) {
-    const { meterProvider, prometheusServer } = owned;
-    const settled = settle('metrics', meterProvider, problems, () => {
-      void shutdownOwned({ meterProvider, prometheusServer }, 0);
-      Object.assign(owned, { meterProvider: undefined, prometheusServer: undefined, prometheusEndpoint: undefined });
-    });
-    metricsExporting = settled.exporting;
-    if (!settled.ours && existing('metrics') === 'visible') reused.push('metrics');
-  }
-  if (owned.tracerProvider !== undefined) {
-    const { tracerProvider } = owned;
-    const settled = settle('trace', tracerProvider, problems, () => {
-      void shutdownOwned({ tracerProvider }, 0);
-      Object.assign(owned, { tracerProvider: undefined, contextManager: undefined, propagator: undefined });
-    });
-    tracesExporting = settled.exporting;
-    if (settled.ours) registerContext(owned);
-    else if (existing('trace') === 'visible') reused.push('traces');
-  }
+  const { meterProvider: ourMeters, tracerProvider: ourTracers, prometheusServer } = owned;
+  const metricsTo = settle('metrics', metricsBefore, ourMeters, problems, () => {
+    void shutdownOwned({ meterProvider: ourMeters, prometheusServer }, 0);
+    Object.assign(owned, { meterProvider: undefined, prometheusServer: undefined, prometheusEndpoint: undefined });
+  });
+  const tracesTo = settle('trace', tracesBefore, ourTracers, problems, () => {
+    void shutdownOwned({ tracerProvider: ourTracers }, 0);
+    Object.assign(owned, { tracerProvider: undefined, contextManager: undefined, propagator: undefined });
+  });
+  if (tracesTo === 'ours') registerContext(owned);
+  const metricsExporting = metricsTo === 'ours' || (metricsTo === 'reused' && reusedExports('metrics'));
+  const tracesExporting = tracesTo === 'ours' || (tracesTo === 'reused' && reusedExports('trace'));
+  const reused = [...(metricsTo === 'reused' ? ['metrics'] : []), ...(tracesTo === 'reused' ? ['traces'] : [])];
 
   const meterProvider = metricsExporting ? (owned.meterProvider ?? metrics.getMeterProvider()) : undefined;
   const meter = meterProvider === undefined ? createNoopMeter() : meterProvider.getMeter(SCOPE_NAME, input.version);
