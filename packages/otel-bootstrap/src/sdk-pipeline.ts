@@ -1,15 +1,8 @@
-// The only module that touches the OpenTelemetry SDK, and only through `await import()`:
-// a process with telemetry off never reaches it, so it never loads a byte of the SDK.
-//
-// The providers are built by hand rather than through NodeSDK: the exporters are ours to
-// choose from NEMO_GYM_OTEL_EXPORTER, we must know whether each signal really exports, we bind the
-// Prometheus endpoint ourselves (so a port clash is a setup failure, not a silent log line,
-// and port 0 works), and we register each global only when nobody else did.
-//
-// "Exporting" is claimed only for what the libraries can see: a provider counts when the
-// OpenTelemetry API this package loads hands it out (`metrics.getMeterProvider()` is it). A
-// registration the API refuses (another copy of the API, of another version, owns the global
-// slot) or a provider registered where this API cannot read it is "not exporting", said once.
+// The only module that touches the OpenTelemetry SDK, through `await import()`: a process with
+// telemetry off never loads it. Providers are built by hand, not through NodeSDK, so that the
+// exporter follows NEMO_GYM_OTEL_EXPORTER, a taken Prometheus port is a setup failure, and each
+// global is registered only where nobody else did. A signal is "exporting" only when the API
+// this package loads hands its provider out; a refused or hidden registration is said once.
 
 import type { Server } from 'node:http';
 import {
@@ -42,7 +35,6 @@ const ATTR_SERVICE_NAME = 'service.name';
 export interface PipelineInput {
   readonly config: TelemetryConfig;
   readonly serviceName: string;
-  /** Resource attributes without `service.name` (added here). */
   readonly attributes: Attributes;
   readonly version: string;
   /** Called with every export failure; `final` once shutdown began (the final flush). Never throws. */
@@ -57,16 +49,10 @@ const SIGNALS = { metrics: 'metrics', trace: 'traces' } as const;
 const SIGNAL_NAMES = { metrics: 'MeterProvider', trace: 'TracerProvider' } as const;
 
 /** What a bounded shutdown met: the errors of the steps that finished in time, and whether the deadline passed first. */
-interface ShutdownReport {
-  readonly errors: readonly unknown[];
-  readonly timedOut: boolean;
-}
+type ShutdownReport = { readonly errors: readonly unknown[]; readonly timedOut: boolean };
 
-/** A signal that was asked for and does not export (a refused or invisible registration), and why. */
-interface RegistrationProblem {
-  readonly signal: Signal;
-  readonly reason: string;
-}
+/** A signal that was asked for and does not export (a refused or hidden registration), and why. */
+type RegistrationProblem = { readonly signal: Signal; readonly reason: string };
 
 /** A running pipeline (see startPipeline). */
 export type Pipeline = Awaited<ReturnType<typeof startPipeline>>;
@@ -85,11 +71,7 @@ interface Owned {
 
 const noopTracerProvider = new ProxyTracerProvider();
 
-/**
- * How a provider registered by someone else looks to the API this package loads: `visible`
- * when this API hands it out, `hidden` when it is in the global slot but this API does not
- * hand it out (another API version owns the slot).
- */
+/** A provider in the global slot: `visible` when this API hands it out, `hidden` when another API version owns the slot. */
 type Existing = 'none' | 'visible' | 'hidden';
 function existing(kind: Kind): Existing {
   const registered = registeredGlobal(kind);
@@ -111,11 +93,7 @@ function problem(kind: Kind, why: 'hidden' | 'refused'): RegistrationProblem {
   };
 }
 
-/**
- * Whether a provider someone else registered (and this API hands out) exports: every provider
- * does but the API's no-op one, known by its class name (it may come from another copy of the
- * API). Its readers, span processors and resource are its own, and not read.
- */
+/** Whether a reused provider exports: all but the API's no-op one (by class name: it may come from another API copy). */
 function reusedExports(kind: Kind): boolean {
   const provider = kind === 'metrics' ? metrics.getMeterProvider() : delegateOf(trace.getTracerProvider());
   const name = (provider as { constructor?: { name?: string } } | undefined)?.constructor?.name;
@@ -133,9 +111,11 @@ function register(kind: Kind, provider: MeterProvider | TracerProvider): boolean
 }
 
 /** Step 1: per signal, what is there before we build: nothing (build ours), a visible provider (reuse it), or a hidden one. */
-function survey(config: TelemetryConfig) {
+function survey(config: TelemetryConfig, problems: RegistrationProblem[]) {
   const metricsBefore = config.metricsEnabled ? existing('metrics') : 'none';
   const tracesBefore = config.tracesEnabled ? existing('trace') : 'none';
+  if (metricsBefore === 'hidden') problems.push(problem('metrics', 'hidden'));
+  if (tracesBefore === 'hidden') problems.push(problem('trace', 'hidden'));
   return {
     metricsBefore,
     tracesBefore,
@@ -215,9 +195,9 @@ function registerContext(owned: Owned): void {
 }
 
 /**
- * Builds and registers the pipeline `input.config` asks for: per signal, nothing when off; a
- * provider someone else registered, reused (never shut down); else ours with the configured
- * exporter. Rejects on a setup failure (a taken port), after undoing what it built.
+ * Builds and registers the pipeline `input.config` asks for: per signal, nothing when off, a
+ * provider someone else registered (reused, never shut down), else ours. Rejects on a setup
+ * failure (a taken port), after undoing what it built.
  */
 export async function startPipeline(pipelineInput: PipelineInput) {
   // Failed exports, remembered so that shutdown does not report the same failure again. Once
@@ -231,10 +211,8 @@ export async function startPipeline(pipelineInput: PipelineInput) {
       pipelineInput.onExportFailure(signal, error, final);
     },
   };
-  const { metricsBefore, tracesBefore, buildMetrics, buildTraces } = survey(input.config);
   const problems: RegistrationProblem[] = [];
-  if (metricsBefore === 'hidden') problems.push(problem('metrics', 'hidden'));
-  if (tracesBefore === 'hidden') problems.push(problem('trace', 'hidden'));
+  const { metricsBefore, tracesBefore, buildMetrics, buildTraces } = survey(input.config, problems);
   const owned = await build(input, buildMetrics, buildTraces);
   const { meterProvider: ourMeters, tracerProvider: ourTracers, prometheusServer } = owned;
   const metricsTo = settle('metrics', metricsBefore, ourMeters, problems, () => {
@@ -262,17 +240,11 @@ export async function startPipeline(pipelineInput: PipelineInput) {
     tracer,
     metricsExporting,
     tracesExporting,
-    /** The provider that receives this process's metrics (ours or a reused one), when metrics export. */
     meterProvider,
     prometheusEndpoint: owned.prometheusEndpoint,
     problems: problems as readonly RegistrationProblem[],
-    /** The signals that go to a provider someone else registered (our resource and exporter are not applied there). */
     reused: reused as readonly Signal[],
-    /**
-     * Flushes then shuts down what this pipeline built and unregisters the globals it
-     * registered, within `deadlineMillis`; never rejects. The globals and the Prometheus
-     * endpoint are released even when the deadline passes first.
-     */
+    /** See shutdownOwned; the first call's answer stands. */
     shutdown: (deadlineMillis: number): Promise<ShutdownReport> => {
       final = true;
       shutdownResult ??= shutdownOwned(owned, deadlineMillis, exportErrors);
@@ -289,8 +261,7 @@ async function buildResource(input: PipelineInput): Promise<Resource> {
   const resource = defaultResource()
     .merge(detectResources({ detectors: [envDetector, hostDetector] }))
     .merge(resourceFromAttributes({ ...input.attributes, [ATTR_SERVICE_NAME]: input.serviceName }));
-  // Settle detector promises now, so no exporter (the Prometheus serializer reads the
-  // attributes synchronously) ever sees a half-detected resource.
+  // Settled now: the Prometheus serializer reads the attributes synchronously.
   await resource.waitForAsyncAttributes?.();
   return resource;
 }
@@ -313,12 +284,10 @@ export interface SerializedExporter extends PushMetricExporter {
 }
 
 /**
- * The exporter, reporting its failures (the SDK says them only through `diag`, which is silent
- * by default), with one export at a time. The periodic reader gives up waiting after its
- * timeout while the OTLP exporter goes on retrying, so without this a retried export lands
- * after a newer one and a cumulative counter seems to go down. A collection that arrives
- * while an export is under way waits; a newer one replaces it (with cumulative temporality
- * the newer carries everything the older did) and the older fails as superseded.
+ * The exporter, reporting its failures (the SDK says them only through `diag`), one export at a
+ * time: the periodic reader stops waiting at its timeout while OTLP retries, and a retried
+ * export landing after a newer one would make a cumulative counter go down. A collection that
+ * arrives meanwhile waits; a newer one replaces it (cumulative: it carries all the older did).
  */
 function watchMetricExporter(exporter: PushMetricExporter, onFailure: (error: unknown) => void): SerializedExporter {
   type Job = { data: ResourceMetrics; callback: (result: ExportResult) => void };
@@ -380,7 +349,6 @@ async function buildMetricReader(
   };
   if (config.exporter === 'prometheus') {
     const { PrometheusExporter } = await import('@opentelemetry/exporter-prometheus');
-    // No server of its own: only its public request handler is used, behind our bounded server.
     const exporter = new PrometheusExporter({ preventServerStart: true });
     const { server, endpoint } = await startPrometheusServer(
       exporter,
@@ -427,9 +395,9 @@ function raceDeadline(work: Promise<unknown>, millis: number): Promise<boolean> 
 }
 
 /**
- * Flushes and shuts down every owned piece within `deadlineMillis` (0: do not wait), then
- * unregisters the globals that are still ours and closes the Prometheus endpoint, in time or not.
- * Errors that are failed exports already reported (`reported`) are left out of the report.
+ * Flushes and shuts down every owned piece within `deadlineMillis` (0: do not wait), then, in
+ * time or not, unregisters the globals still ours and closes the endpoint. Never rejects; failed
+ * exports already reported (`reported`) are left out.
  */
 async function shutdownOwned(
   owned: Owned,
@@ -449,10 +417,8 @@ async function shutdownOwned(
   };
   const { meterProvider, tracerProvider, prometheusServer } = owned;
   const work = Promise.all([
-    // A periodic reader's shutdown is collect + export + exporter shutdown; a forceFlush
-    // before it would send every cumulative point twice. But when an export is under way, the
-    // reader's shutdown only waits for it and collects nothing new, so what was recorded since
-    // would be lost: then a flush waits for it first, and the shutdown collects afresh.
+    // A reader's shutdown collects and exports (a forceFlush first would send every point
+    // twice), but while an export is under way it only waits for it: then a flush goes first.
     meterProvider === undefined
       ? undefined
       : (async () => {

@@ -1,8 +1,6 @@
-// One process, one telemetry setup. The first call to initTelemetry decides for the life of
-// the process (even when it decides "off"), concurrent callers share that one setup, and
-// nothing here ever throws into a server because of telemetry: a bad environment or a
-// failed setup turns telemetry off with one warning and the server carries on. This module
-// holds the process-wide state; it is the only place in gym-telemetry that does.
+// One process, one telemetry setup: the first initTelemetry decides for the life of the process
+// (even "off"), concurrent callers share it, and a bad environment or a failed setup turns
+// telemetry off with one warning, never a throw. The only process-wide state of gym-telemetry.
 
 import { createRequire } from 'node:module';
 import {
@@ -22,7 +20,7 @@ import {
 import { getTelemetryState, setTelemetryState } from '@gym/core';
 import { describeError, describeValue, invalidChoice } from '@gym/core/internal';
 import type { Attributes, MeterProvider } from '@opentelemetry/api';
-import { isSwitchedOff, loadTelemetryConfig, resolveRunId, unknownVariablesWarning } from './config.js';
+import { isSwitchedOff, loadTelemetryConfig, resolveRunId, shown, unknownVariablesWarning } from './config.js';
 import { isGloballyRegistered } from './otel-globals.js';
 import { checkPrometheusLimits } from './prometheus-limits.js';
 import type { Pipeline, PipelineInput } from './sdk-pipeline.js';
@@ -43,9 +41,6 @@ let initPromise: Promise<TelemetryHandle | null> | undefined;
 let current: TelemetryHandle | null = null;
 let session: Session | undefined;
 let shutdownPromise: Promise<void> | undefined;
-
-/** Longest unknown span-group list shown in a warning. */
-const MAX_UNKNOWN_SHOWN = 10;
 
 /**
  * Programming errors in the options fail fast, before any telemetry decision, with a message
@@ -84,16 +79,10 @@ function offBesideSdkWarning(providers: readonly string[]): string {
   );
 }
 
-/** Longest unknown span-group name shown in a warning. */
-const MAX_NAME_SHOWN = 40;
-
 function unknownGroupsWarning(unknown: readonly string[]): string {
-  const shown = unknown.slice(0, MAX_UNKNOWN_SHOWN).map((name) => {
-    const printable = name.replace(/[^\x20-\x7e]/g, '?');
-    return printable.length > MAX_NAME_SHOWN ? `${printable.slice(0, MAX_NAME_SHOWN - 1)}…` : printable;
-  });
-  const more = unknown.length > MAX_UNKNOWN_SHOWN ? ` and ${unknown.length - MAX_UNKNOWN_SHOWN} more` : '';
-  return `unknown span groups ignored: ${shown.join(', ')}${more} (allowed: presets ${Object.keys(SPAN_GROUP_PRESETS).join(', ')}; groups ${SPAN_GROUPS.join(', ')})`;
+  const more = unknown.length > 10 ? ` and ${unknown.length - 10} more` : '';
+  const names = unknown.slice(0, 10).map((name) => shown(name, 40));
+  return `unknown span groups ignored: ${names.join(', ')}${more} (allowed: presets ${Object.keys(SPAN_GROUP_PRESETS).join(', ')}; groups ${SPAN_GROUPS.join(', ')})`;
 }
 
 /** The one warning of a setup that reuses a provider someone else registered. */
@@ -237,8 +226,7 @@ async function setUp(options: InitTelemetryOptions, prometheusLimits: Limits): P
       observer = await startObserverOn(pipeline.meterProvider, options.serverName, onWarning);
     }
     session = { pipeline, orchestrator, onWarning, shutdownTimeoutMillis: config.shutdownTimeoutMillis, observer };
-    // shutdownTelemetry() was called while this setup ran (a SIGTERM during startup): it
-    // flushes and releases the session; the caller gets no handle that says "exporting".
+    // A shutdownTelemetry() during setup (a SIGTERM at startup) releases the session; no handle.
     if (shutdownPromise !== undefined) return null;
     current = handle;
     publishOn(pipeline, config, groups.groups, orchestrator);
@@ -247,7 +235,6 @@ async function setUp(options: InitTelemetryOptions, prometheusLimits: Limits): P
     session = undefined;
     current = null;
     observer?.stop();
-    // Release what was registered; nothing was recorded on it, so there is nothing to wait for.
     void pipeline?.shutdown(0);
     return off(`telemetry is disabled: setup failed (${describeError(error)})`);
   }
