@@ -1,9 +1,7 @@
-// The `prometheus` option of `initTelemetry`: the client bounds of the Prometheus endpoint.
-// Options, not environment variables: the bounds belong to the server's own HTTP policy, and no
-// standard OTEL_* variable exists for them. The defaults suit a scraper, which sends a few
-// hundred bytes of headers at once and no body; Node's own (headers 60 s, request 300 s,
-// checked every 30 s) let one slow client hold a socket for minutes. No connection cap by
-// default: Node's refuses newcomers at accept, which locked the scraper out of a crowd (README).
+// The `prometheus` option of `initTelemetry`: the endpoint's client bounds (options, not variables:
+// no standard OTEL_* one exists). The defaults suit a scraper; Node's own (headers 60 s, request
+// 300 s) let a slow client hold a socket for minutes. No connection cap by default: Node's
+// refuses newcomers at accept, which locked the scraper out of a crowd (see the README).
 
 import { describeValue, invalidChoice } from '@gym/core/internal';
 import type { PrometheusEndpointLimits } from './types.js';

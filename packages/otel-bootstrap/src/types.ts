@@ -38,6 +38,7 @@ export interface TelemetryConfig {
 
 /** What {@link loadTelemetryConfig} returns: a config, or one message saying what was wrong. */
 export type TelemetryConfigResult =
+  // `warnings`, either way: what was read but not used (an unknown name, an odd value, a capped interval).
   | { readonly ok: true; readonly config: TelemetryConfig; readonly warnings: readonly string[] }
   | {
       readonly ok: false;
@@ -45,9 +46,6 @@ export type TelemetryConfigResult =
       readonly error: string;
       readonly warnings: readonly string[];
     };
-// `warnings`, either way: what was read but not used, each one message (an unknown
-// NEMO_GYM_OTEL_* name with the closest known one, an OTEL_SDK_DISABLED other than `true` or
-// `false`, an export interval capped to the longest Node timer). initTelemetry reports them.
 
 /**
  * Receives the few messages an operator must see (malformed env, setup or registration
