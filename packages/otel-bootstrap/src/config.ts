@@ -1,13 +1,8 @@
-// The environment, parsed into one TelemetryConfig by plain functions: Gym's own variables by
-// the one grammar of @gym/core (a value means the same here as in every library and in Gym's
-// Python servers), the standard OTEL_* ones by the rows of otel-variables.ts. A malformed value
-// is not guessed at: the whole config is refused with one message naming every bad variable,
-// and the caller turns telemetry off. A variable is read only while what it configures is in
-// use, so a typo in the settings of an exporter nobody uses never turns telemetry off. The
-// standard off-switches (`OTEL_SDK_DISABLED`, `OTEL_{METRICS,TRACES}_EXPORTER=none`) win over
-// Gym's switches, as the OpenTelemetry specification says. What is read but not understood
-// is said, never silently dropped: an unknown NEMO_GYM_OTEL_* name (a typo), an
-// OTEL_SDK_DISABLED that is neither `true` nor `false`, an interval no timer can wait.
+// The environment, parsed into one TelemetryConfig: Gym's variables by @gym/core's grammar, the
+// standard OTEL_* ones by otel-variables.ts. A malformed value refuses the whole config (one
+// message naming every bad variable); a variable is read only while what it configures is in
+// use; the standard off-switches win over Gym's, as the specification says; what is read but
+// not understood (an unknown NEMO_GYM_OTEL_* name, an odd OTEL_SDK_DISABLED) is said.
 
 import { ENV_PREFIX } from '@gym/constants';
 import { GYM_VARIABLES, type GymVariable, readGymVariable, readVariable } from '@gym/core/internal';
@@ -50,7 +45,7 @@ const MAX_NAMES_SHOWN = 10;
 const MAX_NAME_SHOWN = 64;
 
 /** `text` printable and short, for a message: it comes from the environment. */
-function shown(text: string, max: number): string {
+export function shown(text: string, max: number): string {
   const printable = text.replace(/[^\x20-\x7e]/g, '?');
   return printable.length > max ? `${printable.slice(0, max - 1)}…` : printable;
 }

@@ -1,8 +1,6 @@
 // The orchestrator's half of the contract: before spawning servers it writes the effective
-// settings into the environment they inherit, so every process of the fleet reads the same
-// setup and the same run id. Set-default semantics: what the user put in the environment
-// wins over the config block and is never overwritten. A disabled run writes nothing at
-// all, so turning telemetry off leaves the environment exactly as it was.
+// settings into the environment they inherit (one setup, one run id for the fleet). What the
+// user set wins and is never overwritten; a disabled run writes nothing.
 
 import { describeError, describeValue, GYM_VARIABLES, readVariable } from '@gym/core/internal';
 import { CONFIG_DEFAULTS, isSwitchedOff, loadTelemetryConfig, resolveRunId } from './config.js';
@@ -21,10 +19,8 @@ function envString(value: boolean | number | string): string {
 }
 
 /**
- * The config block as environment strings, or a message saying which field is wrong.
- * `null`/`undefined` is an empty block. Fields this function does not write
- * (Prometheus host/port, export intervals, OTLP endpoints) are ignored: they are per
- * process or standard OpenTelemetry variables that children inherit as they are.
+ * The config block as environment strings, or a message saying which field is wrong. Fields not
+ * written (per-process or standard OTEL_* settings children inherit as they are) are ignored.
  */
 function configStrings(config: unknown): Partial<Record<WrittenKey, string>> | string {
   if (config === undefined || config === null) return {};

@@ -1,9 +1,5 @@
-// The standard OpenTelemetry variables this package reads itself. Gym's own NEMO_GYM_OTEL_*
-// variables are not here: their one grammar lives in @gym/core (GYM_VARIABLES), shared with
-// every library. These are the bootstrap's alone, because only the bootstrap builds exporters.
-//
-// Each row is read only while the piece that uses it is in use (see config.ts): a variable of
-// an exporter that is not in use is never a reason to turn telemetry off.
+// The standard OpenTelemetry variables this package reads itself (Gym's NEMO_GYM_OTEL_* ones are
+// @gym/core's GYM_VARIABLES). Each is read only while what it configures is in use (config.ts).
 
 import { MAX_TIMER_SECONDS } from '@gym/core/internal';
 
@@ -91,9 +87,8 @@ export const OTEL_VARIABLES = {
     'metrics on, exporter `prometheus`',
     wholeNumber(0, 65_535),
   ),
-  // OpenTelemetry's rules: any positive whole number of milliseconds, and the SDK's reader
-  // caps the timeout at the interval. Above the longest timer, the interval is capped (with a
-  // warning): Node would fire such a timer after 1 ms.
+  // Any positive whole number, as OpenTelemetry says; above the longest timer (which Node would
+  // fire after 1 ms) the interval is capped with a warning.
   metricExportIntervalMillis: row<number>(
     'OTEL_METRIC_EXPORT_INTERVAL',
     60000,
@@ -162,12 +157,7 @@ export const OTLP_VARIABLES = {
   metricsProtocol: METRICS.protocol,
 } as const;
 
-/**
- * The standard off-switches of the OpenTelemetry specification, read whenever Gym telemetry
- * is on. `OTEL_SDK_DISABLED=true` turns all of it off; `OTEL_METRICS_EXPORTER=none` or
- * `OTEL_TRACES_EXPORTER=none` turns that signal off. Other values of the exporter lists are
- * not read: `NEMO_GYM_OTEL_EXPORTER` chooses the exporter.
- */
+/** The specification's off-switches, read whenever Gym telemetry is on; `NEMO_GYM_OTEL_EXPORTER` chooses the exporter. */
 export const OTEL_SWITCHES = {
   sdkDisabled: row<boolean>(
     'OTEL_SDK_DISABLED',

@@ -1,30 +1,33 @@
-// The `prometheus` option of `initTelemetry`: the client bounds of the Prometheus endpoint.
-// Options, not environment variables: the bounds belong to the server's own HTTP policy, and no
-// standard OTEL_* variable exists for them. The defaults suit a scraper, which sends a few
-// hundred bytes of headers at once and no body; Node's own (headers 60 s, request 300 s,
-// checked every 30 s) let one slow client hold a socket for minutes.
+// The `prometheus` option of `initTelemetry`: the endpoint's client bounds (options, not variables:
+// no standard OTEL_* one exists). The defaults suit a scraper; Node's own (headers 60 s, request
+// 300 s) let a slow client hold a socket for minutes. No connection cap by default: Node's
+// refuses newcomers at accept, which locked the scraper out of a crowd (see the README).
 
 import { describeValue, invalidChoice } from '@gym/core/internal';
 import type { PrometheusEndpointLimits } from './types.js';
 
+/** The bounds in force: every deadline, and the connection cap when one was asked for. */
+export type PrometheusLimits = Readonly<
+  Required<Omit<PrometheusEndpointLimits, 'maxConnections'>> & Pick<PrometheusEndpointLimits, 'maxConnections'>
+>;
+
 /** The bounds used for an option that is not given. */
-export const PROMETHEUS_LIMITS_DEFAULTS: Readonly<Required<PrometheusEndpointLimits>> = Object.freeze({
+export const PROMETHEUS_LIMITS_DEFAULTS: PrometheusLimits = Object.freeze({
   headersTimeoutMs: 5_000,
   requestTimeoutMs: 10_000,
   keepAliveTimeoutMs: 5_000,
-  maxConnections: 64,
 });
 
 type LimitKey = keyof PrometheusEndpointLimits;
-const KEYS = Object.keys(PROMETHEUS_LIMITS_DEFAULTS) as LimitKey[];
+const KEYS: LimitKey[] = ['headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'maxConnections'];
 
 /**
- * The bounds `value` (the `prometheus` option) asks for, every one filled in. Throws a
+ * The bounds `value` (the `prometheus` option) asks for, every deadline filled in. Throws a
  * `TypeError` or `RangeError` naming the option, the value and what is allowed, for anything
  * that is not `undefined` or an object of known keys with whole numbers in range, and when
  * the request timeout is shorter than the headers timeout (Node refuses that pair).
  */
-export function checkPrometheusLimits(value: unknown): Readonly<Required<PrometheusEndpointLimits>> {
+export function checkPrometheusLimits(value: unknown): PrometheusLimits {
   const what = 'initTelemetry: options.prometheus';
   if (value === undefined) return PROMETHEUS_LIMITS_DEFAULTS;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -34,7 +37,7 @@ export function checkPrometheusLimits(value: unknown): Readonly<Required<Prometh
   for (const name of Object.keys(given)) {
     if (!(KEYS as string[]).includes(name)) throw invalidChoice(`${what}: an option name`, name, KEYS);
   }
-  const limits = { ...PROMETHEUS_LIMITS_DEFAULTS };
+  const limits: Partial<Record<LimitKey, number>> = { ...PROMETHEUS_LIMITS_DEFAULTS };
   for (const key of KEYS) {
     const one = given[key];
     if (one === undefined) continue;
@@ -44,13 +47,14 @@ export function checkPrometheusLimits(value: unknown): Readonly<Required<Prometh
     if (!Number.isInteger(one) || one < 1 || one > max) throw invalidChoice(`${what}.${key}`, one, allowed);
     limits[key] = one;
   }
-  if (limits.requestTimeoutMs < limits.headersTimeoutMs) {
+  const { headersTimeoutMs = 0, requestTimeoutMs = 0 } = limits;
+  if (requestTimeoutMs < headersTimeoutMs) {
     const shown = given.requestTimeoutMs === undefined ? ' (the default)' : '';
     throw invalidChoice(
       `${what}.requestTimeoutMs${shown}`,
-      limits.requestTimeoutMs,
-      `at least headersTimeoutMs (${limits.headersTimeoutMs})`,
+      requestTimeoutMs,
+      `at least headersTimeoutMs (${headersTimeoutMs})`,
     );
   }
-  return Object.freeze(limits);
+  return Object.freeze(limits) as PrometheusLimits;
 }

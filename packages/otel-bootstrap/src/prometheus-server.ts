@@ -1,181 +1,42 @@
-// The Prometheus endpoint's HTTP server: the exporter's own request handler
-// (`PrometheusExporter` with `preventServerStart`) on a `node:http` server of ours, so a listen
-// error (EADDRINUSE) is a setup failure and port 0 works. Node's own bounds do most of the work
-// (header, request and keep-alive deadlines, checked every quarter of the shorter one instead
-// of every 30 s; a socket timeout for a client that stops reading; header count and size).
-// Three parts are ours, because Node has no switch for them (see docs/otel-bootstrap.md):
-// - the connection cap: past `maxConnections`, a connection's first request closes the oldest
-//   connection that has not sent one (else the oldest idle one); past twice the cap a
-//   newcomer does so at accept. Slow clients are left alone until a request needs their
-//   place: closing them at accept let clients that reconnect at once churn thousands of
-//   sockets a second and grew V8's young generation by 140 MiB;
-// - one request at a time per connection (at most 8 wait; more closes it), so a client that
-//   pipelines and never reads holds one answer;
-// - at most one rendering at a time, shared by the scrapes that arrive while it is made.
+// The Prometheus endpoint: the exporter's own request handler (`getMetricsRequestHandler`) on a
+// `node:http` server bounded by Node's own switches (header, request and keep-alive deadlines,
+// header count and size, `maxConnections` when asked for). Ours, not the exporter's server,
+// only because that one cannot bind port 0 (it reads 0 as 9464), reports a taken port only to
+// `diag`, and takes no deadlines. The crowd cases this was measured against are in the README.
 // Loaded with `import()` from sdk-pipeline.ts, only when the `prometheus` exporter is in use.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import type { PrometheusEndpointLimits } from './types.js';
+import type { AddressInfo } from 'node:net';
+import type { PrometheusLimits } from './prometheus-limits.js';
 
-type Limits = Readonly<Required<PrometheusEndpointLimits>>;
-
-/** The one path served. */
 const METRICS_PATH = '/metrics';
 /** The Prometheus text format the exporter writes (0.0.4), named fully; the exporter says only `text/plain`. */
 const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
-/** Headers kept per request: a scraper sends a handful; the rest are not parsed into objects. */
-const MAX_HEADERS_COUNT = 32;
-/** Header bytes per request (Node's default, fixed here so a process-wide flag cannot raise it). */
-const MAX_HEADER_SIZE = 16 * 1024;
-
-/** Pipelined requests that may wait on one connection while it is answered. */
-const MAX_WAITING_PER_CONNECTION = 8;
 
 /** Whatever serves one scrape into `response`: the exporter's public request handler. */
 export interface MetricsHandler {
   getMetricsRequestHandler(request: IncomingMessage, response: ServerResponse): void;
 }
 
-/** How often Node looks for expired header and request deadlines: a quarter of the shorter one, 25 ms to 1 s. */
-function checkingIntervalMs(limits: Limits): number {
-  return Math.min(1_000, Math.max(25, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)));
-}
-
-function answer(response: ServerResponse, status: number, body: string, headers: Record<string, string>): void {
-  response.writeHead(status, { 'content-length': String(Buffer.byteLength(body)), ...headers });
+/** A refusal: one line of plain text. */
+function refuse(response: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  const body = `${text}\n`;
+  const length = String(Buffer.byteLength(body));
+  response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': length, ...headers });
   response.end(body);
 }
 
-/** A refusal: one line of plain text. */
-function refuse(response: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
-  answer(response, status, `${text}\n`, {
-    'content-type': 'text/plain; charset=utf-8',
-    'cache-control': 'no-store',
-    ...headers,
-  });
-}
-
-/**
- * At most one rendering at a time, and none older than the request it answers: while one is
- * made, the scrapes that arrive wait for it and then share the next one. The exporter's own
- * handler renders into a stand-in for the response (it sets the status and the content type,
- * then ends with the text); it never fails (a failed collection is rendered as a comment).
- */
-function sharedRendering(handler: MetricsHandler): (request: IncomingMessage) => Promise<string> {
-  let current: Promise<string> | undefined;
-  let next: Promise<string> | undefined;
-  const start = (request: IncomingMessage): Promise<string> => {
-    const text = new Promise<string>((resolve) => {
-      const standIn = {
-        statusCode: 200,
-        setHeader: () => standIn,
-        end: (chunk?: unknown) => resolve(chunk === undefined ? '' : String(chunk)),
-      };
-      handler.getMetricsRequestHandler(request, standIn as unknown as ServerResponse);
-    });
-    current = text;
-    void text.then(() => {
-      if (current === text) current = undefined;
-    });
-    return text;
-  };
-  return (request) => {
-    if (current === undefined) return start(request);
-    next ??= current.then(() => {
-      next = undefined;
-      return start(request);
-    });
-    return next;
-  };
-}
-
-/** The route: GET or HEAD of exactly `/metrics` (a query string is ignored; `//host/metrics` is no route). */
-function route(
-  render: (request: IncomingMessage) => Promise<string>,
-  request: IncomingMessage,
-  response: ServerResponse,
-): void {
+/** GET or HEAD of exactly `/metrics` (a query string is ignored; `//host/metrics` is no route). */
+function route(handler: MetricsHandler, request: IncomingMessage, response: ServerResponse): void {
   if ((request.url ?? '').split('?', 1)[0] !== METRICS_PATH) {
     refuse(response, 404, `not found: the metrics are at ${METRICS_PATH}`);
   } else if (request.method !== 'GET' && request.method !== 'HEAD') {
     refuse(response, 405, `method not allowed: ${METRICS_PATH} answers GET and HEAD`, { allow: 'GET, HEAD' });
   } else {
-    void render(request).then((text) => {
-      if (!response.destroyed) answer(response, 200, text, { 'content-type': EXPOSITION_CONTENT_TYPE });
-    });
+    // The handler sets its own content type at once and writes the text after collecting.
+    handler.getMetricsRequestHandler(request, response);
+    response.setHeader('content-type', EXPOSITION_CONTENT_TYPE);
   }
-}
-
-/** Per connection: whether an answer is under way, what waits behind it, whether it ever sent a request. */
-interface Connection {
-  busy: boolean;
-  requested: boolean;
-  readonly waiting: [IncomingMessage, ServerResponse][];
-}
-
-/**
- * The connection cap with eviction, and one request at a time per connection (see the top of
- * this file). `serve` answers one request.
- */
-function admit(server: Server, cap: number, serve: (request: IncomingMessage, response: ServerResponse) => void): void {
-  // Insertion order is age.
-  const open = new Map<Socket, Connection>();
-  const evictFor = (keep: Socket): boolean => {
-    let silent: Socket | undefined;
-    let idle: Socket | undefined;
-    for (const [other, state] of open) {
-      if (other === keep) continue;
-      if (!state.requested) {
-        silent = other;
-        break;
-      }
-      if (!state.busy) idle ??= other;
-    }
-    const victim = silent ?? idle;
-    if (victim === undefined) return false;
-    open.delete(victim);
-    victim.destroy();
-    return true;
-  };
-  server.on('connection', (socket: Socket) => {
-    open.set(socket, { busy: false, requested: false, waiting: [] });
-    socket.once('close', () => open.delete(socket));
-    if (open.size > 2 * cap && !evictFor(socket)) {
-      open.delete(socket);
-      socket.destroy();
-    }
-  });
-  const next = (socket: Socket, state: Connection): void => {
-    const waiting = state.waiting.shift();
-    if (waiting === undefined) {
-      state.busy = false;
-      return;
-    }
-    const [request, response] = waiting;
-    state.busy = true;
-    response.once('close', () => next(socket, state));
-    serve(request, response);
-  };
-  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    const socket = request.socket;
-    const state = open.get(socket);
-    if (state === undefined) {
-      // Already evicted or closed: nothing to answer on.
-      socket.destroy();
-      return;
-    }
-    if (!state.requested) {
-      state.requested = true;
-      if (open.size > cap) evictFor(socket);
-    }
-    if (state.waiting.length >= MAX_WAITING_PER_CONNECTION) {
-      socket.destroy();
-      return;
-    }
-    state.waiting.push([request, response]);
-    if (!state.busy) next(socket, state);
-  });
 }
 
 /**
@@ -187,22 +48,26 @@ export async function startPrometheusServer(
   handler: MetricsHandler,
   host: string,
   port: number,
-  limits: Limits,
+  limits: PrometheusLimits,
 ): Promise<{ server: Server; endpoint: string }> {
-  const server = createServer({
-    headersTimeout: limits.headersTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-    connectionsCheckingInterval: checkingIntervalMs(limits),
-    maxHeaderSize: MAX_HEADER_SIZE,
-  });
-  const render = sharedRendering(handler);
-  admit(server, limits.maxConnections, (request, response) => route(render, request, response));
-  server.maxHeadersCount = MAX_HEADERS_COUNT;
-  // No progress for longer than the request timeout while a request is read or answered ends
-  // the socket (a client that stops reading); two checking intervals later than the
-  // deadlines, so a silent client gets its 408 first.
-  server.timeout = limits.requestTimeoutMs + 2 * checkingIntervalMs(limits);
+  // Node looks for expired deadlines every quarter of the shorter one (25 ms to 1 s), not every 30 s.
+  const checkEvery = Math.min(1_000, Math.max(25, Math.floor(limits.headersTimeoutMs / 4)));
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: checkEvery,
+      // Node's default header size, fixed so a process-wide flag cannot raise it; a scraper sends a handful of headers.
+      maxHeaderSize: 16 * 1024,
+    },
+    (request, response) => route(handler, request, response),
+  );
+  server.maxHeadersCount = 32;
+  if (limits.maxConnections !== undefined) server.maxConnections = limits.maxConnections;
+  // A client that stops reading its answer: no progress for longer than the request timeout
+  // ends the socket, two checks after the deadlines so a silent client gets its 408 first.
+  server.timeout = limits.requestTimeoutMs + 2 * checkEvery;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ host, port }, () => {
@@ -214,9 +79,8 @@ export async function startPrometheusServer(
     // After a successful listen, errors are per connection; the scrape just fails.
   });
   server.unref();
-  const boundPort = (server.address() as AddressInfo).port;
   const shownHost = host.includes(':') ? `[${host}]` : host;
-  return { server, endpoint: `http://${shownHost}:${boundPort}${METRICS_PATH}` };
+  return { server, endpoint: `http://${shownHost}:${(server.address() as AddressInfo).port}${METRICS_PATH}` };
 }
 
 /** Stops listening and drops every connection (idle, keep-alive or mid-request); never waits for a client. */

@@ -1,15 +1,8 @@
-// The only module that touches the OpenTelemetry SDK, and only through `await import()`:
-// a process with telemetry off never reaches it, so it never loads a byte of the SDK.
-//
-// The providers are built by hand rather than through NodeSDK: the exporters are ours to
-// choose from NEMO_GYM_OTEL_EXPORTER, we must know whether each signal really exports, we bind the
-// Prometheus endpoint ourselves (so a port clash is a setup failure, not a silent log line,
-// and port 0 works), and we register each global only when nobody else did.
-//
-// "Exporting" is claimed only for what the libraries can see: a provider counts when the
-// OpenTelemetry API this package loads hands it out (`metrics.getMeterProvider()` is it). A
-// registration the API refuses (another copy of the API, of another version, owns the global
-// slot) or a provider registered where this API cannot read it is "not exporting", said once.
+// The only module that touches the OpenTelemetry SDK, through `await import()`: a process with
+// telemetry off never loads it. Providers are built by hand, not through NodeSDK, so that the
+// exporter follows NEMO_GYM_OTEL_EXPORTER, a taken Prometheus port is a setup failure, and each
+// global is registered only where nobody else did. A signal is "exporting" only when the API
+// this package loads hands its provider out; a refused or hidden registration is said once.
 
 import type { Server } from 'node:http';
 import {
@@ -30,9 +23,10 @@ import type { Resource } from '@opentelemetry/resources';
 import type { MetricReader, PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace';
 import { apiSlotVersion, registeredGlobal } from './otel-globals.js';
+import type { PrometheusLimits } from './prometheus-limits.js';
 import { closePrometheusServer, startPrometheusServer } from './prometheus-server.js';
 import { SCOPE_NAME } from './scope.js';
-import type { PrometheusEndpointLimits, TelemetryConfig } from './types.js';
+import type { TelemetryConfig } from './types.js';
 
 /** The resource attribute of the service name (semantic conventions, stable). */
 const ATTR_SERVICE_NAME = 'service.name';
@@ -41,67 +35,27 @@ const ATTR_SERVICE_NAME = 'service.name';
 export interface PipelineInput {
   readonly config: TelemetryConfig;
   readonly serviceName: string;
-  /** Resource attributes without `service.name` (added here). */
   readonly attributes: Attributes;
   readonly version: string;
   /** Called with every export failure; `final` once shutdown began (the final flush). Never throws. */
-  readonly onExportFailure: (signal: 'metrics' | 'traces', error: unknown, final: boolean) => void;
+  readonly onExportFailure: (signal: Signal, error: unknown, final: boolean) => void;
   /** The Prometheus endpoint's client bounds, checked (see prometheus-limits.ts). */
-  readonly prometheusLimits: Readonly<Required<PrometheusEndpointLimits>>;
+  readonly prometheusLimits: PrometheusLimits;
 }
+
+type Signal = 'metrics' | 'traces';
+type Kind = 'metrics' | 'trace';
+const SIGNALS = { metrics: 'metrics', trace: 'traces' } as const;
+const SIGNAL_NAMES = { metrics: 'MeterProvider', trace: 'TracerProvider' } as const;
 
 /** What a bounded shutdown met: the errors of the steps that finished in time, and whether the deadline passed first. */
-interface ShutdownReport {
-  readonly errors: readonly unknown[];
-  readonly timedOut: boolean;
-}
+type ShutdownReport = { readonly errors: readonly unknown[]; readonly timedOut: boolean };
 
-/** A signal that was asked for and does not export (a refused or invisible registration), and why. */
-interface RegistrationProblem {
-  readonly signal: 'metrics' | 'traces';
-  readonly reason: string;
-}
+/** A signal that was asked for and does not export (a refused or hidden registration), and why. */
+type RegistrationProblem = { readonly signal: Signal; readonly reason: string };
 
 /** A running pipeline (see startPipeline). */
 export type Pipeline = Awaited<ReturnType<typeof startPipeline>>;
-
-/** A provider someone else registered, reused for one signal, as far as it can be read. */
-export interface ReusedProvider {
-  readonly signal: 'metrics' | 'traces';
-  /** Whether it sends anywhere: an SDK provider with at least one reader or span processor, or a provider of unknown make. */
-  readonly exporting: boolean;
-  /** Its resource's `service.name`, when it is an SDK provider. */
-  readonly serviceName: string | undefined;
-}
-
-/**
- * What a provider someone else registered really does. An OpenTelemetry JS SDK provider
- * (2.x or 3.x: the same internal shape) exports only with a reader or a span processor; the
- * API's no-op provider never does; a provider of another make is taken at its word. Read from
- * the SDK's internals, without creating a meter or tracer on the user's provider.
- */
-function inspectProvider(kind: 'metrics' | 'trace', provider: unknown): ReusedProvider {
-  const signal = SIGNALS[kind];
-  type Parts = { attributes?: Record<string, unknown> } | undefined;
-  const real = delegateOf(provider) as
-    | { _sharedState?: { metricCollectors?: unknown[]; resource?: Parts } }
-    | { _activeSpanProcessor?: { _spanProcessors?: unknown[] }; _resource?: Parts }
-    | undefined;
-  if (real === undefined || real === null) return { signal, exporting: false, serviceName: undefined };
-  const [parts, resource] =
-    '_sharedState' in real
-      ? [real._sharedState?.metricCollectors, real._sharedState?.resource]
-      : '_activeSpanProcessor' in real
-        ? [real._activeSpanProcessor?._spanProcessors, real._resource]
-        : [undefined, undefined];
-  if (!Array.isArray(parts)) {
-    // The API's no-op provider, by class name (it may come from another copy of the API).
-    const noop = kind === 'metrics' ? 'NoopMeterProvider' : 'NoopTracerProvider';
-    return { signal, exporting: real.constructor?.name !== noop, serviceName: undefined };
-  }
-  const name = resource?.attributes?.[ATTR_SERVICE_NAME];
-  return { signal, exporting: parts.length > 0, serviceName: typeof name === 'string' ? name : undefined };
-}
 
 /** The SDK objects this pipeline built and therefore owns. */
 interface Owned {
@@ -110,31 +64,24 @@ interface Owned {
   metricExporter?: SerializedExporter;
   tracerProvider?: { forceFlush(): Promise<void>; shutdown(): Promise<void> } & TracerProvider;
   prometheusServer?: Server;
+  prometheusEndpoint?: string;
   contextManager?: ContextManager;
   propagator?: TextMapPropagator;
 }
 
 const noopTracerProvider = new ProxyTracerProvider();
 
-/** How a provider registered by someone else looks to the API this package loads. */
+/** A provider in the global slot: `visible` when this API hands it out, `hidden` when another API version owns the slot. */
 type Existing = 'none' | 'visible' | 'hidden';
-
-/**
- * `visible`: a provider is registered and this package's API hands it out; `hidden`: one is
- * in the global slot but this API does not hand it out (another API version owns the slot).
- */
-function existing(kind: 'metrics' | 'trace'): Existing {
+function existing(kind: Kind): Existing {
   const registered = registeredGlobal(kind);
   if (registered === undefined) return 'none';
   const handedOut = kind === 'metrics' ? metrics.getMeterProvider() : trace.getTracerProvider();
   return handedOut === registered ? 'visible' : 'hidden';
 }
 
-const SIGNAL_NAMES = { metrics: 'MeterProvider', trace: 'TracerProvider' } as const;
-const SIGNALS = { metrics: 'metrics', trace: 'traces' } as const;
-
 /** Why a signal does not export: its provider is `hidden` from this API, or was refused. */
-function problem(kind: 'metrics' | 'trace', why: 'hidden' | 'refused'): RegistrationProblem {
+function problem(kind: Kind, why: 'hidden' | 'refused'): RegistrationProblem {
   const version = apiSlotVersion();
   const owner = version === undefined ? '' : ` (the global slot belongs to @opentelemetry/api ${version})`;
   return {
@@ -146,8 +93,15 @@ function problem(kind: 'metrics' | 'trace', why: 'hidden' | 'refused'): Registra
   };
 }
 
+/** Whether a reused provider exports: all but the API's no-op one (by class name: it may come from another API copy). */
+function reusedExports(kind: Kind): boolean {
+  const provider = kind === 'metrics' ? metrics.getMeterProvider() : delegateOf(trace.getTracerProvider());
+  const name = (provider as { constructor?: { name?: string } } | undefined)?.constructor?.name;
+  return name !== (kind === 'metrics' ? 'NoopMeterProvider' : 'NoopTracerProvider');
+}
+
 /** Registers `provider` and checks the API hands it out. */
-function register(kind: 'metrics' | 'trace', provider: MeterProvider | TracerProvider): boolean {
+function register(kind: Kind, provider: MeterProvider | TracerProvider): boolean {
   if (kind === 'metrics') {
     return metrics.setGlobalMeterProvider(provider as MeterProvider) && existing('metrics') === 'visible';
   }
@@ -156,10 +110,94 @@ function register(kind: 'metrics' | 'trace', provider: MeterProvider | TracerPro
   );
 }
 
+/** Step 1: per signal, what is there before we build: nothing (build ours), a visible provider (reuse it), or a hidden one. */
+function survey(config: TelemetryConfig, problems: RegistrationProblem[]) {
+  const metricsBefore = config.metricsEnabled ? existing('metrics') : 'none';
+  const tracesBefore = config.tracesEnabled ? existing('trace') : 'none';
+  if (metricsBefore === 'hidden') problems.push(problem('metrics', 'hidden'));
+  if (tracesBefore === 'hidden') problems.push(problem('trace', 'hidden'));
+  return {
+    metricsBefore,
+    tracesBefore,
+    buildMetrics: config.metricsEnabled && metricsBefore === 'none' && config.exporter !== 'none',
+    buildTraces:
+      config.tracesEnabled && tracesBefore === 'none' && (config.exporter === 'otlp' || config.exporter === 'console'),
+  };
+}
+
+/** Step 2: builds the providers, the endpoint and the trace context pieces asked for; undoes them all on a failure. */
+async function build(input: PipelineInput, buildMetrics: boolean, buildTraces: boolean): Promise<Owned> {
+  const owned: Owned = {};
+  if (!buildMetrics && !buildTraces) return owned;
+  try {
+    const resource = await buildResource(input);
+    if (buildMetrics) {
+      const { reader, server, endpoint, exporter } = await buildMetricReader(input);
+      Object.assign(owned, { prometheusServer: server, prometheusEndpoint: endpoint, metricExporter: exporter });
+      const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
+      owned.meterProvider = new MeterProvider({ resource, readers: [reader] });
+    }
+    if (buildTraces) {
+      const { TracerProvider: SdkTracerProvider } = await import('@opentelemetry/sdk-trace');
+      owned.tracerProvider = new SdkTracerProvider({ resource, spanProcessors: [await buildSpanProcessor(input)] });
+      // The AsyncLocalStorage context manager, as NodeSDK uses.
+      const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+      owned.contextManager = new AsyncLocalStorageContextManager();
+      const { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } = await import(
+        '@opentelemetry/core'
+      );
+      owned.propagator = new CompositePropagator({
+        propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
+      });
+    }
+    return owned;
+  } catch (error) {
+    await shutdownOwned(owned, 0);
+    throw error;
+  }
+}
+
 /**
- * Builds and registers the pipeline `input.config` asks for: per signal, nothing when off; a
- * provider someone else registered, reused (never shut down); else ours with the configured
- * exporter. Rejects on a setup failure (a taken port), after undoing what it built.
+ * Step 3, per signal: who receives it. Ours when the API takes and hands out ours; else a
+ * provider someone registered while the SDK loaded (theirs wins when this API sees it), or
+ * nobody (the API refused ours, or hides theirs: the problem is said). A discarded provider
+ * had nothing recorded on it, so its shutdown runs in the background.
+ */
+function settle(
+  kind: Kind,
+  before: Existing,
+  ours: MeterProvider | TracerProvider | undefined,
+  problems: RegistrationProblem[],
+  discard: () => void,
+): 'ours' | 'reused' | 'none' {
+  if (ours === undefined) return before === 'visible' ? 'reused' : 'none';
+  const now = existing(kind);
+  if (now === 'none' && register(kind, ours)) return 'ours';
+  discard();
+  if (now !== 'visible') problems.push(problem(kind, now === 'none' ? 'refused' : 'hidden'));
+  return now === 'visible' ? 'reused' : 'none';
+}
+
+/** Step 4: the context manager and propagator, each only where its global slot is free. */
+function registerContext(owned: Owned): void {
+  const { contextManager, propagator } = owned;
+  if (contextManager !== undefined) {
+    if (registeredGlobal('context') !== undefined || !context.setGlobalContextManager(contextManager.enable())) {
+      contextManager.disable();
+      owned.contextManager = undefined;
+    }
+  }
+  if (propagator !== undefined) {
+    if (registeredGlobal('propagation') !== undefined || !propagation.setGlobalPropagator(propagator)) {
+      owned.propagator = undefined;
+    }
+  }
+}
+
+/**
+ * Builds and registers the pipeline `input.config` asks for: per signal, nothing when off, a
+ * provider someone else registered (reused, never shut down), else ours. Rejects on a setup
+ * failure (a taken port), after undoing what it built.
  */
 export async function startPipeline(pipelineInput: PipelineInput) {
   // Failed exports, remembered so that shutdown does not report the same failure again. Once
@@ -173,123 +211,40 @@ export async function startPipeline(pipelineInput: PipelineInput) {
       pipelineInput.onExportFailure(signal, error, final);
     },
   };
-  const { config } = input;
   const problems: RegistrationProblem[] = [];
-  const metricsBefore = config.metricsEnabled ? existing('metrics') : 'none';
-  const tracesBefore = config.tracesEnabled ? existing('trace') : 'none';
-  if (metricsBefore === 'hidden') problems.push(problem('metrics', 'hidden'));
-  if (tracesBefore === 'hidden') problems.push(problem('trace', 'hidden'));
-  const buildMetrics = config.metricsEnabled && metricsBefore === 'none' && config.exporter !== 'none';
-  const buildTraces =
-    config.tracesEnabled && tracesBefore === 'none' && (config.exporter === 'otlp' || config.exporter === 'console');
-
-  const owned: Owned = {};
-  let prometheusEndpoint: string | undefined;
-  try {
-    const resource = buildMetrics || buildTraces ? await buildResource(input) : undefined;
-    if (buildMetrics && resource !== undefined) {
-      const { reader, server, endpoint, exporter } = await buildMetricReader(input);
-      if (server !== undefined) owned.prometheusServer = server;
-      if (exporter !== undefined) owned.metricExporter = exporter;
-      prometheusEndpoint = endpoint;
-      const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
-      owned.meterProvider = new MeterProvider({ resource, readers: [reader] });
-    }
-    if (buildTraces && resource !== undefined) {
-      const { TracerProvider: SdkTracerProvider } = await import('@opentelemetry/sdk-trace');
-      owned.tracerProvider = new SdkTracerProvider({
-        resource,
-        spanProcessors: [await buildSpanProcessor(input)],
-      });
-      // The AsyncLocalStorage context manager, as NodeSDK uses.
-      const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
-      owned.contextManager = new AsyncLocalStorageContextManager();
-      const { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } = await import(
-        '@opentelemetry/core'
-      );
-      owned.propagator = new CompositePropagator({
-        propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
-      });
-    }
-  } catch (error) {
-    await shutdownOwned(owned, 0);
-    throw error;
-  }
-
-  // Registration comes last; what the API refuses is undone and said. Nothing was recorded on
-  // a discarded provider, so its shutdown exports nothing: it runs in the background.
-  const reused: ReusedProvider[] = [];
-  const reuse = (kind: 'metrics' | 'trace'): boolean => {
-    const found = inspectProvider(kind, kind === 'metrics' ? metrics.getMeterProvider() : trace.getTracerProvider());
-    reused.push(found);
-    return found.exporting;
-  };
-  /**
-   * Registers ours; else someone registered a provider while the SDK loaded (theirs wins when
-   * this API sees it), or the API refused ours: say why, and whether theirs exports.
-   */
-  const settle = (kind: 'metrics' | 'trace', provider: MeterProvider | TracerProvider): 'ours' | boolean => {
-    const now = existing(kind);
-    if (now === 'none' && register(kind, provider)) return 'ours';
-    if (now !== 'visible') problems.push(problem(kind, now === 'none' ? 'refused' : 'hidden'));
-    return now === 'visible' && reuse(kind);
-  };
-  let metricsExporting = metricsBefore === 'visible' && reuse('metrics');
-  let tracesExporting = tracesBefore === 'visible' && reuse('trace');
-  if (owned.meterProvider !== undefined) {
-    const settled = settle('metrics', owned.meterProvider);
-    metricsExporting = settled !== false;
-    if (settled !== 'ours') {
-      void shutdownOwned({ meterProvider: owned.meterProvider, prometheusServer: owned.prometheusServer }, 0);
-      owned.meterProvider = undefined;
-      owned.prometheusServer = undefined;
-      prometheusEndpoint = undefined;
-    }
-  }
-  if (owned.tracerProvider !== undefined && owned.contextManager !== undefined && owned.propagator !== undefined) {
-    const settled = settle('trace', owned.tracerProvider);
-    tracesExporting = settled !== false;
-    if (settled === 'ours') {
-      // The context manager and propagator only where the slot is free: someone else's win.
-      const { contextManager, propagator } = owned;
-      if (registeredGlobal('context') !== undefined || !context.setGlobalContextManager(contextManager.enable())) {
-        contextManager.disable();
-        owned.contextManager = undefined;
-      }
-      if (registeredGlobal('propagation') !== undefined || !propagation.setGlobalPropagator(propagator)) {
-        owned.propagator = undefined;
-      }
-    } else {
-      void shutdownOwned({ tracerProvider: owned.tracerProvider }, 0);
-      owned.tracerProvider = undefined;
-      owned.contextManager = undefined;
-      owned.propagator = undefined;
-    }
-  }
+  const { metricsBefore, tracesBefore, buildMetrics, buildTraces } = survey(input.config, problems);
+  const owned = await build(input, buildMetrics, buildTraces);
+  const { meterProvider: ourMeters, tracerProvider: ourTracers, prometheusServer } = owned;
+  const metricsTo = settle('metrics', metricsBefore, ourMeters, problems, () => {
+    void shutdownOwned({ meterProvider: ourMeters, prometheusServer }, 0);
+    Object.assign(owned, { meterProvider: undefined, prometheusServer: undefined, prometheusEndpoint: undefined });
+  });
+  const tracesTo = settle('trace', tracesBefore, ourTracers, problems, () => {
+    void shutdownOwned({ tracerProvider: ourTracers }, 0);
+    Object.assign(owned, { tracerProvider: undefined, contextManager: undefined, propagator: undefined });
+  });
+  if (tracesTo === 'ours') registerContext(owned);
+  const metricsExporting = metricsTo === 'ours' || (metricsTo === 'reused' && reusedExports('metrics'));
+  const tracesExporting = tracesTo === 'ours' || (tracesTo === 'reused' && reusedExports('trace'));
+  const reused = [...(metricsTo === 'reused' ? ['metrics'] : []), ...(tracesTo === 'reused' ? ['traces'] : [])];
 
   const meterProvider = metricsExporting ? (owned.meterProvider ?? metrics.getMeterProvider()) : undefined;
   const meter = meterProvider === undefined ? createNoopMeter() : meterProvider.getMeter(SCOPE_NAME, input.version);
-  const tracer = tracesExporting
-    ? (owned.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE_NAME, input.version)
-    : noopTracerProvider.getTracer(SCOPE_NAME, input.version);
-
+  const tracer = (tracesExporting ? (owned.tracerProvider ?? trace.getTracerProvider()) : noopTracerProvider).getTracer(
+    SCOPE_NAME,
+    input.version,
+  );
   let shutdownResult: Promise<ShutdownReport> | undefined;
   return {
     meter,
     tracer,
     metricsExporting,
     tracesExporting,
-    /** The provider that receives this process's metrics (ours or a reused one), when metrics export. */
     meterProvider,
-    prometheusEndpoint,
+    prometheusEndpoint: owned.prometheusEndpoint,
     problems: problems as readonly RegistrationProblem[],
-    /** The signals that go to a provider someone else registered (our resource and exporter are not applied there). */
-    reused: reused as readonly ReusedProvider[],
-    /**
-     * Flushes then shuts down what this pipeline built and unregisters the globals it
-     * registered, within `deadlineMillis`; never rejects. The globals and the Prometheus
-     * endpoint are released even when the deadline passes first.
-     */
+    reused: reused as readonly Signal[],
+    /** See shutdownOwned; the first call's answer stands. */
     shutdown: (deadlineMillis: number): Promise<ShutdownReport> => {
       final = true;
       shutdownResult ??= shutdownOwned(owned, deadlineMillis, exportErrors);
@@ -306,8 +261,7 @@ async function buildResource(input: PipelineInput): Promise<Resource> {
   const resource = defaultResource()
     .merge(detectResources({ detectors: [envDetector, hostDetector] }))
     .merge(resourceFromAttributes({ ...input.attributes, [ATTR_SERVICE_NAME]: input.serviceName }));
-  // Settle detector promises now, so no exporter (the Prometheus serializer reads the
-  // attributes synchronously) ever sees a half-detected resource.
+  // Settled now: the Prometheus serializer reads the attributes synchronously.
   await resource.waitForAsyncAttributes?.();
   return resource;
 }
@@ -330,12 +284,10 @@ export interface SerializedExporter extends PushMetricExporter {
 }
 
 /**
- * The exporter, reporting its failures (the SDK says them only through `diag`, which is silent
- * by default), with one export at a time. The periodic reader gives up waiting after its
- * timeout while the OTLP exporter goes on retrying, so without this a retried export lands
- * after a newer one and a cumulative counter seems to go down. A collection that arrives
- * while an export is under way waits; a newer one replaces it (with cumulative temporality
- * the newer carries everything the older did) and the older fails as superseded.
+ * The exporter, reporting its failures (the SDK says them only through `diag`), one export at a
+ * time: the periodic reader stops waiting at its timeout while OTLP retries, and a retried
+ * export landing after a newer one would make a cumulative counter go down. A collection that
+ * arrives meanwhile waits; a newer one replaces it (cumulative: it carries all the older did).
  */
 function watchMetricExporter(exporter: PushMetricExporter, onFailure: (error: unknown) => void): SerializedExporter {
   type Job = { data: ResourceMetrics; callback: (result: ExportResult) => void };
@@ -397,7 +349,6 @@ async function buildMetricReader(
   };
   if (config.exporter === 'prometheus') {
     const { PrometheusExporter } = await import('@opentelemetry/exporter-prometheus');
-    // No server of its own: only its public request handler is used, behind our bounded server.
     const exporter = new PrometheusExporter({ preventServerStart: true });
     const { server, endpoint } = await startPrometheusServer(
       exporter,
@@ -444,9 +395,9 @@ function raceDeadline(work: Promise<unknown>, millis: number): Promise<boolean> 
 }
 
 /**
- * Flushes and shuts down every owned piece within `deadlineMillis` (0: do not wait), then
- * unregisters the globals that are still ours and closes the Prometheus endpoint, in time or not.
- * Errors that are failed exports already reported (`reported`) are left out of the report.
+ * Flushes and shuts down every owned piece within `deadlineMillis` (0: do not wait), then, in
+ * time or not, unregisters the globals still ours and closes the endpoint. Never rejects; failed
+ * exports already reported (`reported`) are left out.
  */
 async function shutdownOwned(
   owned: Owned,
@@ -466,10 +417,8 @@ async function shutdownOwned(
   };
   const { meterProvider, tracerProvider, prometheusServer } = owned;
   const work = Promise.all([
-    // A periodic reader's shutdown is collect + export + exporter shutdown; a forceFlush
-    // before it would send every cumulative point twice. But when an export is under way, the
-    // reader's shutdown only waits for it and collects nothing new, so what was recorded since
-    // would be lost: then a flush waits for it first, and the shutdown collects afresh.
+    // A reader's shutdown collects and exports (a forceFlush first would send every point
+    // twice), but while an export is under way it only waits for it: then a flush goes first.
     meterProvider === undefined
       ? undefined
       : (async () => {

@@ -1,8 +1,6 @@
-// One process, one telemetry setup. The first call to initTelemetry decides for the life of
-// the process (even when it decides "off"), concurrent callers share that one setup, and
-// nothing here ever throws into a server because of telemetry: a bad environment or a
-// failed setup turns telemetry off with one warning and the server carries on. This module
-// holds the process-wide state; it is the only place in gym-telemetry that does.
+// One process, one telemetry setup: the first initTelemetry decides for the life of the process
+// (even "off"), concurrent callers share it, and a bad environment or a failed setup turns
+// telemetry off with one warning, never a throw. The only process-wide state of gym-telemetry.
 
 import { createRequire } from 'node:module';
 import {
@@ -21,16 +19,12 @@ import {
 } from '@gym/constants';
 import { getTelemetryState, setTelemetryState } from '@gym/core';
 import { describeError, describeValue, invalidChoice } from '@gym/core/internal';
-import { isSwitchedOff, loadTelemetryConfig, resolveRunId, unknownVariablesWarning } from './config.js';
+import type { Attributes, MeterProvider } from '@opentelemetry/api';
+import { isSwitchedOff, loadTelemetryConfig, resolveRunId, shown, unknownVariablesWarning } from './config.js';
 import { isGloballyRegistered } from './otel-globals.js';
 import { checkPrometheusLimits } from './prometheus-limits.js';
-import type { Pipeline, ReusedProvider } from './sdk-pipeline.js';
-import type {
-  InitTelemetryOptions,
-  PrometheusEndpointLimits,
-  TelemetryHandle,
-  TelemetryWarningHandler,
-} from './types.js';
+import type { Pipeline, PipelineInput } from './sdk-pipeline.js';
+import type { InitTelemetryOptions, TelemetryConfig, TelemetryHandle, TelemetryWarningHandler } from './types.js';
 import { reportWarning } from './warnings.js';
 
 interface Session {
@@ -48,14 +42,11 @@ let current: TelemetryHandle | null = null;
 let session: Session | undefined;
 let shutdownPromise: Promise<void> | undefined;
 
-/** Longest unknown span-group list shown in a warning. */
-const MAX_UNKNOWN_SHOWN = 10;
-
 /**
  * Programming errors in the options fail fast, before any telemetry decision, with a message
  * naming the value and what is allowed; returns the Prometheus endpoint's bounds.
  */
-function checkOptions(options: InitTelemetryOptions): Readonly<Required<PrometheusEndpointLimits>> {
+function checkOptions(options: InitTelemetryOptions): Limits {
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`initTelemetry: options must be an object; got ${describeValue(options)}`);
   }
@@ -88,65 +79,114 @@ function offBesideSdkWarning(providers: readonly string[]): string {
   );
 }
 
-/** Longest unknown span-group name shown in a warning. */
-const MAX_NAME_SHOWN = 40;
-
 function unknownGroupsWarning(unknown: readonly string[]): string {
-  const shown = unknown.slice(0, MAX_UNKNOWN_SHOWN).map((name) => {
-    const printable = name.replace(/[^\x20-\x7e]/g, '?');
-    return printable.length > MAX_NAME_SHOWN ? `${printable.slice(0, MAX_NAME_SHOWN - 1)}…` : printable;
-  });
-  const more = unknown.length > MAX_UNKNOWN_SHOWN ? ` and ${unknown.length - MAX_UNKNOWN_SHOWN} more` : '';
-  return `unknown span groups ignored: ${shown.join(', ')}${more} (allowed: presets ${Object.keys(SPAN_GROUP_PRESETS).join(', ')}; groups ${SPAN_GROUPS.join(', ')})`;
+  const more = unknown.length > 10 ? ` and ${unknown.length - 10} more` : '';
+  const names = unknown.slice(0, 10).map((name) => shown(name, 40));
+  return `unknown span groups ignored: ${names.join(', ')}${more} (allowed: presets ${Object.keys(SPAN_GROUP_PRESETS).join(', ')}; groups ${SPAN_GROUPS.join(', ')})`;
 }
 
 /** The one warning of a setup that reuses a provider someone else registered. */
-function reusedWarning(
-  reused: readonly ReusedProvider[],
-  serviceName: string,
-  config: TelemetryHandle['config'],
-): string {
-  const signals = reused.map((one) => one.signal).join(' and ');
-  const theirs = reused.map((one) => {
-    const name = one.serviceName === undefined ? '' : ` (service.name "${one.serviceName}")`;
-    return `${one.signal}: ${one.exporting ? 'exporting' : 'not exporting, it has no reader or span processor'}${name}`;
-  });
+function reusedWarning(reused: Pipeline['reused'], serviceName: string, config: TelemetryConfig): string {
   return (
-    `${signals} go to a provider registered before initTelemetry (${theirs.join('; ')}); not applied there: ` +
-    `the Gym resource attributes (service.name "${serviceName}", nemo.run.id, nemo.gym.*) and the configured ` +
-    `exporter (NEMO_GYM_OTEL_EXPORTER=${config.exporter})`
+    `${reused.join(' and ')} go to a provider registered before initTelemetry, with its own resource and ` +
+    `exporters; not applied there: the Gym resource attributes (service.name "${serviceName}", nemo.run.id, ` +
+    `nemo.gym.*) and the configured exporter (NEMO_GYM_OTEL_EXPORTER=${config.exporter})`
   );
 }
 
-async function setUp(
-  options: InitTelemetryOptions,
-  prometheusLimits: Readonly<Required<PrometheusEndpointLimits>>,
-): Promise<TelemetryHandle | null> {
+type Limits = ReturnType<typeof checkPrometheusLimits>;
+
+/** One warning for the first failed export, and one more if the final flush at shutdown fails: that one means records are lost. */
+function exportFailureReporter(onWarning: TelemetryWarningHandler | undefined): PipelineInput['onExportFailure'] {
+  const reported = { periodic: false, final: false };
+  return (signal, error, final) => {
+    const kind = final ? 'final' : 'periodic';
+    if (reported[kind]) return;
+    reported[kind] = true;
+    reportWarning(
+      onWarning,
+      final
+        ? `${signal} export failed (${describeError(error)}) in the final flush at shutdown; what was recorded since the last successful export is lost`
+        : `${signal} export failed (${describeError(error)}); telemetry carries on, and later export failures are not reported again`,
+    );
+  };
+}
+
+/**
+ * Step 1: the config, read once; a string when telemetry stays off (the warning to say, or
+ * `''` for none). The whole cost of a disabled process is the switch and the names of the
+ * environment (a misspelt NEMO_GYM_OTEL_ENABLED must not leave telemetry off in silence).
+ */
+function readConfig(env: NodeJS.ProcessEnv, onWarning: TelemetryWarningHandler | undefined): TelemetryConfig | string {
+  if (isSwitchedOff(env)) {
+    const unknown = unknownVariablesWarning(env);
+    if (unknown !== undefined) reportWarning(onWarning, unknown);
+    const theirs = SDK_GLOBALS.filter(([kind]) => isGloballyRegistered(kind)).map(([, name]) => name);
+    return theirs.length > 0 ? offBesideSdkWarning(theirs) : '';
+  }
+  const result = loadTelemetryConfig(env);
+  for (const warning of result.warnings) reportWarning(onWarning, warning);
+  if (!result.ok) return `telemetry is disabled: ${result.error}`;
+  // NEMO_GYM_OTEL_ENABLED is on, so only the standard off-switch can have said off.
+  if (!result.config.enabled) return 'telemetry is off: OTEL_SDK_DISABLED=true wins over NEMO_GYM_OTEL_ENABLED';
+  return Object.freeze({ ...result.config, runId: resolveRunId(result.config.runId, env) });
+}
+
+/** Step 2: the resource attributes. Gym's five keys are what the dashboards group by: a caller adds to the resource, never renames the process. */
+function gymAttributes(options: InitTelemetryOptions, config: TelemetryConfig, version: string): Attributes {
+  return {
+    ...options.resourceAttributes,
+    [ATTR_GYM_VERSION]: version,
+    [ATTR_SERVER_NAME]: options.serverName,
+    [ATTR_SERVER_TYPE]: options.serverType,
+    [ATTR_SERVICE_GROUP]: config.serviceName,
+    [ATTR_RUN_ID]: config.runId,
+  };
+}
+
+/** Step 4: @gym/observer on the provider that receives this process's metrics; loaded like the SDK, only when it runs. */
+async function startObserverOn(
+  meterProvider: MeterProvider,
+  serverName: string,
+  onWarning: TelemetryWarningHandler | undefined,
+): Promise<Session['observer']> {
+  try {
+    const { startObserver } = await import('@gym/observer');
+    return startObserver({ meterProvider, ...(SERVER_NAME_PATTERN.test(serverName) ? { serverName } : {}) });
+  } catch (error) {
+    reportWarning(onWarning, `the observer did not start (${describeError(error)}); telemetry carries on without it`);
+    return undefined;
+  }
+}
+
+/** Step 5: what the libraries read: what exports, the span groups (see below), the sandbox sampling. */
+function publishOn(pipeline: Pipeline, config: TelemetryConfig, groups: ReadonlySet<SpanGroup>, orchestrator: boolean) {
+  setTelemetryState({
+    metricsExporting: pipeline.metricsExporting,
+    tracesExporting: pipeline.tracesExporting,
+    // Published whenever something exports: they gate spans (only while traces export, see
+    // isSpanGroupEnabled) and also group-scoped metrics, such as the sandbox lifecycle series,
+    // which must follow the `sandbox` group in a metrics-only process too.
+    spanGroups: pipeline.tracesExporting || pipeline.metricsExporting ? groups : [],
+    orchestrator,
+    sandboxSampleIntervalSeconds: pipeline.tracesExporting ? config.sandboxResourceSampleIntervalSeconds : 0,
+  });
+}
+
+async function setUp(options: InitTelemetryOptions, prometheusLimits: Limits): Promise<TelemetryHandle | null> {
   const orchestrator = options.serverType === 'orchestrator';
   const { onWarning, env = process.env } = options;
   // What was started before a failure, to be undone by it.
   let pipeline: Pipeline | undefined;
   let observer: Session['observer'];
-  const off = (warning: string | undefined): null => {
+  const off = (warning: string): null => {
     publishOff(orchestrator);
-    if (warning !== undefined) reportWarning(onWarning, warning);
+    if (warning !== '') reportWarning(onWarning, warning);
     return null;
   };
   try {
-    // The whole cost of a disabled process: the switch and the names of the environment (a
-    // misspelt NEMO_GYM_OTEL_ENABLED must not leave telemetry off in silence). No SDK.
-    if (isSwitchedOff(env)) {
-      const unknown = unknownVariablesWarning(env);
-      if (unknown !== undefined) reportWarning(onWarning, unknown);
-      const theirs = SDK_GLOBALS.filter(([kind]) => isGloballyRegistered(kind)).map(([, name]) => name);
-      return off(theirs.length > 0 ? offBesideSdkWarning(theirs) : undefined);
-    }
-    const result = loadTelemetryConfig(env);
-    for (const warning of result.warnings) reportWarning(onWarning, warning);
-    if (!result.ok) return off(`telemetry is disabled: ${result.error}`);
-    // NEMO_GYM_OTEL_ENABLED is on, so only the standard off-switch can have said off.
-    if (!result.config.enabled) return off('telemetry is off: OTEL_SDK_DISABLED=true wins over NEMO_GYM_OTEL_ENABLED');
-    const config = Object.freeze({ ...result.config, runId: resolveRunId(result.config.runId, env) });
+    const config = readConfig(env, onWarning);
+    if (typeof config === 'string') return off(config);
     const groups = resolveSpanGroups(config.spanGroups);
     if (groups.unknown.length > 0) reportWarning(onWarning, unknownGroupsWarning(groups.unknown));
     const serviceName = config.serviceNamePerServer
@@ -154,37 +194,13 @@ async function setUp(
       : config.serviceName;
     // Read at setup, not baked in at build time, so a release bump cannot forget it.
     const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
-    // Gym's five keys are what the dashboards group by: a caller adds to the resource, never
-    // renames the process (`service.name` is added by the SDK pipeline).
-    const attributes = {
-      ...options.resourceAttributes,
-      [ATTR_GYM_VERSION]: version,
-      [ATTR_SERVER_NAME]: options.serverName,
-      [ATTR_SERVER_TYPE]: options.serverType,
-      [ATTR_SERVICE_GROUP]: config.serviceName,
-      [ATTR_RUN_ID]: config.runId,
-    };
-    // One warning for the first failed export, and one more if the final flush at shutdown
-    // fails: that one means records are lost, whatever failed before.
-    const reported = { periodic: false, final: false };
-    const onExportFailure = (signal: 'metrics' | 'traces', error: unknown, final: boolean): void => {
-      const kind = final ? 'final' : 'periodic';
-      if (reported[kind]) return;
-      reported[kind] = true;
-      reportWarning(
-        onWarning,
-        final
-          ? `${signal} export failed (${describeError(error)}) in the final flush at shutdown; what was recorded since the last successful export is lost`
-          : `${signal} export failed (${describeError(error)}); telemetry carries on, and later export failures are not reported again`,
-      );
-    };
     const { startPipeline } = await import('./sdk-pipeline.js');
     pipeline = await startPipeline({
       config,
       serviceName,
-      attributes,
+      attributes: gymAttributes(options, config, version),
       version,
-      onExportFailure,
+      onExportFailure: exportFailureReporter(onWarning),
       prometheusLimits,
     });
     if (pipeline.problems.length > 0) {
@@ -202,49 +218,23 @@ async function setUp(
       metricsExporting: pipeline.metricsExporting,
       tracesExporting: pipeline.tracesExporting,
       config,
-      serviceName: pipeline.reused.find((one) => one.serviceName !== undefined)?.serviceName ?? serviceName,
+      serviceName,
       gymResourceApplied: pipeline.reused.length === 0,
       ...(pipeline.prometheusEndpoint === undefined ? {} : { prometheusEndpoint: pipeline.prometheusEndpoint }),
     });
-    // @gym/observer (event-loop lag, CPU, memory, GC) on the provider that receives this
-    // process's metrics; loaded like the SDK, only when it runs.
     if (config.observer && pipeline.meterProvider !== undefined) {
-      try {
-        const { startObserver } = await import('@gym/observer');
-        const { serverName } = options;
-        observer = startObserver({
-          meterProvider: pipeline.meterProvider,
-          ...(SERVER_NAME_PATTERN.test(serverName) ? { serverName } : {}),
-        });
-      } catch (error) {
-        reportWarning(
-          onWarning,
-          `the observer did not start (${describeError(error)}); telemetry carries on without it`,
-        );
-      }
+      observer = await startObserverOn(pipeline.meterProvider, options.serverName, onWarning);
     }
     session = { pipeline, orchestrator, onWarning, shutdownTimeoutMillis: config.shutdownTimeoutMillis, observer };
-    // shutdownTelemetry() was called while this setup ran (a SIGTERM during startup): it
-    // flushes and releases the session; the caller gets no handle that says "exporting".
+    // A shutdownTelemetry() during setup (a SIGTERM at startup) releases the session; no handle.
     if (shutdownPromise !== undefined) return null;
     current = handle;
-    setTelemetryState({
-      metricsExporting: pipeline.metricsExporting,
-      tracesExporting: pipeline.tracesExporting,
-      // The configured groups are published whenever telemetry is on: they gate spans (only
-      // while traces export, see isSpanGroupEnabled) and also group-scoped metrics, such as
-      // the sandbox lifecycle series, which must follow the `sandbox` group in a metrics-only
-      // process too.
-      spanGroups: pipeline.tracesExporting || pipeline.metricsExporting ? groups.groups : [],
-      orchestrator,
-      sandboxSampleIntervalSeconds: pipeline.tracesExporting ? config.sandboxResourceSampleIntervalSeconds : 0,
-    });
+    publishOn(pipeline, config, groups.groups, orchestrator);
     return handle;
   } catch (error) {
     session = undefined;
     current = null;
     observer?.stop();
-    // Release what was registered; nothing was recorded on it, so there is nothing to wait for.
     void pipeline?.shutdown(0);
     return off(`telemetry is disabled: setup failed (${describeError(error)})`);
   }
@@ -259,7 +249,7 @@ async function setUp(
  * failure policy).
  */
 export function initTelemetry(options: InitTelemetryOptions): Promise<TelemetryHandle | null> {
-  let limits: Readonly<Required<PrometheusEndpointLimits>>;
+  let limits: Limits;
   try {
     limits = checkOptions(options);
   } catch (error) {

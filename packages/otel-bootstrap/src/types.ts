@@ -38,6 +38,7 @@ export interface TelemetryConfig {
 
 /** What {@link loadTelemetryConfig} returns: a config, or one message saying what was wrong. */
 export type TelemetryConfigResult =
+  // `warnings`, either way: what was read but not used (an unknown name, an odd value, a capped interval).
   | { readonly ok: true; readonly config: TelemetryConfig; readonly warnings: readonly string[] }
   | {
       readonly ok: false;
@@ -45,9 +46,6 @@ export type TelemetryConfigResult =
       readonly error: string;
       readonly warnings: readonly string[];
     };
-// `warnings`, either way: what was read but not used, each one message (an unknown
-// NEMO_GYM_OTEL_* name with the closest known one, an OTEL_SDK_DISABLED other than `true` or
-// `false`, an export interval capped to the longest Node timer). initTelemetry reports them.
 
 /**
  * Receives the few messages an operator must see (malformed env, setup or registration
@@ -67,7 +65,7 @@ export interface PrometheusEndpointLimits {
   readonly requestTimeoutMs?: number;
   /** An idle keep-alive connection is closed after this long (default 5000; 1 to 600000). */
   readonly keepAliveTimeoutMs?: number;
-  /** Open connections kept; beyond it a connection's first request closes the oldest connection that has not sent a request (else the oldest idle one), and beyond twice it a newcomer does so at accept (default 64; 1 to 65536). */
+  /** Open connections allowed (Node's `server.maxConnections`: beyond it a newcomer is closed at accept, so a crowd at the cap locks the scraper out); 1 to 65536, no cap by default. */
   readonly maxConnections?: number;
 }
 
@@ -111,8 +109,8 @@ export interface TelemetryHandle {
   /** The settings in force, with `runId` resolved. */
   readonly config: TelemetryConfig;
   /**
-   * `service.name` of what this process exports: the Gym one (`nemo-gym/policy_model`), or
-   * that of a provider someone else registered and this setup reuses, when it can be read.
+   * The Gym `service.name` (`nemo-gym/policy_model`). With `gymResourceApplied` false, what
+   * this process exports carries the resource of the provider someone else registered instead.
    */
   readonly serviceName: string;
   /**

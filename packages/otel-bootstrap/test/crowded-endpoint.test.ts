@@ -1,6 +1,6 @@
 // The metrics endpoint stays reachable and cheap under a crowd, in a real server process:
 // 80 slow clients that trickle their headers and come back when cut (100 ms later, or at once:
-// the churn that once grew the server by 140 MiB), and a client that pipelines scrapes and
+// a cap that closes newcomers at accept turns this into churn), and a client that pipelines scrapes and
 // never reads, while a scraper scrapes every second. Every scrape succeeds, the app's /healthz
 // keeps answering, and the server's memory stays under +100 MiB. Bounded: 10 scrapes per case,
 // then everything is closed. One fresh server process per case.

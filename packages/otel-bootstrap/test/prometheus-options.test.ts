@@ -102,7 +102,6 @@ describe('the prometheus option is checked at once', () => {
       headersTimeoutMs: 5_000,
       requestTimeoutMs: 10_000,
       keepAliveTimeoutMs: 5_000,
-      maxConnections: 64,
     });
   });
 

@@ -111,7 +111,7 @@ describe('another copy of @opentelemetry/api, of another version, owns the globa
 });
 
 describe('a provider this API can see is reused: the handle says what is really in effect', () => {
-  it('an SDK MeterProvider with a reader: exporting, with its own service.name, and one warning naming what was not applied', async () => {
+  it('an SDK MeterProvider with a reader: exporting, and one warning naming what was not applied', async () => {
     const theirs = new MeterProvider({
       resource: resourceFromAttributes({ 'service.name': 'their-service' }),
       readers: [new PrometheusExporter({ preventServerStart: true })],
@@ -120,11 +120,15 @@ describe('a provider this API can see is reused: the handle says what is really 
     try {
       const warnings: string[] = [];
       const handle = await initTelemetry(options(PROMETHEUS, warnings));
-      expect(handle).toMatchObject({ metricsExporting: true, serviceName: 'their-service', gymResourceApplied: false });
+      expect(handle).toMatchObject({
+        metricsExporting: true,
+        serviceName: 'nemo-gym/policy_model',
+        gymResourceApplied: false,
+      });
       expect(handle?.prometheusEndpoint).toBeUndefined();
       expect(getTelemetryState()?.metricsExporting).toBe(true);
       expect(warnings).toEqual([
-        '@gym/otel-bootstrap: metrics go to a provider registered before initTelemetry (metrics: exporting (service.name "their-service")); not applied there: the Gym resource attributes (service.name "nemo-gym/policy_model", nemo.run.id, nemo.gym.*) and the configured exporter (NEMO_GYM_OTEL_EXPORTER=prometheus)',
+        '@gym/otel-bootstrap: metrics go to a provider registered before initTelemetry, with its own resource and exporters; not applied there: the Gym resource attributes (service.name "nemo-gym/policy_model", nemo.run.id, nemo.gym.*) and the configured exporter (NEMO_GYM_OTEL_EXPORTER=prometheus)',
       ]);
     } finally {
       metrics.disable();
@@ -132,23 +136,23 @@ describe('a provider this API can see is reused: the handle says what is really 
     }
   });
 
-  it('an SDK MeterProvider without a reader is not exporting', async () => {
+  it("an SDK MeterProvider is taken at its word: its readers are its own, never read from the SDK's private fields", async () => {
     const theirs = new MeterProvider();
     metrics.setGlobalMeterProvider(theirs);
     try {
       const warnings: string[] = [];
       const handle = await initTelemetry(options(PROMETHEUS, warnings));
-      expect(handle).toMatchObject({ metricsExporting: false, isExporting: false, gymResourceApplied: false });
-      expect(getTelemetryState()?.metricsExporting).toBe(false);
+      expect(handle).toMatchObject({ metricsExporting: true, isExporting: true, gymResourceApplied: false });
+      expect(getTelemetryState()?.metricsExporting).toBe(true);
       expect(warnings).toHaveLength(1);
-      expect(warnings[0]).toContain('metrics: not exporting, it has no reader or span processor');
+      expect(warnings[0]).toContain('metrics go to a provider registered before initTelemetry, with its own resource');
     } finally {
       metrics.disable();
       await theirs.shutdown();
     }
   });
 
-  it("the API's no-op MeterProvider and a TracerProvider without span processors are not exporting", async () => {
+  it("the API's no-op MeterProvider is not exporting; an SDK TracerProvider is taken at its word", async () => {
     // What the API hands out while nothing is registered: its own no-op provider.
     metrics.setGlobalMeterProvider(metrics.getMeterProvider());
     const tracerProvider = new SdkTracerProvider();
@@ -156,8 +160,8 @@ describe('a provider this API can see is reused: the handle says what is really 
     try {
       const warnings: string[] = [];
       const handle = await initTelemetry(options({ NEMO_GYM_OTEL_EXPORTER: 'otlp' }, warnings));
-      expect(handle).toMatchObject({ metricsExporting: false, tracesExporting: false, isExporting: false });
-      expect(getTelemetryState()).toMatchObject({ metricsExporting: false, tracesExporting: false });
+      expect(handle).toMatchObject({ metricsExporting: false, tracesExporting: true, isExporting: true });
+      expect(getTelemetryState()).toMatchObject({ metricsExporting: false, tracesExporting: true });
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatch(/^@gym\/otel-bootstrap: metrics and traces go to a provider registered before/);
     } finally {
