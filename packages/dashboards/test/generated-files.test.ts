@@ -222,12 +222,12 @@ describe('generate with unit suffixes', () => {
   it('reads the JS and Collector namings by default, and adds the given one', () => {
     const plain = generate()['prometheus/gym-recording.rules.yml'];
     expect(plain).toContain(
-      'rate(gym_resources_operation_queue_duration_ms_bucket[5m]) or rate(gym_resources_operation_queue_duration_ms_milliseconds_bucket[5m])',
+      '(rate(gym_resources_operation_queue_duration_ms_bucket[5m]) and present_over_time(gym_resources_operation_queue_duration_ms_bucket[50s])) or (rate(gym_resources_operation_queue_duration_ms_milliseconds_bucket[5m]) and present_over_time(gym_resources_operation_queue_duration_ms_milliseconds_bucket[50s]))',
     );
     const files = generate({ nameSuffixes: [{ unit: 'ms', suffix: 'msec' }] });
     const rules = files['prometheus/gym-recording.rules.yml'];
     expect(rules).toContain(
-      'rate(gym_resources_operation_queue_duration_ms_bucket[5m]) or rate(gym_resources_operation_queue_duration_ms_milliseconds_bucket[5m]) or rate(gym_resources_operation_queue_duration_ms_msec_bucket[5m])',
+      '(rate(gym_resources_operation_queue_duration_ms_bucket[5m]) and present_over_time(gym_resources_operation_queue_duration_ms_bucket[50s])) or (rate(gym_resources_operation_queue_duration_ms_milliseconds_bucket[5m]) and present_over_time(gym_resources_operation_queue_duration_ms_milliseconds_bucket[50s])) or (rate(gym_resources_operation_queue_duration_ms_msec_bucket[5m]) and present_over_time(gym_resources_operation_queue_duration_ms_msec_bucket[50s]))',
     );
     expect(rules).toContain('record: instance:gym_resources_operation_queue_duration_ms_bucket:rate5m');
     // Every millisecond histogram reaches the dashboard through a recorded name, so its JSON does not change.
