@@ -8,15 +8,7 @@
 // scrape restarts no alert's wait. `GymTelemetryBlind` says when the rules cannot see the fleet.
 
 import { eitherNaming, type Naming, RATE_WINDOW, recordedNames } from './naming.js';
-import {
-  by,
-  FAILING_OUTCOMES,
-  FRESH_WINDOW,
-  LIMIT_LABELS,
-  POOL_LABELS,
-  scaled,
-  TARGET_LABELS,
-} from './recording-rules.js';
+import { by, FAILING_OUTCOMES, LIMIT_LABELS, POOL_LABELS, scaled, TARGET_LABELS } from './recording-rules.js';
 import { LABELS, TARGET_INFO } from './series.js';
 import type { AlertRule, RuleGroup } from './types.js';
 
@@ -81,7 +73,6 @@ export function alertRules(names: Naming, timeScale = 1): RuleGroup<AlertRule> {
   const r = recordedNames(names);
   const window = scaled(RATE_WINDOW, timeScale);
   const memory = scaled(MEMORY, timeScale);
-  const fresh = scaled(FRESH_WINDOW, timeScale);
   // The servers a job has now (the median of the window: one failed scrape changes nothing)
   // below the most it had for 10 minutes in a row within the memory (a new server that overlaps
   // the one it replaces for a few minutes does not raise the peak).
@@ -212,10 +203,10 @@ export function alertRules(names: Naming, timeScale = 1): RuleGroup<AlertRule> {
       },
     },
     {
-      // absent(), per job: every target of a job that answered within the memory is gone (none
-      // answered within the last 90 s: one failed scrape of all of them is not absence).
+      // absent(), per job: every target of a job that answered within the memory is gone. One
+      // failed scrape of all of them is not absence: it lasts one evaluation, under the `for:`.
       alert: 'GymTargetsAbsent',
-      expr: `max ${by('job')} (max_over_time(${r.targetUp}[${memory}])) unless on (job) max ${by('job')} (max_over_time(${r.targetUp}[${fresh}]))`,
+      expr: `max ${by('job')} (max_over_time(${r.targetUp}[${memory}])) unless on (job) max ${by('job')} (${r.targetUp})`,
       for: wait('1m'),
       labels: { severity: 'critical' },
       annotations: {

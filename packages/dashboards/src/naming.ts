@@ -73,6 +73,7 @@ export function recordedNames(names: Naming) {
     concurrencySaturation: `instance:${plain('concurrencyActive')}:saturation_ratio`,
     concurrencySaturationAvg: `instance:${plain('concurrencyActive')}:saturation_ratio_avg${RATE_WINDOW}`,
     concurrencyQueueMax: `instance:${plain('concurrencyQueueDepth')}:max${RATE_WINDOW}`,
+    oldestWait: `instance:${plain('concurrencyOldestWait')}:max`,
     oldestWaitMin: `instance:${plain('concurrencyOldestWait')}:min${RATE_WINDOW}`,
     oldestWaitDrops: `instance:${plain('concurrencyOldestWait')}:drops${RATE_WINDOW}`,
     queueDepthDrops: `instance:${plain('concurrencyQueueDepth')}:drops${RATE_WINDOW}`,

@@ -215,6 +215,10 @@ export function recordingRules(names: Naming, timeScale = 1): RuleGroup<Recordin
     // slot to its oldest waiter lowers the oldest age; one that admits any waiter lowers the depth.
     // Neither going down while the oldest waits is a limit that completes nothing.
     {
+      record: r.oldestWait,
+      expr: `max ${by(...LIMIT_LABELS)} (${eitherNaming(names, 'concurrencyOldestWait', 'series', latest)})`,
+    },
+    {
       record: r.oldestWaitMin,
       expr: `max ${by(...LIMIT_LABELS)} (${eitherNaming(names, 'concurrencyOldestWait', 'series', over('min_over_time'))})`,
     },

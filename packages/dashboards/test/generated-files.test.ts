@@ -12,7 +12,8 @@ import { describe, expect, it, jest } from '@jest/globals';
 import { parse } from 'yaml';
 import { ALERT_NAMES } from '../src/alert-rules.js';
 import { prometheusNames } from '../src/prometheus-names.js';
-import { panelQueries, readDashboard } from './support/dashboard-queries.js';
+import { keptByLens } from '../src/series.js';
+import { type JsonPanel, panelQueries, readDashboard } from './support/dashboard-queries.js';
 import { packageFile } from './support/paths.js';
 
 // Child processes (node, tsc, promtool) on a loaded machine: a generous bound, not a speed claim.
@@ -200,6 +201,32 @@ describe('what the dashboard and rules read', () => {
     const queries = panelQueries();
     expect(queries.length).toBeGreaterThan(20);
     for (const query of queries) expect(query.expr).toContain('target_info{job=~"$job"');
+  });
+
+  it("says, on every panel that reads a series NeMo Lens' metric filter drops, why it is empty there", () => {
+    const dropped = Object.values(INSTRUMENTS)
+      .map((instrument) => prometheusNames(instrument))
+      .filter((names) => !keptByLens(names.base));
+    expect(dropped.map((names) => names.base.split('_')[0]).sort()).toEqual(
+      expect.arrayContaining(['process', 'v8js']),
+    );
+    const visit = (panels: JsonPanel[]): JsonPanel[] =>
+      panels.flatMap((panel) => [panel, ...visit(panel.panels ?? [])]);
+    const panels = visit(readDashboard().panels).filter((panel) => panel.targets !== undefined);
+    let noted = 0;
+    for (const panel of panels) {
+      const reads = dropped.some((names) =>
+        (panel.targets ?? []).some((target) =>
+          new RegExp(`\\b(${names.base}|${names.series}|${names.sum}|${names.count})\\b`).test(target.expr),
+        ),
+      );
+      expect({ panel: panel.title, says: (panel.description ?? '').includes('Empty under a metric filter') }).toEqual({
+        panel: panel.title,
+        says: reads,
+      });
+      if (reads) noted++;
+    }
+    expect(noted).toBeGreaterThanOrEqual(4);
   });
 
   it('gives every alert a summary, a description and a runbook section in the README', async () => {
