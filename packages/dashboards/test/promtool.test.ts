@@ -2,8 +2,9 @@
 // templates) and `promtool test rules` over test/promtool/*.test.yml, where every alert fires
 // on a fault, stays quiet on healthy series, resolves after recovery, and is not restarted by
 // one odd scrape inside the fault. Each test file is also run against rules with one property
-// taken away (a threshold loosened, a window made a single scrape, the join to answering
-// targets or a naming dropped), which must FAIL: each property is what the tests rely on.
+// taken away (a threshold loosened, a window made a single scrape, a series kept after its
+// process died, liveness made a precondition again, a per-series product taken per instance,
+// or a naming dropped), which must FAIL: each property is what the tests rely on.
 
 import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -223,6 +224,13 @@ tools.describe('the promtool tests can fail', () => {
       'GymQueueStuck',
       'min_over_time(gym_concurrency_oldest_wait_ms[5m])',
       'last_over_time(gym_concurrency_oldest_wait_ms[5m])',
+      'recording',
+    ],
+    // The Collector's naming dropped: a Python server's stuck limit goes unseen.
+    [
+      'GymQueueStuck',
+      '(min_over_time(gym_concurrency_oldest_wait_ms[5m]) and present_over_time(gym_concurrency_oldest_wait_ms[50s])) or (min_over_time(gym_concurrency_oldest_wait_ms_milliseconds[5m]) and present_over_time(gym_concurrency_oldest_wait_ms_milliseconds[50s]))',
+      '(min_over_time(gym_concurrency_oldest_wait_ms[5m]) and present_over_time(gym_concurrency_oldest_wait_ms[50s]))',
       'recording',
     ],
     ['GymServerLostBehindCollector', ' unless on (job) up\n', '\n', 'alerts'],
