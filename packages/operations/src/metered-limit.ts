@@ -95,7 +95,8 @@ function countsOf(limiter: object, gate: Gate, capacity: number | undefined): Co
     queued: 0,
     active: 0,
     handed: 0,
-    waiting: undefined,
+    waits: undefined,
+    waitsFrom: 0,
   };
   const live = gate.live(capacity, counts);
   Object.assign(counts, {
@@ -219,7 +220,7 @@ export class MeteredLimitImpl implements MeteredLimit {
     }
     entry.members.push({ admission: new WeakRef(this.admission), totals: this.admission.totals });
     if (this.admission.timeoutMs !== undefined) entry.timed = true;
-    this.admission.counts.waiting ??= new Map();
+    this.admission.counts.waits ??= [];
   }
 }
 
@@ -299,10 +300,8 @@ function addEntry(sum: Sum, entry: Entry, at: number): void {
     sum.active += counts.active;
     sum.available += counts.available();
     sum.queued += counts.queued;
-    for (const since of counts.waiting?.values() ?? []) {
-      if (at - since > sum.oldest) sum.oldest = at - since;
-      break;
-    }
+    const since = counts.waits?.[0];
+    if (since !== undefined && at - since > sum.oldest) sum.oldest = at - since;
   }
   addTotals(sum, entry.left);
 }

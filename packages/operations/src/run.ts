@@ -60,8 +60,23 @@ export interface Counts {
   active: number;
   /** Slots passed to calls still counted as queued (only when `passes`). */
   handed: number;
-  /** While it is exported: each waiting call and when it started to wait, oldest first. */
-  waiting: Map<object, number> | undefined;
+  /**
+   * While it is exported: when each wait started, in order (`NaN` once that wait ended; the
+   * front is always a wait still going on), and the sequence number of the first.
+   */
+  waits: number[] | undefined;
+  waitsFrom: number;
+}
+
+/** The wait numbered `seq` ended: its start is forgotten, and the front moves past every ended one. */
+function waitEnded(counts: Counts, seq: number): void {
+  const waits = counts.waits;
+  if (seq < 0 || waits === undefined) return;
+  waits[seq - counts.waitsFrom] = Number.NaN;
+  while (waits.length > 0 && Number.isNaN(waits[0])) {
+    waits.shift();
+    counts.waitsFrom++;
+  }
 }
 
 /** One metered limit: its admission rules and totals, and the counts of its limiter. */
@@ -153,6 +168,8 @@ class Call<T> implements OperationContext {
   /** How the body ended, once it has. */
   #ended: Outcome = 'ok';
   #askedAt = Number.NaN;
+  /** Its number among its limit's waits (for the oldest wait), or -1. */
+  #wait = -1;
 
   constructor(
     body: Body<T>,
@@ -181,10 +198,10 @@ class Call<T> implements OperationContext {
     this.#askedAt = this.#rec.asked();
     // A waiting call of an exported limit: its wait's start, for the oldest wait (a clock read
     // of its own only when nothing measures it).
-    const waiting = this.#waits ? this.#admission?.counts.waiting : undefined;
-    if (waiting !== undefined) {
+    const counts = this.#waits ? this.#admission?.counts : undefined;
+    if (counts?.waits !== undefined) {
       const since = Number.isNaN(this.#askedAt) ? now() : this.#askedAt;
-      if (!Number.isNaN(since)) waiting.set(this, since);
+      if (!Number.isNaN(since)) this.#wait = counts.waitsFrom + counts.waits.push(since) - 1;
     }
   }
 
@@ -196,7 +213,7 @@ class Call<T> implements OperationContext {
       const counts = admission.counts;
       if (call.#waits) {
         counts.queued--;
-        counts.waiting?.delete(call);
+        waitEnded(counts, call.#wait);
         // A pass is only ever in transit to a queued call: one that reached this call before it
         // left (its grant given straight back, possibly while it was still counted) is no more.
         counts.handed = Math.min(counts.handed, counts.queued);
@@ -229,10 +246,8 @@ class Call<T> implements OperationContext {
   static async held<T>(call: Call<T>, gate: Gate): Promise<T> {
     const { signal } = call;
     const admission = call.#admission;
-    // A deadline races a call that waits, and any call of a limit judged by our counts alone (a
-    // direct caller may hold what they call free): its timer starts only if no grant came by the
-    // next microtask. A call that found a free slot of a limiter that tells has it at once.
-    const deadline = call.#waits || admission?.counts.passes === true ? admission?.timeoutMs : undefined;
+    // A deadline races only a call that waits: one that found a free slot has it at once.
+    const deadline = call.#waits ? admission?.timeoutMs : undefined;
     let token: unknown;
     try {
       // Nothing to race (no signal, no deadline): the acquire alone.
@@ -274,7 +289,7 @@ class Call<T> implements OperationContext {
       if (this.#waits) {
         counts.queued--;
         counts.active++;
-        counts.waiting?.delete(this);
+        waitEnded(counts, this.#wait);
       }
       // A slot counted as passed reached a call (one counted as waiting, or, behind a grant to a
       // caller that left, one the counts had found a free slot for).
@@ -332,10 +347,8 @@ function race(
     granted.then((token) => (stop() ? resolve(token) : releaseLate(gate, token, admission)), end);
     if (ms !== undefined) {
       // Not unref'd: the caller waits for its outcome (async-mutex's withTimeout does the same).
-      // Armed a microtask later (after a grant that came at once: then it is not); the error is made when it passes.
-      queueMicrotask(() => {
-        if (!done) timer = setTimeout(() => end(new AdmissionTimeoutError(admission?.limitName ?? '', ms)), ms);
-      });
+      // The error is made only when the deadline passes.
+      timer = setTimeout(() => end(new AdmissionTimeoutError(admission?.limitName ?? '', ms)), ms);
     }
   });
 }

@@ -658,7 +658,8 @@ it('an admission deadline keeps the process alive until it ends the wait (a real
     import { meteredLimit } from '@gym/operations';
     const stuck = { acquire: () => new Promise(() => {}) };
     const limit = meteredLimit(stuck, { component: 'other', limitName: 'stuck', capacity: 1, admissionTimeoutMs: 200 });
-    const error = await limit.run(() => 'never').catch((e) => e);
+    limit.run(() => 'never'); // found the slot free (no deadline), and never gets it
+    const error = await limit.run(() => 'never').catch((e) => e); // waits: the deadline ends it
     console.log(error.name);
   `;
   // The timeout is a failure guard: a loaded machine starts a child slowly.
@@ -773,9 +774,39 @@ describe('gym.concurrency.oldest_wait_ms: the age of the oldest call waiting now
   });
 });
 
+it('oldest_wait_ms: waits that end out of order (aborted, timed out) leave the oldest one still waiting', async () => {
+  const clock = new FakeClock();
+  try {
+    const { meterProvider, reader } = createMetricHarness();
+    const limit = meteredLimit(new Semaphore(1), { component: 'other', limitName: 'out_of_order', meterProvider });
+    const oldest = async () => gaugeValue(await collectMetrics(reader), METRIC_CONCURRENCY_OLDEST_WAIT);
+    const hold = deferred();
+    const holder = limit.run(() => hold.promise);
+    await settle();
+    const aborts = [new AbortController(), new AbortController(), new AbortController()];
+    const waiters = aborts.map((controller, i) => {
+      clock.time = 10 * (i + 1); // waits from 10, 20, 30
+      return capture(limit.run(() => 'ran', { signal: controller.signal }));
+    });
+    clock.time = 100;
+    aborts[1]?.abort(new Error('gone')); // the middle one leaves
+    await settle();
+    expect(await oldest()).toBe(90);
+    aborts[0]?.abort(new Error('gone')); // then the oldest: the one from 30 is the oldest now
+    await settle();
+    expect(await oldest()).toBe(70);
+    hold.resolve();
+    await holder;
+    expect((await Promise.all(waiters)).map((r) => r.ok)).toEqual([false, false, true]);
+    expect(await oldest()).toBe(0);
+  } finally {
+    clock.restore();
+  }
+});
+
 describe('an admission deadline costs a call that finds a free slot nothing: no timer, until a call waits', () => {
   it.each(KINDS)('%s', async (kind, make) => {
-    jest.useFakeTimers({ doNotFake: ['queueMicrotask', 'nextTick'] }); // timers only
+    jest.useFakeTimers();
     const limit = meteredLimit(make(1), {
       component: 'other',
       limitName: 'deadline_free',
