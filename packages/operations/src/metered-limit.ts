@@ -265,17 +265,21 @@ type Registry = Map<string, Entry>;
 const GLOBAL: Registry = new Map();
 
 /** One attribute set as a collection sees it: the sum of its distinct limiters. */
-interface Sum extends AdmissionTotals {
-  readonly attributes: Attributes;
-  readonly limiters: Set<Counts>;
-  members: number;
-  timed: boolean;
+class Sum implements AdmissionTotals {
+  readonly limiters = new Set<Counts>();
+  members = 0;
+  timed = false;
+  timeouts = 0;
+  cancelled = 0;
+  rejected = 0;
   /** Slots of its bounded limiters: `NaN` while it has none (then it exports no gauge). */
-  limit: number;
-  active: number;
-  available: number;
-  queued: number;
-  oldest: number;
+  limit = Number.NaN;
+  active = 0;
+  available = 0;
+  queued = 0;
+  oldest = 0;
+
+  constructor(readonly attributes: Attributes) {}
 }
 
 /** Adds `entry` to `sum`, leaving out (their totals kept) the limits that were collected. */
@@ -330,24 +334,8 @@ class ConcurrencyInstruments {
       const sums = new Map<string, Sum>();
       for (const registry of global ? [this.registry, GLOBAL] : [this.registry]) {
         for (const [key, entry] of registry) {
-          let sum = sums.get(key);
-          if (sum === undefined) {
-            sum = {
-              attributes: entry.attributes,
-              limiters: new Set(),
-              members: 0,
-              timed: false,
-              timeouts: 0,
-              cancelled: 0,
-              rejected: 0,
-              limit: Number.NaN,
-              active: 0,
-              available: 0,
-              queued: 0,
-              oldest: 0,
-            };
-            sums.set(key, sum);
-          }
+          const sum = sums.get(key) ?? new Sum(entry.attributes);
+          sums.set(key, sum);
           addEntry(sum, entry, at);
         }
       }
@@ -356,7 +344,7 @@ class ConcurrencyInstruments {
         result.observe(available, busy ? s.available : s.limit, s.attributes);
         result.observe(active, busy ? s.active : 0, s.attributes);
         result.observe(queueDepth, busy ? s.queued : 0, s.attributes);
-        result.observe(oldest, busy && Number.isFinite(s.oldest) ? s.oldest : 0, s.attributes);
+        result.observe(oldest, busy ? s.oldest : 0, s.attributes);
       };
       const reported = new Map<string, Sum>();
       for (const [key, s] of sums) {
