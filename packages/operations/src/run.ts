@@ -71,7 +71,7 @@ export interface Counts {
 /** The wait numbered `seq` ended: its start is forgotten, and the front moves past every ended one. */
 function waitEnded(counts: Counts, seq: number): void {
   const waits = counts.waits;
-  if (seq < 0 || waits === undefined) return;
+  if (seq < counts.waitsFrom || waits === undefined) return;
   waits[seq - counts.waitsFrom] = Number.NaN;
   while (waits.length > 0 && Number.isNaN(waits[0])) {
     waits.shift();
@@ -214,6 +214,7 @@ class Call<T> implements OperationContext {
       if (call.#waits) {
         counts.queued--;
         waitEnded(counts, call.#wait);
+        call.#wait = -1;
         // A pass is only ever in transit to a queued call: one that reached this call before it
         // left (its grant given straight back, possibly while it was still counted) is no more.
         counts.handed = Math.min(counts.handed, counts.queued);
@@ -290,6 +291,7 @@ class Call<T> implements OperationContext {
         counts.queued--;
         counts.active++;
         waitEnded(counts, this.#wait);
+        this.#wait = -1;
       }
       // A slot counted as passed reached a call (one counted as waiting, or, behind a grant to a
       // caller that left, one the counts had found a free slot for).
