@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { closure, publishablePackages } from './support/pack.js';
+import { publishablePackages } from './support/pack.js';
 
 const run = promisify(execFile);
 const repo = new URL('..', import.meta.url).pathname;
@@ -30,18 +30,30 @@ it('the README keeps its two commands first, and asks for nothing but Node and n
   expect(readme).toContain('`brew install prometheus`');
 });
 
+/** The one sentence every README says about Node 20, word for word. */
+const NODE_20 =
+  '**Node 20:** the libraries (every package but `@gym/otel-bootstrap`) run on Node.js 20.19 or newer; ' +
+  '`@gym/otel-bootstrap` 1.x needs Node.js 22.15 or newer (it builds with OpenTelemetry JS 3.x), so on Node 20 ' +
+  'set up your OpenTelemetry JS 2.x SDK yourself and the libraries record into it.';
+
+it('the top-level README says the Node 20 sentence, and describes no other bootstrap line', () => {
+  expect(readme).toContain(NODE_20);
+  expect(readme).not.toMatch(/0\.x line|otel-bootstrap@0|npm pack/);
+});
+
 describe.each(publishablePackages().map((pkg) => [pkg.manifest.name, pkg] as const))('%s README', (name, pkg) => {
-  it('says how to install it from `npm pack` tarballs before it is published, with its @gym dependencies', () => {
-    const text = readFileSync(join(pkg.dir, 'README.md'), 'utf8');
-    const byName = new Map(publishablePackages().map((each) => [each.manifest.name, each]));
-    const pack = /^npm ci && npm run build && npm pack ((?:-w \S+ )+)--pack-destination "\$dir"$/m.exec(text);
-    expect(pack).not.toBeNull();
-    const packed = (pack?.[1] ?? '')
-      .trim()
-      .split(/\s*-w\s+/)
-      .filter(Boolean);
-    expect(packed.sort()).toEqual([...closure(name, byName)].sort());
-    expect(text).toMatch(/npm install (--save-dev )?"\$dir"\/\*\.tgz/);
+  const text = readFileSync(join(pkg.dir, 'README.md'), 'utf8');
+
+  it('installs it from the registry by name (with its peer @opentelemetry/api), not from tarballs of a clone', () => {
+    const peer = pkg.manifest.peerDependencies?.['@opentelemetry/api'] ? ' @opentelemetry/api' : '';
+    expect(text).toMatch(new RegExp(`^npm install (--save-dev )?${name}${peer}$`, 'm'));
+    expect(text).not.toMatch(/npm pack|\.tgz/);
+  });
+
+  it('says the Node 20 sentence in its Compatibility section, and describes no other bootstrap line', () => {
+    const compatibility = /^## Compatibility\n([\s\S]*?)(^## |$(?![\s\S]))/m.exec(text)?.[1] ?? '';
+    expect(compatibility).toContain(NODE_20);
+    expect(text).not.toMatch(/0\.x line|otel-bootstrap@0/);
   });
 });
 

@@ -175,6 +175,24 @@ it('one copy of each OpenTelemetry package per major line in the lockfile: 3.x a
   expect(version('test/otel2/node_modules/@opentelemetry/sdk-metrics')).toMatch(/^2\./);
 });
 
+it("the packages whose engines leave out Node 20.19 are the 3.x SDK line and the bootstrap only (.npmrc's loglevel=error hides their warnings)", () => {
+  // `npm ci` on Node 20 would print one EBADENGINE warning (5 lines) for each of them; .npmrc
+  // keeps npm's warnings off instead, so this list is what that line may hide, and nothing else.
+  // semver as npm reads engines (through @changesets/cli, a root devDependency, which depends on it).
+  const fromChangesets = createRequire(createRequire(import.meta.url).resolve('@changesets/cli/package.json'));
+  const semver = fromChangesets('semver') as { satisfies(version: string, range: string): boolean };
+  const lock = JSON.parse(readFileSync(join(repo, 'package-lock.json'), 'utf8'));
+  const excluded = Object.entries<{ engines?: { node?: string }; version?: string }>(lock.packages)
+    .filter(([, entry]) => entry.engines?.node !== undefined && !semver.satisfies('20.19.0', entry.engines.node))
+    .map(([path, entry]) => ({ path, version: entry.version ?? '' }));
+  expect(excluded.length).toBeGreaterThan(0);
+  for (const { path, version } of excluded) {
+    const otel3 = /^node_modules\/@opentelemetry\/[^/]+$/.test(path) && /^(3\.|0\.[3-9]\d\d\.)/.test(version);
+    expect({ path, allowed: otel3 || path === 'packages/otel-bootstrap' }).toEqual({ path, allowed: true });
+  }
+  expect(readFileSync(join(repo, '.npmrc'), 'utf8')).toMatch(/^loglevel=error$/m);
+});
+
 it('turbo.json runs only tasks some workspace implements, and every workspace builds and typechecks', () => {
   const turbo = JSON.parse(readFileSync(join(repo, 'turbo.json'), 'utf8')) as { tasks: Record<string, unknown> };
   const workspaces = [
