@@ -2,7 +2,7 @@
 // real types (strict, like the packages), so it cannot drift from their APIs. It is checked
 // outside the repository with the workspace packages mapped to their sources.
 
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { publishablePackages } from './support/pack.js';
+import { tsBlocks } from './support/readme-examples.js';
 
 const run = promisify(execFile);
 const repo = new URL('..', import.meta.url).pathname;
@@ -89,3 +90,27 @@ ${example}`;
   );
   expect(result).toBe('');
 }, 120_000);
+
+it('every TypeScript example of every README is one test/release.test.ts checks (no other README has one, and none is fenced otherwise)', () => {
+  const readmes = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '*README.md'], {
+    cwd: repo,
+    encoding: 'utf8',
+  })
+    .split('\n')
+    .filter(Boolean);
+  const checked = new Set([
+    'README.md',
+    ...publishablePackages().map((pkg) => `${pkg.dir.slice(repo.length)}/README.md`),
+  ]);
+  expect(readmes).toEqual(expect.arrayContaining([...checked]));
+  for (const file of readmes) {
+    const text = readFileSync(join(repo, file), 'utf8');
+    // TypeScript or JavaScript fenced under another name would escape the extraction.
+    expect({ file, fences: text.match(/^```(typescript|tsx|mts|cts|js|javascript|mjs|cjs)$/gm) }).toEqual({
+      file,
+      fences: null,
+    });
+    if (!checked.has(file)) expect({ file, blocks: tsBlocks(file).length }).toEqual({ file, blocks: 0 });
+    else expect({ file, blocks: tsBlocks(file).length > 0 }).toEqual({ file, blocks: true });
+  }
+});
