@@ -302,17 +302,33 @@ describeRelease(`a release through a real registry ${why}`.trim(), () => {
         .filter((file) => file !== '' && !file.endsWith('README.md')),
     );
     writeFileSync(join(copy, '.changeset', 'release-test-core.md'), `---\n"${target}": patch\n---\n\nA fix.\n`);
-    await run(process.execPath, [changeset, 'version'], { cwd: copy, env: publishEnv });
+    // The repository's own script: `changeset version`, then the lockfile follows.
+    await run(process.execPath, [npm, 'run', 'version-packages'], { cwd: copy, env: publishEnv });
     const changed = git('status', '--porcelain')
       .split('\n')
       .filter(Boolean)
       .map((line) => line.slice(3));
-    expect(changed.filter((file) => file.startsWith('packages/')).sort()).toEqual([
+    // The private demo's range on @gym/core follows too (updateInternalDependencies); it is never published.
+    for (const file of changed.filter((each) => each.startsWith('apps/'))) {
+      expect({
+        file,
+        private: (JSON.parse(readFileSync(join(copy, file), 'utf8')) as { private?: boolean }).private,
+      }).toEqual({
+        file: expect.stringMatching(/^apps\/[^/]+\/package\.json$/),
+        private: true,
+      });
+    }
+    expect(changed.filter((file) => !file.startsWith('.changeset/') && !file.startsWith('apps/')).sort()).toEqual([
+      'package-lock.json',
       'packages/core/CHANGELOG.md',
       'packages/core/package.json',
     ]);
     const patched = (JSON.parse(readFileSync(join(copy, 'packages/core/package.json'), 'utf8')) as { version: string })
       .version;
+    const lock = JSON.parse(readFileSync(join(copy, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { version?: string }>;
+    };
+    expect(lock.packages['packages/core']?.version).toBe(patched);
     git('add', '-A');
     git('commit', '-q', '-m', 'a patch');
     await run(process.execPath, [changeset, 'publish'], { cwd: copy, env: publishEnv, maxBuffer: 64 * 1024 * 1024 });

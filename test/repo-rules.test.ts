@@ -193,6 +193,43 @@ it("the packages whose engines leave out Node 20.19 are the 3.x SDK line and the
   expect(readFileSync(join(repo, '.npmrc'), 'utf8')).toMatch(/^loglevel=error$/m);
 });
 
+it('the lockfile agrees with every workspace manifest (versions and ranges), as `npm ci` requires', () => {
+  // `changeset version` alone moves the manifests and leaves the lockfile behind, and `npm ci`
+  // then refuses to install; `npm run version-packages` updates both.
+  const lock = JSON.parse(readFileSync(join(repo, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, Record<string, unknown>>;
+  };
+  const root = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { workspaces: string[] };
+  const workspaces = Object.keys(lock.packages).filter((path) => path !== '' && !path.includes('node_modules/'));
+  expect(workspaces.length).toBeGreaterThan(9);
+  expect(workspaces.sort()).toEqual(
+    root.workspaces
+      .flatMap((pattern) =>
+        pattern.endsWith('/*')
+          ? readdirSync(join(repo, pattern.slice(0, -2)), { withFileTypes: true })
+              .filter(
+                (entry) =>
+                  entry.isDirectory() && existsSync(join(repo, pattern.slice(0, -2), entry.name, 'package.json')),
+              )
+              .map((entry) => `${pattern.slice(0, -2)}/${entry.name}`)
+          : [pattern],
+      )
+      .sort(),
+  );
+  const fields = ['version', 'dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies'];
+  for (const path of ['', ...workspaces]) {
+    const manifest = JSON.parse(readFileSync(join(repo, path, 'package.json'), 'utf8')) as Record<string, unknown>;
+    const pick = (entry: Record<string, unknown>) =>
+      Object.fromEntries(fields.filter((field) => entry[field] !== undefined).map((field) => [field, entry[field]]));
+    expect({ path, ...pick(lock.packages[path] ?? {}) }).toEqual({ path, ...pick(manifest) });
+  }
+  expect(
+    (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts[
+      'version-packages'
+    ],
+  ).toMatch(/^changeset version && npm install --package-lock-only /);
+});
+
 it('turbo.json runs only tasks some workspace implements, and every workspace builds and typechecks', () => {
   const turbo = JSON.parse(readFileSync(join(repo, 'turbo.json'), 'utf8')) as { tasks: Record<string, unknown> };
   const workspaces = [
