@@ -150,7 +150,9 @@ describeRelease(`a release through a real registry ${why}`.trim(), () => {
 
   it('publishes every package at its version, and nothing private', async () => {
     for (const { manifest } of publishable) expect(await versionsOf(manifest.name)).toEqual([manifest.version]);
-    await expect(versionsOf('@gym/test-kit')).rejects.toThrow(/E404|404/);
+    for (const internal of ['@gym/test-kit', '@gym/demo', '@gym/otel2']) {
+      await expect(versionsOf(internal)).rejects.toThrow(/E404|404/);
+    }
   }, 120_000);
 
   describe.each(publishable.map((pkg) => pkg.manifest.name))('%s', (name) => {
