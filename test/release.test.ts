@@ -295,14 +295,10 @@ describeRelease(`a release through a real registry ${why}`.trim(), () => {
         encoding: 'utf8',
       });
     // Only this change is pending (whatever else the repository has pending is not this release).
-    git(
-      'rm',
-      '-q',
-      '--ignore-unmatch',
-      ...execFileSync('git', ['ls-files', '.changeset/*.md'], { cwd: copy, encoding: 'utf8' })
-        .split('\n')
-        .filter((file) => file !== '' && !file.endsWith('README.md')),
-    );
+    const pending = execFileSync('git', ['ls-files', '.changeset/*.md'], { cwd: copy, encoding: 'utf8' })
+      .split('\n')
+      .filter((file) => file !== '' && !file.endsWith('README.md'));
+    if (pending.length > 0) git('rm', '-q', ...pending);
     writeFileSync(join(copy, '.changeset', 'release-test-core.md'), `---\n"${target}": patch\n---\n\nA fix.\n`);
     // The repository's own script: `changeset version`, then the lockfile follows.
     await run(process.execPath, [npm, 'run', 'version-packages'], { cwd: copy, env: publishEnv });

@@ -253,8 +253,8 @@ it('turbo.json runs only tasks some workspace implements, and every workspace bu
 it('every changeset has frontmatter changesets can read, naming real packages', () => {
   const names = new Set(packages.map((pkg) => pkg.manifest.name));
   const dir = join(repo, '.changeset');
+  // Right after a release none may be pending; the next test parses the README's example either way.
   const files = readdirSync(dir).filter((file) => file.endsWith('.md') && file !== 'README.md');
-  expect(files.length).toBeGreaterThan(0);
   const bad = files.flatMap((file) => {
     const match = /^---\n([\s\S]*?)^---$/m.exec(readFileSync(join(dir, file), 'utf8'));
     if (match === null || match.index !== 0) return [`${file}: no frontmatter`];
