@@ -1,7 +1,7 @@
 // `npm run release`: what a release would publish, without publishing anything. Runs
 // `npm publish --dry-run` for every package that is not private, in dependency order
-// (constants first), after `npm run build`. Real publishing is `changeset publish`, from
-// a release pipeline this repository does not have.
+// (constants first), after `npm run build`. Real publishing is `changeset publish`
+// (test/release.test.ts runs it against a local registry).
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,7 +19,8 @@ const packages = readdirSync(join(root, 'packages'))
 
 for (const { dir, manifest } of packages) {
   process.stdout.write(`\n# ${manifest.name}@${manifest.version}\n`);
-  execFileSync('npm', ['publish', '--dry-run', '--ignore-scripts', '--access', 'public'], {
+  // --loglevel=notice: the repository's .npmrc keeps npm quiet, and the dry run's report is notices.
+  execFileSync('npm', ['publish', '--dry-run', '--ignore-scripts', '--access', 'public', '--loglevel=notice'], {
     cwd: dir,
     stdio: 'inherit',
   });

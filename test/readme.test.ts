@@ -2,14 +2,15 @@
 // real types (strict, like the packages), so it cannot drift from their APIs. It is checked
 // outside the repository with the workspace packages mapped to their sources.
 
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { closure, publishablePackages } from './support/pack.js';
+import { publishablePackages } from './support/pack.js';
+import { tsBlocks } from './support/readme-examples.js';
 
 const run = promisify(execFile);
 const repo = new URL('..', import.meta.url).pathname;
@@ -30,18 +31,30 @@ it('the README keeps its two commands first, and asks for nothing but Node and n
   expect(readme).toContain('`brew install prometheus`');
 });
 
+/** The one sentence every README says about Node 20, word for word. */
+const NODE_20 =
+  '**Node 20:** the libraries (every package but `@gym/otel-bootstrap`) run on Node.js 20.19 or newer; ' +
+  '`@gym/otel-bootstrap` 1.x needs Node.js 22.15 or newer (it builds with OpenTelemetry JS 3.x), so on Node 20 ' +
+  'set up your OpenTelemetry JS 2.x SDK yourself and the libraries record into it.';
+
+it('the top-level README says the Node 20 sentence, and describes no other bootstrap line', () => {
+  expect(readme).toContain(NODE_20);
+  expect(readme).not.toMatch(/0\.x line|otel-bootstrap@0|npm pack/);
+});
+
 describe.each(publishablePackages().map((pkg) => [pkg.manifest.name, pkg] as const))('%s README', (name, pkg) => {
-  it('says how to install it from `npm pack` tarballs before it is published, with its @gym dependencies', () => {
-    const text = readFileSync(join(pkg.dir, 'README.md'), 'utf8');
-    const byName = new Map(publishablePackages().map((each) => [each.manifest.name, each]));
-    const pack = /^npm ci && npm run build && npm pack ((?:-w \S+ )+)--pack-destination "\$dir"$/m.exec(text);
-    expect(pack).not.toBeNull();
-    const packed = (pack?.[1] ?? '')
-      .trim()
-      .split(/\s*-w\s+/)
-      .filter(Boolean);
-    expect(packed.sort()).toEqual([...closure(name, byName)].sort());
-    expect(text).toMatch(/npm install (--save-dev )?"\$dir"\/\*\.tgz/);
+  const text = readFileSync(join(pkg.dir, 'README.md'), 'utf8');
+
+  it('installs it from the registry by name (with its peer @opentelemetry/api), not from tarballs of a clone', () => {
+    const peer = pkg.manifest.peerDependencies?.['@opentelemetry/api'] ? ' @opentelemetry/api' : '';
+    expect(text).toMatch(new RegExp(`^npm install (--save-dev )?${name}${peer}$`, 'm'));
+    expect(text).not.toMatch(/npm pack|\.tgz/);
+  });
+
+  it('says the Node 20 sentence in its Compatibility section, and describes no other bootstrap line', () => {
+    const compatibility = /^## Compatibility\n([\s\S]*?)(^## |$(?![\s\S]))/m.exec(text)?.[1] ?? '';
+    expect(compatibility).toContain(NODE_20);
+    expect(text).not.toMatch(/0\.x line|otel-bootstrap@0/);
   });
 });
 
@@ -77,3 +90,27 @@ ${example}`;
   );
   expect(result).toBe('');
 }, 120_000);
+
+it('every TypeScript example of every README is one test/release.test.ts checks (no other README has one, and none is fenced otherwise)', () => {
+  const readmes = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '*README.md'], {
+    cwd: repo,
+    encoding: 'utf8',
+  })
+    .split('\n')
+    .filter(Boolean);
+  const checked = new Set([
+    'README.md',
+    ...publishablePackages().map((pkg) => `${pkg.dir.slice(repo.length)}/README.md`),
+  ]);
+  expect(readmes).toEqual(expect.arrayContaining([...checked]));
+  for (const file of readmes) {
+    const text = readFileSync(join(repo, file), 'utf8');
+    // TypeScript or JavaScript fenced under another name would escape the extraction.
+    expect({ file, fences: text.match(/^```(typescript|tsx|mts|cts|js|javascript|mjs|cjs)$/gm) }).toEqual({
+      file,
+      fences: null,
+    });
+    if (!checked.has(file)) expect({ file, blocks: tsBlocks(file).length }).toEqual({ file, blocks: 0 });
+    else expect({ file, blocks: tsBlocks(file).length > 0 }).toEqual({ file, blocks: true });
+  }
+});

@@ -82,12 +82,17 @@ export function emptyProject(parent: string, extra: Record<string, unknown> = {}
   return project;
 }
 
-/** `npm install` of `specs` (tarball paths or name@range) into `project`, as a user would. */
+/**
+ * `npm install` of `specs` (tarball paths or name@range) into `project`, as a user would: with
+ * npm's warnings on (the repository's .npmrc turns them off, and `npm test` passes that on as
+ * npm_config_loglevel), so that a test can assert there are none.
+ */
 export async function install(project: string, specs: readonly string[], env: NodeJS.ProcessEnv = process.env) {
+  const { npm_config_loglevel: _repositoryLoglevel, ...userEnv } = env;
   return run(
     'npm',
     ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--no-package-lock', ...specs],
-    { cwd: project, env, maxBuffer: 16 * 1024 * 1024 },
+    { cwd: project, env: userEnv, maxBuffer: 16 * 1024 * 1024 },
   );
 }
 

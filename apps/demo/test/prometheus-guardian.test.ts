@@ -8,8 +8,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { requireTools } from '@gym/test-kit';
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { findPrometheus } from '../src/local-prometheus.js';
 import { removeLeftovers } from '../src/prometheus-guardian.js';
 import { type Captured, distFile, exited, spawnNode, terminate, waitFor } from './support/processes.js';
 
@@ -67,9 +67,11 @@ describe('leftover temporary folders', () => {
   });
 });
 
-describe('a SIGKILLed orchestrator with --prometheus', () => {
+// Without Prometheus on PATH this suite is skipped and named in the run's summary line.
+const tools = requireTools('prometheus');
+
+tools.describe('a SIGKILLed orchestrator with --prometheus', () => {
   it('leaves no Prometheus running and no temporary folder', async () => {
-    if ((await findPrometheus()) === undefined) throw new Error('a Prometheus on PATH is required');
     run = spawnNode(ORCHESTRATOR, ['--servers', '1', '--duration', '2', '--linger', '600', '--prometheus'], ENV);
     const current = run;
     const url = await waitFor(

@@ -5,7 +5,7 @@
 import { createReporter } from '@gym/core/internal';
 
 /** Every instrument's scope; the version is written out (no JSON import), a test keeps it equal to package.json. */
-export const SCOPE = { name: '@gym/operations', version: '0.1.0' } as const;
+export const SCOPE = { name: '@gym/operations', version: '1.0.0' } as const;
 
 export const reporter = createReporter(SCOPE.name);
 
