@@ -1,0 +1,490 @@
+// Through a real OpenTelemetry Collector (`npm run e2e:collector`): demo fleets export OTLP to the
+// Collector built from tools/otelcol (scripts/otelcol.mjs), and a real Prometheus scrapes the
+// Collector's `prometheus` exporter (with `honor_labels: true`, so each server keeps the `job` and
+// `instance` the exporter gives it from `service.name` and `service.instance.id`) and evaluates
+// the generated rules, scaled in time as in e2e-alerts.test.ts (every window, memory and `for:`
+// times 1/15). Per translation strategy:
+// - every recording rule and every dashboard query returns data for the servers (the run variable
+//   set to the first fleet's run id, read through target_info, as Grafana would);
+// - every rule loads and evaluates without error;
+// - the saturation, refusal, failing-verify and lost-server alerts fire, and resolve.
+//
+// A lost server behind a Collector: `up` is the Collector's own, so it says nothing about a server.
+// The Collector forgets a server's series `metric_expiration` after its last export (20 s here:
+// the exporter's default 5 minutes at the test's scale), Prometheus then marks them stale, and the
+// rules see the server's target_info gone: GymTargetsAbsent fires for its job (each demo process
+// has its own service name, so its own job), and the orchestrator's GymFleetShrank too.
+//
+// Every demo process needs `service.instance.id` (here one per fleet, in OTEL_RESOURCE_ATTRIBUTES:
+// the per-server service names keep `job`/`instance` unique): the Collector's exporter writes no
+// target_info for a resource without it, and the rules would see no server at all.
+//
+// Skips, naming the reason, when the Collector is not built (or Go is missing) or Prometheus is not
+// on PATH; fails instead under GYM_REQUIRE_TOOLS=1 (CI). Nothing waits a fixed time: Prometheus is
+// polled until the state awaited is there, under deadlines that only guard against a hang.
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { generate } from '@gym/dashboards';
+import { rulesYaml } from '@gym/dashboards/internal';
+import { requireTools } from '@gym/test-kit';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { findOtelcol } from '../../../scripts/otelcol.mjs';
+import { findPrometheus, freePort } from '../src/local-prometheus.js';
+import { spawnGuarded } from '../src/prometheus-guardian.js';
+
+const tools = requireTools('prometheus');
+const otelcol = findOtelcol();
+
+/** The translation strategies proved here (the Collector's default first). See docs/dashboards.md for the others. */
+const STRATEGIES = ['UnderscoreEscapingWithSuffixes'] as const;
+
+const ORCHESTRATOR = fileURLToPath(new URL('../dist/orchestrator.js', import.meta.url));
+/** A failure guard for each state awaited (a loaded 2-core machine), not a pause. */
+const STATE_DEADLINE_MS = 150_000;
+/** As in e2e-alerts.test.ts: a 5-minute window with a 10-minute `for:` becomes 20 s with 40 s. */
+const TIME_SCALE = 1 / 15;
+/** The Collector forgets a server this long after its last export: its default 5 minutes, scaled. */
+const METRIC_EXPIRATION = '20s';
+/** The demo's export interval (ms): the scrape interval's 1 s, so a scrape sees every change. */
+const EXPORT_INTERVAL_MS = '1000';
+/** The saturated fleet's load: long enough for its alerts to wait out their `for:` after the lost server. */
+const SATURATED_LOAD_S = 160;
+/** The verify-fault fleet's failing window, and its load (well past the window plus the 20 s rule window). */
+const FAIL_VERIFIES_MS = 40_000;
+const VERIFY_LOAD_S = 90;
+
+interface Alert {
+  labels: Record<string, string>;
+  state: 'pending' | 'firing';
+}
+
+interface Sample {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+
+/** A demo fleet: its orchestrator and what it printed. */
+interface Fleet {
+  readonly child: ChildProcess;
+  readonly out: { stdout: string; stderr: string };
+}
+
+/** The suite for one strategy, or its skip (a failure under GYM_REQUIRE_TOOLS=1) without the Collector. */
+function suite(title: string, body: () => void): void {
+  if (otelcol.found) tools.describe(title, body);
+  else if (process.env.GYM_REQUIRE_TOOLS === '1')
+    describe(title, () =>
+      it('finds the Collector', () => {
+        throw new Error(`${otelcol.reason}; GYM_REQUIRE_TOOLS=1 turns this skip into a failure`);
+      }),
+    );
+  else describe.skip(`${title} [skipped: ${otelcol.reason}]`, body);
+}
+
+/** The names of the rules of one generated file (`record:` or `alert:`, one line each, as generated). */
+function ruleNames(path: 'prometheus/gym-recording.rules.yml' | 'prometheus/gym-alerts.rules.yml'): string[] {
+  return [...generate()[path].matchAll(/^ {6}- (?:record|alert): (\S+)$/gm)].map((match) => match[1] as string);
+}
+
+interface JsonPanel {
+  title: string;
+  targets?: { expr: string; legendFormat?: string }[];
+  panels?: JsonPanel[];
+}
+
+/** Every query of every panel (also inside rows), named `panel · legend`. */
+function panelQueries(): { name: string; expr: string }[] {
+  const { panels } = JSON.parse(generate()['grafana/gym-telemetry.json']) as { panels: JsonPanel[] };
+  const visit = (list: readonly JsonPanel[]): { name: string; expr: string }[] =>
+    list.flatMap((panel) => [
+      ...(panel.targets ?? []).map((target) => ({
+        name: `${panel.title} · ${target.legendFormat ?? ''}`,
+        expr: target.expr,
+      })),
+      ...visit(panel.panels ?? []),
+    ]);
+  return visit(panels);
+}
+
+for (const strategy of STRATEGIES) {
+  suite(`the rules, the dashboard and the alerts through a Collector (${strategy})`, () => {
+    let dir = '';
+    let url = '';
+    let collector: ChildProcess | undefined;
+    let prometheus: ChildProcess | undefined;
+    let otlpEndpoint = '';
+    let errors = '';
+    const fleets: Fleet[] = [];
+    let saturated: Fleet;
+    let verifyFault: Fleet;
+    let runId = '';
+    let t0 = 0;
+    const figures: string[] = [];
+    const proved = new Set<string>();
+
+    const seconds = (): number => Math.round((performance.now() - t0) / 100) / 10;
+
+    async function api<T>(path: string): Promise<T> {
+      const response = await fetch(`${url}${path}`);
+      const json = (await response.json()) as { status: string; data: T; error?: string };
+      if (json.status !== 'success') throw new Error(`${path}: ${json.error}`);
+      return json.data;
+    }
+
+    const query = (promql: string): Promise<Sample[]> =>
+      api<{ result: Sample[] }>(`/api/v1/query?query=${encodeURIComponent(promql)}`).then((data) => data.result);
+
+    const alerts = (): Promise<Alert[]> => api<{ alerts: Alert[] }>('/api/v1/alerts').then((data) => data.alerts);
+
+    async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined): Promise<T> {
+      const deadline = performance.now() + STATE_DEADLINE_MS;
+      let last: unknown;
+      for (;;) {
+        try {
+          const value = await check();
+          if (value !== undefined) return value;
+        } catch (error) {
+          last = error;
+        }
+        if (performance.now() > deadline)
+          throw new Error(`timed out waiting for ${what}${last ? ` (${String(last)})` : ''}\n${errors.slice(-1500)}`);
+        await sleep(250);
+      }
+    }
+
+    const matches = (alert: Alert, name: string, match: Record<string, string>): boolean =>
+      alert.labels.alertname === name && Object.entries(match).every(([key, value]) => alert.labels[key] === value);
+
+    /** Seconds since the first load began at which `name` (with `match` labels) fires. */
+    async function firing(name: string, match: Record<string, string>): Promise<number> {
+      await until(`${name} ${JSON.stringify(match)} to fire`, async () =>
+        (await alerts()).some((alert) => alert.state === 'firing' && matches(alert, name, match)) ? true : undefined,
+      );
+      return seconds();
+    }
+
+    async function resolved(name: string, match: Record<string, string>): Promise<number> {
+      await until(`${name} ${JSON.stringify(match)} to resolve`, async () =>
+        (await alerts()).some((alert) => matches(alert, name, match)) ? undefined : true,
+      );
+      return seconds();
+    }
+
+    /** Starts a demo fleet exporting OTLP to the Collector as service `service`, instance `instance`. */
+    function startFleet(service: string, instance: string, args: readonly string[]): Fleet {
+      const child = spawn(process.execPath, [ORCHESTRATOR, ...args], {
+        env: {
+          ...process.env,
+          NEMO_GYM_OTEL_ENABLED: '',
+          NEMO_GYM_OTEL_EXPORTER: '',
+          NEMO_GYM_OTEL_RUN_ID: '',
+          // Metrics only: the Collector has no traces pipeline.
+          NEMO_GYM_OTEL_TRACES_ENABLED: '0',
+          OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint,
+          OTEL_METRIC_EXPORT_INTERVAL: EXPORT_INTERVAL_MS,
+          OTEL_SERVICE_NAME: service,
+          OTEL_RESOURCE_ATTRIBUTES: `service.instance.id=${instance}`,
+        },
+        stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      });
+      const out = { stdout: '', stderr: '' };
+      child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+        out.stdout += chunk;
+      });
+      child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+        out.stderr += chunk;
+        errors += chunk;
+      });
+      const fleet = { child, out };
+      fleets.push(fleet);
+      return fleet;
+    }
+
+    function pidOf(fleet: Fleet, name: string): number {
+      const line = new RegExp(`${name}\\s+pid (\\d+)`).exec(fleet.out.stdout);
+      if (line === null) throw new Error(`${name} not found in: ${fleet.out.stdout}`);
+      return Number(line[1]);
+    }
+
+    /** Spawns `binary` under the demo's guardian (it dies with jest) and keeps its stderr. */
+    function guarded(binary: string, args: readonly string[]): ChildProcess {
+      const child = spawnGuarded(binary, args, dir);
+      child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+        errors += chunk;
+      });
+      return child;
+    }
+
+    async function ready(what: string, probe: string): Promise<void> {
+      await until(what, async () => ((await fetch(probe)).ok ? true : undefined));
+    }
+
+    beforeAll(async () => {
+      const binary = await findPrometheus();
+      if (binary === undefined || !otelcol.found) throw new Error('prometheus and the Collector are required');
+      dir = await mkdtemp(join(tmpdir(), 'gym-e2e-collector-'));
+      const [otlpPort, exporterPort, prometheusPort] = [await freePort(), await freePort(), await freePort()];
+      otlpEndpoint = `http://127.0.0.1:${otlpPort}`;
+      // The Collector's configuration as docs/dashboards.md shows it, with ports and the expiration of the test.
+      await writeFile(
+        join(dir, 'otelcol.yaml'),
+        [
+          'receivers:',
+          '  otlp:',
+          `    protocols: { http: { endpoint: "127.0.0.1:${otlpPort}" } }`,
+          'exporters:',
+          '  prometheus:',
+          `    endpoint: "127.0.0.1:${exporterPort}"`,
+          `    translation_strategy: ${strategy}`,
+          `    metric_expiration: ${METRIC_EXPIRATION}`,
+          'service:',
+          '  telemetry:',
+          '    logs: { level: warn }',
+          '    metrics: { level: none }',
+          '  pipelines:',
+          '    metrics: { receivers: [otlp], exporters: [prometheus] }',
+          '',
+        ].join('\n'),
+      );
+      collector = guarded(otelcol.path, [`--config=file:${join(dir, 'otelcol.yaml')}`]);
+      await ready('the Collector', `http://127.0.0.1:${exporterPort}/metrics`);
+      const files = rulesYaml({ timeScale: TIME_SCALE });
+      await writeFile(join(dir, 'recording.yml'), files['prometheus/gym-recording.rules.yml']);
+      await writeFile(join(dir, 'alerts.yml'), files['prometheus/gym-alerts.rules.yml']);
+      await writeFile(
+        join(dir, 'prometheus.yml'),
+        [
+          'global: { scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s }',
+          `rule_files: [${JSON.stringify(join(dir, 'recording.yml'))}, ${JSON.stringify(join(dir, 'alerts.yml'))}]`,
+          'scrape_configs:',
+          '  - job_name: otelcol',
+          '    honor_labels: true',
+          `    static_configs: [{ targets: ["127.0.0.1:${exporterPort}"] }]`,
+          '',
+        ].join('\n'),
+      );
+      url = `http://127.0.0.1:${prometheusPort}`;
+      prometheus = guarded(binary, [
+        `--config.file=${join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${prometheusPort}`,
+        '--log.level=warn',
+      ]);
+      await ready('Prometheus', `${url}/-/ready`);
+      // Two servers with one verify slot and a queue of two: saturated, refusing (see e2e-alerts.test.ts).
+      saturated = startFleet('gym-saturated', 'fleet-a', [
+        '--servers',
+        '2',
+        '--limit',
+        '1',
+        '--max-queued',
+        '2',
+        '--duration',
+        String(SATURATED_LOAD_S),
+        '--restarts',
+        '0',
+        '--hung-after-ms',
+        '600000',
+        '--linger',
+        '600',
+      ]);
+      // One server whose verifies crash for the first 40 s of its load, then complete.
+      verifyFault = startFleet('gym-verify-fault', 'fleet-b', [
+        '--servers',
+        '1',
+        '--limit',
+        '16',
+        '--judge-limit',
+        '8',
+        '--verify-timeout-ms',
+        '5000',
+        '--fail-verifies-ms',
+        String(FAIL_VERIFIES_MS),
+        '--duration',
+        String(VERIFY_LOAD_S),
+        '--restarts',
+        '0',
+        '--hung-after-ms',
+        '600000',
+        '--linger',
+        '600',
+      ]);
+      await until('the load of both fleets', () =>
+        saturated.out.stdout.includes('Load:') && verifyFault.out.stdout.includes('Load:') ? true : undefined,
+      );
+      t0 = performance.now();
+      runId = /run ([0-9a-zA-Z_-]+)/.exec(saturated.out.stdout)?.[1] ?? '';
+    }, STATE_DEADLINE_MS + 30_000);
+
+    afterAll(async () => {
+      for (const child of [...fleets.map((fleet) => fleet.child), prometheus, collector]) {
+        if (child === undefined || child.exitCode !== null || child.signalCode !== null) continue;
+        const done = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        const force = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await done;
+        clearTimeout(force);
+      }
+      if (dir !== '') await rm(dir, { recursive: true, force: true });
+      const expected = ['rules', 'data', 'saturation', 'refusal', 'failing verify', 'lost server'];
+      const missing = expected.filter((what) => !proved.has(what));
+      process.stdout.write(
+        `collector figures under ${strategy} (s since the first load started):\n${figures.join('\n')}\n` +
+          (missing.length === 0
+            ? `proved through the Collector under ${strategy}: every recording rule and dashboard query returned data; saturation, refusal, failing-verify and lost-server alerts fired and resolved\n`
+            : `NOT proved through the Collector under ${strategy}: ${missing.join(', ')}\n`),
+      );
+    }, 60_000);
+
+    it('loads every recording and alerting rule, and each evaluates without error', async () => {
+      const names = [
+        ...ruleNames('prometheus/gym-recording.rules.yml'),
+        ...ruleNames('prometheus/gym-alerts.rules.yml'),
+      ];
+      const loaded = await until('every rule evaluated once', async () => {
+        const { groups } = await api<{
+          groups: { rules: { name: string; health: string; lastError?: string }[] }[];
+        }>('/api/v1/rules');
+        const rules = groups.flatMap((group) => group.rules);
+        return rules.length === names.length && rules.every((rule) => rule.health !== 'unknown') ? rules : undefined;
+      });
+      expect(loaded.map((rule) => rule.name).sort()).toEqual(names.sort());
+      expect(loaded.filter((rule) => rule.health !== 'ok').map((rule) => `${rule.name}: ${rule.lastError}`)).toEqual(
+        [],
+      );
+      proved.add('rules');
+    });
+
+    it(
+      'returns data from every recording rule and every dashboard query, for the servers behind the Collector',
+      async () => {
+        const checks = [
+          ...ruleNames('prometheus/gym-recording.rules.yml').map((record) => ({ name: record, expr: record })),
+          ...panelQueries().map(({ name, expr }) => ({
+            name,
+            expr: expr.replaceAll('$job', '.*').replaceAll('$server', '.*').replaceAll('$run_id', runId),
+          })),
+        ];
+        expect(checks.length).toBeGreaterThan(40);
+        let empty = checks.map((check) => check.name);
+        try {
+          await until('every recording rule and dashboard query to return data', async () => {
+            const counts = await Promise.all(checks.map(async (check) => (await query(check.expr)).length));
+            empty = checks.filter((_, i) => counts[i] === 0).map((check) => check.name);
+            return empty.length === 0 ? true : undefined;
+          });
+        } catch {
+          // The deadline passed: the expectation names what stayed empty.
+        }
+        expect(empty).toEqual([]);
+        // The servers are told apart by the job and instance the Collector gave them, and named by target_info.
+        const servers = await query(
+          `max by (job, instance, nemo_gym_server_name) (target_info{job=~"gym-saturated/.*"})`,
+        );
+        expect(
+          servers.map((s) => `${s.metric.job} ${s.metric.instance} ${s.metric.nemo_gym_server_name}`).sort(),
+        ).toEqual([
+          'gym-saturated/orchestrator fleet-a orchestrator',
+          'gym-saturated/server-1 fleet-a server-1',
+          'gym-saturated/server-2 fleet-a server-2',
+        ]);
+        figures.push(`${checks.length} recording rules and dashboard queries returned data at ${seconds()}`);
+        proved.add('data');
+      },
+      STATE_DEADLINE_MS + 30_000,
+    );
+
+    it(
+      'a saturated limit and refused verify calls fire GymConcurrencyLimitSaturated and GymAdmissionRefusing',
+      async () => {
+        const match = { job: 'gym-saturated/server-2', nemo_gym_concurrency_limit_name: 'verify_slots' };
+        figures.push(`GymConcurrencyLimitSaturated fired ${await firing('GymConcurrencyLimitSaturated', match)}`);
+        figures.push(`GymAdmissionRefusing fired ${await firing('GymAdmissionRefusing', match)}`);
+      },
+      STATE_DEADLINE_MS * 2,
+    );
+
+    it(
+      'verifies that crash fire GymVerifySuccessDropping and GymOperationsFailing, which resolve once verifies complete again',
+      async () => {
+        const job = 'gym-verify-fault/server-1';
+        const failing = (async () => {
+          const match = { job, nemo_gym_resources_operation: 'verify' };
+          const fired = await firing('GymOperationsFailing', match);
+          return `GymOperationsFailing (verify failing until ${FAIL_VERIFIES_MS / 1000}) fired ${fired}, resolved ${await resolved('GymOperationsFailing', match)}`;
+        })();
+        failing.catch(() => undefined);
+        const fired = await firing('GymVerifySuccessDropping', { job });
+        const resolvedAt = await resolved('GymVerifySuccessDropping', { job });
+        // Resolved because verifies complete again, not because the series went away.
+        const [ratio] = await query(`instance:gym_verify_success_rate:ratio_rate5m{job="${job}"}`);
+        figures.push(
+          `GymVerifySuccessDropping (failing until ${FAIL_VERIFIES_MS / 1000}) fired ${fired}, resolved ${resolvedAt} (windowed ratio then ${ratio?.value[1]})`,
+        );
+        expect(Number(ratio?.value[1])).toBeGreaterThanOrEqual(0.9);
+        figures.push(await failing);
+        proved.add('failing verify');
+      },
+      STATE_DEADLINE_MS * 3,
+    );
+
+    it(
+      'a killed server (no restart) is seen through the Collector: GymTargetsAbsent for its job, GymFleetShrank; a server back on the job resolves it',
+      async () => {
+        const job = 'gym-saturated/server-1';
+        const killedAt = seconds();
+        process.kill(pidOf(saturated, 'server-1'), 'SIGKILL');
+        // `up` is the Collector's, and stays 1 all along.
+        figures.push(`GymTargetsAbsent (SIGKILL at ${killedAt}) fired ${await firing('GymTargetsAbsent', { job })}`);
+        figures.push(
+          `GymFleetShrank (SIGKILL at ${killedAt}) fired ${await firing('GymFleetShrank', { job: 'gym-saturated/orchestrator' })}`,
+        );
+        expect((await query('up{job="otelcol"}')).map((s) => s.value[1])).toEqual(['1']);
+        const startedAt = seconds();
+        const back = startFleet('gym-saturated', 'fleet-a-again', [
+          '--servers',
+          '1',
+          '--duration',
+          '1',
+          '--restarts',
+          '0',
+          '--linger',
+          '600',
+        ]);
+        figures.push(
+          `GymTargetsAbsent (a fleet on the job again at ${startedAt}) resolved ${await resolved('GymTargetsAbsent', { job })}`,
+        );
+        const exited = new Promise((resolve) => back.child.once('exit', resolve));
+        back.child.kill('SIGTERM');
+        await exited;
+        proved.add('lost server');
+      },
+      STATE_DEADLINE_MS * 2,
+    );
+
+    it(
+      'the surviving server’s saturation and refusal alerts resolve once the load ends',
+      async () => {
+        const match = { job: 'gym-saturated/server-2', nemo_gym_concurrency_limit_name: 'verify_slots' };
+        await until('the end of the load', () =>
+          saturated.out.stdout.includes('The fleet stays up') ? true : undefined,
+        );
+        const endedAt = seconds();
+        figures.push(
+          `GymConcurrencyLimitSaturated (load ended at ${endedAt}) resolved ${await resolved('GymConcurrencyLimitSaturated', match)}`,
+        );
+        proved.add('saturation');
+        figures.push(
+          `GymAdmissionRefusing (load ended at ${endedAt}) resolved ${await resolved('GymAdmissionRefusing', match)}`,
+        );
+        proved.add('refusal');
+      },
+      STATE_DEADLINE_MS * 3,
+    );
+  });
+}
