@@ -126,6 +126,8 @@ for (const strategy of STRATEGIES) {
     let t0 = 0;
     const figures: string[] = [];
     const proved = new Set<string>();
+    let saturatedAt = Number.POSITIVE_INFINITY;
+    let refusingAt = Number.POSITIVE_INFINITY;
 
     const seconds = (): number => Math.round((performance.now() - t0) / 100) / 10;
 
@@ -160,19 +162,40 @@ for (const strategy of STRATEGIES) {
     const matches = (alert: Alert, name: string, match: Record<string, string>): boolean =>
       alert.labels.alertname === name && Object.entries(match).every(([key, value]) => alert.labels[key] === value);
 
-    /** Seconds since the first load began at which `name` (with `match` labels) fires. */
-    async function firing(name: string, match: Record<string, string>): Promise<number> {
-      await until(`${name} ${JSON.stringify(match)} to fire`, async () =>
-        (await alerts()).some((alert) => alert.state === 'firing' && matches(alert, name, match)) ? true : undefined,
-      );
-      return seconds();
+    // Every alert state from the first load on, polled every 250 ms: an alert whose fault ends
+    // while a test waits for another is still seen to fire and resolve.
+    const history: { at: number; alerts: Alert[] }[] = [];
+    let watching = true;
+    let watcher: Promise<void> = Promise.resolve();
+    async function watch(): Promise<void> {
+      while (watching) {
+        try {
+          history.push({ at: seconds(), alerts: await alerts() });
+        } catch {
+          // Prometheus busy: the next poll.
+        }
+        await sleep(250);
+      }
     }
 
-    async function resolved(name: string, match: Record<string, string>): Promise<number> {
-      await until(`${name} ${JSON.stringify(match)} to resolve`, async () =>
-        (await alerts()).some((alert) => matches(alert, name, match)) ? undefined : true,
+    /** Seconds since the first load began at which `name` (with `match` labels) first fired, at or after `since`. */
+    function firing(name: string, match: Record<string, string>, since = 0): Promise<number> {
+      return until(
+        `${name} ${JSON.stringify(match)} to fire`,
+        () =>
+          history.find(
+            (poll) =>
+              poll.at >= since && poll.alerts.some((alert) => alert.state === 'firing' && matches(alert, name, match)),
+          )?.at,
       );
-      return seconds();
+    }
+
+    /** When `name` (with `match` labels) was first neither pending nor firing after it fired at `fired`. */
+    function resolved(name: string, match: Record<string, string>, fired: number): Promise<number> {
+      return until(
+        `${name} ${JSON.stringify(match)} to resolve`,
+        () => history.find((poll) => poll.at > fired && !poll.alerts.some((alert) => matches(alert, name, match)))?.at,
+      );
     }
 
     /** Starts a demo fleet exporting OTLP to the Collector as service `service`, instance `instance`. */
@@ -318,10 +341,13 @@ for (const strategy of STRATEGIES) {
         saturated.out.stdout.includes('Load:') && verifyFault.out.stdout.includes('Load:') ? true : undefined,
       );
       t0 = performance.now();
+      watcher = watch();
       runId = /run ([0-9a-zA-Z_-]+)/.exec(saturated.out.stdout)?.[1] ?? '';
     }, STATE_DEADLINE_MS + 30_000);
 
     afterAll(async () => {
+      watching = false;
+      await watcher;
       for (const child of [...fleets.map((fleet) => fleet.child), prometheus, collector]) {
         if (child === undefined || child.exitCode !== null || child.signalCode !== null) continue;
         const done = new Promise((resolve) => child.once('exit', resolve));
@@ -403,8 +429,10 @@ for (const strategy of STRATEGIES) {
       'a saturated limit and refused verify calls fire GymConcurrencyLimitSaturated and GymAdmissionRefusing',
       async () => {
         const match = { job: 'gym-saturated/server-2', nemo_gym_concurrency_limit_name: 'verify_slots' };
-        figures.push(`GymConcurrencyLimitSaturated fired ${await firing('GymConcurrencyLimitSaturated', match)}`);
-        figures.push(`GymAdmissionRefusing fired ${await firing('GymAdmissionRefusing', match)}`);
+        saturatedAt = await firing('GymConcurrencyLimitSaturated', match);
+        figures.push(`GymConcurrencyLimitSaturated fired ${saturatedAt}`);
+        refusingAt = await firing('GymAdmissionRefusing', match);
+        figures.push(`GymAdmissionRefusing fired ${refusingAt}`);
       },
       STATE_DEADLINE_MS * 2,
     );
@@ -416,11 +444,11 @@ for (const strategy of STRATEGIES) {
         const failing = (async () => {
           const match = { job, nemo_gym_resources_operation: 'verify' };
           const fired = await firing('GymOperationsFailing', match);
-          return `GymOperationsFailing (verify failing until ${FAIL_VERIFIES_MS / 1000}) fired ${fired}, resolved ${await resolved('GymOperationsFailing', match)}`;
+          return `GymOperationsFailing (verify failing until ${FAIL_VERIFIES_MS / 1000}) fired ${fired}, resolved ${await resolved('GymOperationsFailing', match, fired)}`;
         })();
         failing.catch(() => undefined);
         const fired = await firing('GymVerifySuccessDropping', { job });
-        const resolvedAt = await resolved('GymVerifySuccessDropping', { job });
+        const resolvedAt = await resolved('GymVerifySuccessDropping', { job }, fired);
         // Resolved because verifies complete again, not because the series went away.
         const [ratio] = await query(`instance:gym_verify_success_rate:ratio_rate5m{job="${job}"}`);
         figures.push(
@@ -440,9 +468,10 @@ for (const strategy of STRATEGIES) {
         const killedAt = seconds();
         process.kill(pidOf(saturated, 'server-1'), 'SIGKILL');
         // `up` is the Collector's, and stays 1 all along.
-        figures.push(`GymTargetsAbsent (SIGKILL at ${killedAt}) fired ${await firing('GymTargetsAbsent', { job })}`);
+        const absentAt = await firing('GymTargetsAbsent', { job }, killedAt);
+        figures.push(`GymTargetsAbsent (SIGKILL at ${killedAt}) fired ${absentAt}`);
         figures.push(
-          `GymFleetShrank (SIGKILL at ${killedAt}) fired ${await firing('GymFleetShrank', { job: 'gym-saturated/orchestrator' })}`,
+          `GymFleetShrank (SIGKILL at ${killedAt}) fired ${await firing('GymFleetShrank', { job: 'gym-saturated/orchestrator' }, killedAt)}`,
         );
         expect((await query('up{job="otelcol"}')).map((s) => s.value[1])).toEqual(['1']);
         const startedAt = seconds();
@@ -457,7 +486,7 @@ for (const strategy of STRATEGIES) {
           '600',
         ]);
         figures.push(
-          `GymTargetsAbsent (a fleet on the job again at ${startedAt}) resolved ${await resolved('GymTargetsAbsent', { job })}`,
+          `GymTargetsAbsent (a fleet on the job again at ${startedAt}) resolved ${await resolved('GymTargetsAbsent', { job }, absentAt)}`,
         );
         const exited = new Promise((resolve) => back.child.once('exit', resolve));
         back.child.kill('SIGTERM');
@@ -476,11 +505,11 @@ for (const strategy of STRATEGIES) {
         );
         const endedAt = seconds();
         figures.push(
-          `GymConcurrencyLimitSaturated (load ended at ${endedAt}) resolved ${await resolved('GymConcurrencyLimitSaturated', match)}`,
+          `GymConcurrencyLimitSaturated (load ended at ${endedAt}) resolved ${await resolved('GymConcurrencyLimitSaturated', match, Math.max(saturatedAt, endedAt))}`,
         );
         proved.add('saturation');
         figures.push(
-          `GymAdmissionRefusing (load ended at ${endedAt}) resolved ${await resolved('GymAdmissionRefusing', match)}`,
+          `GymAdmissionRefusing (load ended at ${endedAt}) resolved ${await resolved('GymAdmissionRefusing', match, Math.max(refusingAt, endedAt))}`,
         );
         proved.add('refusal');
       },
