@@ -23,7 +23,8 @@
 // on PATH; fails instead under GYM_REQUIRE_TOOLS=1 (CI). Nothing waits a fixed time: Prometheus is
 // polled until the state awaited is there, under deadlines that only guard against a hang.
 
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,6 +40,47 @@ import { spawnGuarded } from '../src/prometheus-guardian.js';
 
 const tools = requireTools('prometheus');
 const otelcol = findOtelcol();
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/**
+ * Gym's own resources server (tools/gym-oracle: NeMo Gym 0.7.0's example server in a cached Python
+ * environment, built by its install.sh), or why it cannot run here.
+ */
+function gymOracle(): { readonly python: string; readonly server: string } | { readonly reason: string } {
+  const server = join(ROOT, 'tools/gym-oracle/oracle_server.py');
+  if (!existsSync(server)) return { reason: 'tools/gym-oracle (NeMo Gym 0.7.0, Python) is not in this tree' };
+  const run = spawnSync('bash', [join(ROOT, 'tools/gym-oracle/install.sh'), '--print'], { encoding: 'utf8' });
+  if (run.status !== 0) return { reason: 'the Gym oracle is not installed (bash tools/gym-oracle/install.sh)' };
+  return { python: join(run.stdout.trim(), 'bin/python'), server };
+}
+const oracle = gymOracle();
+/** Gym's server name, and its job behind the Collector (`<service group>/<server name>`). */
+const GYM_SERVER = 'example_single_tool_call';
+const GYM_JOB = `gym-python/${GYM_SERVER}`;
+/** Two Gym servers of one job; nemo-lens makes `service.instance.id` `<run id>-rank<rank>`, so each gets a run id. */
+const GYM_RUNS = ['py-a', 'py-b'] as const;
+/** A verify request for Gym's example server: a rollout that called its tool (as the parity suite sends). */
+const GYM_VERIFY = {
+  responses_create_params: { input: "What's the weather in Warsaw?" },
+  response: {
+    id: 'collector',
+    created_at: 0,
+    model: 'collector',
+    object: 'response',
+    output: [
+      {
+        arguments: '{"city":"Warsaw"}',
+        call_id: 'call',
+        name: 'get_weather',
+        type: 'function_call',
+        status: 'completed',
+      },
+    ],
+    parallel_tool_calls: false,
+    tool_choice: 'auto',
+    tools: [],
+  },
+};
 
 /** The translation strategies proved here (the Collector's default first). See docs/dashboards.md for the others. */
 const STRATEGIES = ['UnderscoreEscapingWithSuffixes'] as const;
@@ -162,7 +204,7 @@ for (const strategy of STRATEGIES) {
     const matches = (alert: Alert, name: string, match: Record<string, string>): boolean =>
       alert.labels.alertname === name && Object.entries(match).every(([key, value]) => alert.labels[key] === value);
 
-    // Every alert state from the first load on, polled every 250 ms: an alert whose fault ends
+    // Every alert state from the start of the fleets on, polled every 250 ms: an alert whose fault ends
     // while a test waits for another is still seen to fire and resolve.
     const history: { at: number; alerts: Alert[] }[] = [];
     let watching = true;
@@ -178,7 +220,7 @@ for (const strategy of STRATEGIES) {
       }
     }
 
-    /** Seconds since the first load began at which `name` (with `match` labels) first fired, at or after `since`. */
+    /** Seconds since the fleets started at which `name` (with `match` labels) first fired, at or after `since`. */
     function firing(name: string, match: Record<string, string>, since = 0): Promise<number> {
       return until(
         `${name} ${JSON.stringify(match)} to fire`,
@@ -226,6 +268,74 @@ for (const strategy of STRATEGIES) {
       const fleet = { child, out };
       fleets.push(fleet);
       return fleet;
+    }
+
+    /** A Gym server (Python): its process, its URL once ready, and its driver. */
+    interface GymServer {
+      readonly child: ChildProcess;
+      readonly run: string;
+      url: string;
+      stderr: string;
+      driving: Promise<void>;
+    }
+    const gymServers: GymServer[] = [];
+    let gymStopped = false;
+
+    async function post(url: string, body: unknown): Promise<void> {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      await response.arrayBuffer();
+      if (!response.ok) throw new Error(`${url} answered ${response.status}`);
+    }
+
+    /** Gym's example server under run id `run`, exporting OTLP to the Collector every second; resolves once it listens. */
+    async function startGymServer(run: string): Promise<GymServer> {
+      if (!('python' in oracle)) throw new Error(oracle.reason);
+      const child = spawn(oracle.python, [oracle.server], {
+        env: {
+          ...process.env,
+          GYM_ORACLE_SERVER_NAME: GYM_SERVER,
+          NEMO_GYM_OTEL_ENABLED: '1',
+          NEMO_GYM_OTEL_RUN_ID: run,
+          NEMO_GYM_OTEL_TRACES_ENABLED: '0',
+          OTEL_SERVICE_NAME: 'gym-python',
+          OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+          OTEL_METRIC_EXPORT_INTERVAL: EXPORT_INTERVAL_MS,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const server: GymServer = { child, run, url: '', stderr: '', driving: Promise.resolve() };
+      gymServers.push(server);
+      let stdout = '';
+      child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+        stdout += chunk;
+      });
+      child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+        server.stderr = (server.stderr + chunk).slice(-4000);
+      });
+      server.url = await until(`Gym's server ${run} to listen`, () => {
+        if (child.exitCode !== null) throw new Error(`Gym's server exited: ${server.stderr}`);
+        const line = stdout.split('\n').find((candidate) => candidate.startsWith('{"type": "ready"'));
+        return line === undefined ? undefined : (JSON.parse(line) as { url: string }).url;
+      });
+      // A tool call and a verify about ten times a second, a sandbox every tenth round, until it dies or the suite ends.
+      server.driving = (async () => {
+        for (let round = 0; !gymStopped && child.exitCode === null && child.signalCode === null; round++) {
+          try {
+            await post(`${server.url}/get_weather`, { city: 'Warsaw' });
+            await post(`${server.url}/verify`, GYM_VERIFY);
+            if (round % 10 === 0) await post(`${server.url}/oracle/sandbox`, {});
+          } catch {
+            if (child.exitCode !== null || child.signalCode !== null) return;
+          }
+          await sleep(100);
+        }
+      })();
+      return server;
     }
 
     function pidOf(fleet: Fleet, name: string): number {
@@ -337,18 +447,23 @@ for (const strategy of STRATEGIES) {
         '--linger',
         '600',
       ]);
+      // The alerts are watched from the start of the fleets: a fault of their first seconds counts.
+      t0 = performance.now();
+      watcher = watch();
+      if ('python' in oracle) await Promise.all(GYM_RUNS.map(startGymServer));
       await until('the load of both fleets', () =>
         saturated.out.stdout.includes('Load:') && verifyFault.out.stdout.includes('Load:') ? true : undefined,
       );
-      t0 = performance.now();
-      watcher = watch();
       runId = /run ([0-9a-zA-Z_-]+)/.exec(saturated.out.stdout)?.[1] ?? '';
     }, STATE_DEADLINE_MS + 30_000);
 
     afterAll(async () => {
       watching = false;
+      gymStopped = true;
       await watcher;
-      for (const child of [...fleets.map((fleet) => fleet.child), prometheus, collector]) {
+      await Promise.all(gymServers.map((server) => server.driving));
+      const children = [...fleets.map((fleet) => fleet.child), ...gymServers.map((server) => server.child)];
+      for (const child of [...children, prometheus, collector]) {
         if (child === undefined || child.exitCode !== null || child.signalCode !== null) continue;
         const done = new Promise((resolve) => child.once('exit', resolve));
         child.kill('SIGTERM');
@@ -358,11 +473,16 @@ for (const strategy of STRATEGIES) {
       }
       if (dir !== '') await rm(dir, { recursive: true, force: true });
       const expected = ['rules', 'data', 'saturation', 'refusal', 'failing verify', 'lost server'];
+      if ('python' in oracle) expected.push('gym servers', 'gym server forgotten');
       const missing = expected.filter((what) => !proved.has(what));
       process.stdout.write(
-        `collector figures under ${strategy} (s since the first load started):\n${figures.join('\n')}\n` +
+        `collector figures under ${strategy} (s since the fleets started):\n${figures.join('\n')}\n` +
           (missing.length === 0
-            ? `proved through the Collector under ${strategy}: every recording rule and dashboard query returned data; saturation, refusal, failing-verify and lost-server alerts fired and resolved\n`
+            ? `proved through the Collector under ${strategy}: every rule loaded, every recording rule and dashboard query returned data, saturation, refusal, failing-verify and lost-server alerts fired and resolved${
+                'python' in oracle
+                  ? `; Gym's own servers: ${[...proved].filter((what) => /gym|Gym/.test(what)).join(', ')}`
+                  : ` (Gym's own servers not run: ${oracle.reason})`
+              }\n`
             : `NOT proved through the Collector under ${strategy}: ${missing.join(', ')}\n`),
       );
     }, 60_000);
@@ -492,6 +612,105 @@ for (const strategy of STRATEGIES) {
         back.child.kill('SIGTERM');
         await exited;
         proved.add('lost server');
+      },
+      STATE_DEADLINE_MS * 2,
+    );
+
+    /** A test of Gym's servers: skipped without the oracle, failing instead under GYM_REQUIRE_TOOLS=1 when the tree has it. */
+    function gymIt(title: string, body: () => Promise<void>, timeout: number): void {
+      if ('python' in oracle) it(title, body, timeout);
+      else if (process.env.GYM_REQUIRE_TOOLS === '1' && existsSync(join(ROOT, 'tools/gym-oracle')))
+        it(title, () => {
+          throw new Error(`${oracle.reason}; GYM_REQUIRE_TOOLS=1 turns this skip into a failure`);
+        });
+      else it.skip(`${title} [skipped: ${oracle.reason}]`, body);
+    }
+
+    gymIt(
+      "Gym's own servers (NeMo Gym 0.7.0, Python) beside them: named by target_info, and every rule and panel Gym's families feed returns data for each",
+      async () => {
+        // Gym 0.7.0's resources server records verify and sandbox telemetry (no limits, operations
+        // or runtime observer: see the parity table in docs/telemetry.md); a sandbox create retry
+        // never happens with its local provider.
+        const fed = ruleNames('prometheus/gym-recording.rules.yml').filter((name) =>
+          /gym_target:up|gym_verify_|gym_sandbox_(startup|exec)_/.test(name),
+        );
+        const panels = panelQueries()
+          .filter(({ name }) => /^(Verify|Sandbox)/.test(name) && !name.includes('create retries'))
+          .map(({ name, expr }) => ({
+            name,
+            expr: expr.replaceAll('$job', GYM_JOB).replaceAll('$server', GYM_SERVER).replaceAll('$run_id', '.*'),
+          }));
+        expect(fed.length).toBeGreaterThanOrEqual(7);
+        expect(panels.length).toBeGreaterThanOrEqual(8);
+        let empty: string[] = [];
+        try {
+          await until("every rule and panel Gym's families feed to return data for both Gym servers", async () => {
+            const rules = await Promise.all(
+              fed.map(async (name) => (await query(`count by (instance) (${name}{job="${GYM_JOB}"})`)).length),
+            );
+            const shown = await Promise.all(panels.map(async ({ expr }) => (await query(expr)).length));
+            empty = [
+              ...fed.filter((_, i) => rules[i] !== GYM_RUNS.length),
+              ...panels.filter((_, i) => shown[i] === 0).map(({ name }) => name),
+            ];
+            return empty.length === 0 ? true : undefined;
+          });
+        } catch {
+          // The deadline passed: the expectation names what stayed empty.
+        }
+        expect(empty).toEqual([]);
+        const servers = await query(
+          `max by (instance, nemo_gym_server_name, nemo_run_id) (target_info{job="${GYM_JOB}"})`,
+        );
+        expect(
+          servers.map((s) => `${s.metric.instance} ${s.metric.nemo_gym_server_name} ${s.metric.nemo_run_id}`).sort(),
+        ).toEqual(GYM_RUNS.map((run) => `${run}-rank0 ${GYM_SERVER} ${run}`));
+        figures.push(
+          `Gym's servers (${GYM_JOB}, instances ${GYM_RUNS.map((run) => `${run}-rank0`).join(', ')}): ${fed.length} recorded series and ${panels.length} panel queries returned data for each at ${seconds()}`,
+        );
+        proved.add('gym servers');
+      },
+      STATE_DEADLINE_MS + 30_000,
+    );
+
+    gymIt(
+      "one of two Gym servers of a job killed behind the Collector: the Collector forgets it; the topology's liveness alert, where the rules have one, fires and resolves when it is back",
+      async () => {
+        const victim = gymServers.find((server) => server.run === GYM_RUNS[1]);
+        if (victim === undefined) throw new Error("Gym's servers did not start");
+        const instance = `${victim.run}-rank0`;
+        const killedAt = seconds();
+        victim.child.kill('SIGKILL');
+        // The Collector forgets it after metric_expiration; Prometheus then drops its target_info.
+        const goneAt = await until(`the target_info of ${instance} to go`, async () =>
+          (await query(`target_info{job="${GYM_JOB}",instance="${instance}"}`)).length === 0 ? seconds() : undefined,
+        );
+        figures.push(
+          `${GYM_JOB} ${instance} (SIGKILL at ${killedAt}): its target_info gone from the Collector's scrape at ${goneAt}`,
+        );
+        const alert = 'GymServerLostBehindCollector';
+        const liveness = ruleNames('prometheus/gym-alerts.rules.yml').includes(alert);
+        let firedAt = 0;
+        if (liveness) {
+          firedAt = await firing(alert, { job: GYM_JOB }, killedAt);
+          figures.push(`${alert} (SIGKILL at ${killedAt}) fired ${firedAt}`);
+        } else {
+          figures.push(
+            `no liveness alert for one of several servers of a job behind a Collector in these rules (${alert} is not there)`,
+          );
+        }
+        const startedAt = seconds();
+        await startGymServer(victim.run);
+        await until(`the target_info of ${instance} to be back`, async () =>
+          (await query(`target_info{job="${GYM_JOB}",instance="${instance}"}`)).length === 1 ? true : undefined,
+        );
+        if (liveness)
+          figures.push(
+            `${alert} (started again at ${startedAt}) resolved ${await resolved(alert, { job: GYM_JOB }, firedAt)}`,
+          );
+        proved.add('gym server forgotten');
+        if (liveness) proved.add(`${alert} fired and resolved`);
       },
       STATE_DEADLINE_MS * 2,
     );
