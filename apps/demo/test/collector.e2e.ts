@@ -680,6 +680,14 @@ for (const strategy of STRATEGIES) {
         const victim = gymServers.find((server) => server.run === GYM_RUNS[1]);
         if (victim === undefined) throw new Error("Gym's servers did not start");
         const instance = `${victim.run}-rank0`;
+        const alert = 'GymServerLostBehindCollector';
+        const liveness = ruleNames('prometheus/gym-alerts.rules.yml').includes(alert);
+        // That alert compares with the most servers present for 10 minutes in a row (40 s here): both must have been.
+        const steady = 'job:target_info:instances_min10m';
+        if (liveness && ruleNames('prometheus/gym-recording.rules.yml').includes(steady))
+          await until(`both Gym servers present for the alert's memory (${steady})`, async () =>
+            (await query(`${steady}{job="${GYM_JOB}"} >= ${GYM_RUNS.length}`)).length > 0 ? true : undefined,
+          );
         const killedAt = seconds();
         victim.child.kill('SIGKILL');
         // The Collector forgets it after metric_expiration; Prometheus then drops its target_info.
@@ -689,8 +697,6 @@ for (const strategy of STRATEGIES) {
         figures.push(
           `${GYM_JOB} ${instance} (SIGKILL at ${killedAt}): its target_info gone from the Collector's scrape at ${goneAt}`,
         );
-        const alert = 'GymServerLostBehindCollector';
-        const liveness = ruleNames('prometheus/gym-alerts.rules.yml').includes(alert);
         let firedAt = 0;
         if (liveness) {
           firedAt = await firing(alert, { job: GYM_JOB }, killedAt);
