@@ -180,8 +180,13 @@ for (const strategy of STRATEGIES) {
       return json.data;
     }
 
-    const query = (promql: string): Promise<Sample[]> =>
-      api<{ result: Sample[] }>(`/api/v1/query?query=${encodeURIComponent(promql)}`).then((data) => data.result);
+    /** An instant query, now or at the poll of the alert history taken `at` seconds since the fleets started. */
+    const query = (promql: string, at?: number): Promise<Sample[]> => {
+      const time = at === undefined ? undefined : history.find((poll) => poll.at === at)?.unix;
+      return api<{ result: Sample[] }>(
+        `/api/v1/query?query=${encodeURIComponent(promql)}${time === undefined ? '' : `&time=${time}`}`,
+      ).then((data) => data.result);
+    };
 
     const alerts = (): Promise<Alert[]> => api<{ alerts: Alert[] }>('/api/v1/alerts').then((data) => data.alerts);
 
@@ -206,13 +211,14 @@ for (const strategy of STRATEGIES) {
 
     // Every alert state from the start of the fleets on, polled every 250 ms: an alert whose fault ends
     // while a test waits for another is still seen to fire and resolve.
-    const history: { at: number; alerts: Alert[] }[] = [];
+    const history: { at: number; unix: number; alerts: Alert[] }[] = [];
     let watching = true;
     let watcher: Promise<void> = Promise.resolve();
     async function watch(): Promise<void> {
       while (watching) {
         try {
-          history.push({ at: seconds(), alerts: await alerts() });
+          const unix = Date.now() / 1000;
+          history.push({ at: seconds(), unix, alerts: await alerts() });
         } catch {
           // Prometheus busy: the next poll.
         }
@@ -569,8 +575,8 @@ for (const strategy of STRATEGIES) {
         failing.catch(() => undefined);
         const fired = await firing('GymVerifySuccessDropping', { job });
         const resolvedAt = await resolved('GymVerifySuccessDropping', { job }, fired);
-        // Resolved because verifies complete again, not because the series went away.
-        const [ratio] = await query(`instance:gym_verify_success_rate:ratio_rate5m{job="${job}"}`);
+        // Resolved because verifies complete again, not because the series went away: the ratio when it resolved.
+        const [ratio] = await query(`instance:gym_verify_success_rate:ratio_rate5m{job="${job}"}`, resolvedAt);
         figures.push(
           `GymVerifySuccessDropping (failing until ${FAIL_VERIFIES_MS / 1000}) fired ${fired}, resolved ${resolvedAt} (windowed ratio then ${ratio?.value[1]})`,
         );
