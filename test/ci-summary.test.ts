@@ -96,19 +96,25 @@ describe('.ci/run', () => {
     expect(lines.filter((line) => /GYM_JEST_RESULTS=.*node scripts\/run-jest\.mjs$/.test(line))).toHaveLength(1);
     expect(lines.filter((line) => /GYM_JEST_RESULTS=.*npm test$/.test(line))).toHaveLength(1);
     expect(lines.at(-1)).toBe(
-      'node scripts/sum-results.mjs "$results/node-default.json" "$results/node-24.json" "$results/parity.json"',
+      'node scripts/sum-results.mjs "$results/node-default.json" "$results/node-24.json" "$results/parity.json" "$results/collector.json"',
     );
   });
 
   it('installs the Gym oracle (cached) and runs the parity suite as one step, whose results join the summary', () => {
-    expect(lines.filter((line) => line.includes('tools/gym-oracle/install.sh') && line.startsWith('if '))).toHaveLength(
-      1,
-    );
+    expect(lines.filter((line) => line.startsWith('bash tools/gym-oracle/install.sh'))).toHaveLength(1);
     expect(
       lines.filter((line) =>
         /GYM_REQUIRE_ORACLE=1 GYM_JEST_RESULTS="\$results\/parity\.json".*npm run e2e:parity$/.test(line),
       ),
     ).toHaveLength(1);
+  });
+
+  it('builds the Collector (cached) and runs its suite as one step, whose results join the summary', () => {
+    expect(
+      lines.filter((line) => /^GYM_JEST_RESULTS="\$results\/collector\.json".* npm run e2e:collector$/.test(line)),
+    ).toHaveLength(1);
+    const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts['e2e:collector']).toMatch(/^npm run build && node scripts\/otelcol\.mjs --optional && /);
   });
 
   it('installs Prometheus and promtool and fails, not skips, when a program or Node 24 is missing', () => {
