@@ -116,8 +116,16 @@ function causeOf(death: ServerDeath, hung?: HungServer): string {
 function hungLine(hung: HungServer): string {
   return (
     `${hung.member.name} (pid ${hung.member.pid}) is hung: no answer to /healthz since ${hung.since.toISOString()} ` +
-    `(${(hung.silentMs / 1000).toFixed(1)} s); killing it to restart it`
+    `(${(hung.silentMs / 1000).toFixed(1)} s)${progressOf(hung)}; killing it to restart it`
   );
+}
+
+/** What the server's CPU time says about its silence: stopped (it stood still), or an event loop that never got to the check. */
+function progressOf(hung: HungServer): string {
+  if (hung.cpuMs === undefined) return '';
+  return hung.cpuMs < 50
+    ? `, its CPU time stood still (${hung.cpuMs} ms)`
+    : `, its CPU time moved ${hung.cpuMs} ms but its event loop answered no check`;
 }
 
 /** Runs the demo; resolves with the process exit code. */
