@@ -5,10 +5,13 @@
 // of every 30 s; a socket timeout for a client that stops reading; header count and size).
 // Three parts are ours, because Node has no switch for them (see docs/otel-bootstrap.md):
 // - the connection cap: past `maxConnections`, a connection's first request closes the oldest
-//   connection that has not sent one (else the oldest idle one); past twice the cap a
-//   newcomer does so at accept. Slow clients are left alone until a request needs their
-//   place: closing them at accept let clients that reconnect at once churn thousands of
-//   sockets a second and grew V8's young generation by 140 MiB;
+//   connection that has not sent one (else the oldest whose request has not ended, else the
+//   oldest idle one); past twice the cap a newcomer does so at accept. Slow clients are left
+//   alone until a request needs their place: closing them at accept let clients that reconnect
+//   at once churn thousands of sockets a second and grew V8's young generation by 140 MiB;
+// - a scrape has no body: a request that announces one (`Transfer-Encoding`, or a
+//   `Content-Length` other than 0) is answered 400 and its connection closed, so a client that
+//   sends a complete head and then trickles a body never holds a place as a served scraper;
 // - one request at a time per connection (at most 8 wait; more closes it), so a client that
 //   pipelines and never reads holds one answer;
 // - at most one rendering at a time, shared by the scrapes that arrive while it is made.
@@ -90,6 +93,12 @@ function sharedRendering(handler: MetricsHandler): (request: IncomingMessage) =>
   };
 }
 
+/** True when the request announces a body: chunked (any `Transfer-Encoding`), or a `Content-Length` other than 0. */
+function hasBody(request: IncomingMessage): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
 /** The route: GET or HEAD of exactly `/metrics` (a query string is ignored; `//host/metrics` is no route). */
 function route(
   render: (request: IncomingMessage) => Promise<string>,
@@ -100,6 +109,9 @@ function route(
     refuse(response, 404, `not found: the metrics are at ${METRICS_PATH}`);
   } else if (request.method !== 'GET' && request.method !== 'HEAD') {
     refuse(response, 405, `method not allowed: ${METRICS_PATH} answers GET and HEAD`, { allow: 'GET, HEAD' });
+  } else if (hasBody(request)) {
+    // `Connection: close`: node:http closes the connection once the answer is written.
+    refuse(response, 400, `bad request: a scrape of ${METRICS_PATH} has no body`, { connection: 'close' });
   } else {
     void render(request).then((text) => {
       if (!response.destroyed) answer(response, 200, text, { 'content-type': EXPOSITION_CONTENT_TYPE });
@@ -107,10 +119,11 @@ function route(
   }
 }
 
-/** Per connection: whether an answer is under way, what waits behind it, whether it ever sent a request. */
+/** Per connection: whether an answer is under way, what waits behind it, whether it ever sent a request and whether its last one ended. */
 interface Connection {
   busy: boolean;
   requested: boolean;
+  ended: boolean;
   readonly waiting: [IncomingMessage, ServerResponse][];
 }
 
@@ -123,6 +136,7 @@ function admit(server: Server, cap: number, serve: (request: IncomingMessage, re
   const open = new Map<Socket, Connection>();
   const evictFor = (keep: Socket): boolean => {
     let silent: Socket | undefined;
+    let unended: Socket | undefined;
     let idle: Socket | undefined;
     for (const [other, state] of open) {
       if (other === keep) continue;
@@ -130,16 +144,17 @@ function admit(server: Server, cap: number, serve: (request: IncomingMessage, re
         silent = other;
         break;
       }
-      if (!state.busy) idle ??= other;
+      if (!state.ended) unended ??= other;
+      else if (!state.busy) idle ??= other;
     }
-    const victim = silent ?? idle;
+    const victim = silent ?? unended ?? idle;
     if (victim === undefined) return false;
     open.delete(victim);
     victim.destroy();
     return true;
   };
   server.on('connection', (socket: Socket) => {
-    open.set(socket, { busy: false, requested: false, waiting: [] });
+    open.set(socket, { busy: false, requested: false, ended: true, waiting: [] });
     socket.once('close', () => open.delete(socket));
     if (open.size > 2 * cap && !evictFor(socket)) {
       open.delete(socket);
@@ -165,6 +180,12 @@ function admit(server: Server, cap: number, serve: (request: IncomingMessage, re
       socket.destroy();
       return;
     }
+    state.ended = false;
+    request.once('end', () => {
+      state.ended = true;
+    });
+    // Read to its end (a bodiless request ends at once), so that its end is seen.
+    request.resume();
     if (!state.requested) {
       state.requested = true;
       if (open.size > cap) evictFor(socket);
