@@ -9,13 +9,13 @@
 // to its end (until the request cap, the caller's abort or the drain deadline), so a short run
 // still finishes what it started. A server that does not answer is backed off
 // from (one probe at a time, exponentially spaced), a server that is down (being restarted)
-// gets no request at all, and a refusal (`OVERLOADED_STATUS`) is honoured for its `Retry-After`: a dead or overloaded
+// gets no request at all, and a refusal (recognised by its `Retry-After` and body, `isOverloadRefusal`) is honoured for its `Retry-After`: a dead or overloaded
 // server never meets a retry storm.
 
 import { setMaxListeners } from 'node:events';
 import { Agent, request } from 'node:http';
 import { waitOrAbort } from './deadline.js';
-import { OVERLOADED_STATUS } from './http-error.js';
+import { isOverloadRefusal } from './http-error.js';
 
 /** Workers per server and route. */
 export interface WorkerCounts {
@@ -74,7 +74,7 @@ export interface ServerLoadStats {
   sent: number;
   /** Requests that got no response. */
   noAnswer: number;
-  /** `OVERLOADED_STATUS` answers (the server shed the call). */
+  /** Overload refusals (the server shed the call), recognised by their `Retry-After` and body. */
   shed: number;
 }
 
@@ -127,6 +127,8 @@ interface Response {
   readonly body: string;
   /** Seconds of a `Retry-After` header, when there was a valid one. */
   readonly retryAfterSeconds: number | undefined;
+  /** An overload refusal, recognised by what it says (`isOverloadRefusal`), not by its status. */
+  readonly refused: boolean;
 }
 
 /** First pause after a server did not answer; doubled per further failure, up to the cap. */
@@ -288,7 +290,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
       const status = response.status;
       counts.statuses[status >= 500 ? '5xx' : status >= 400 ? '4xx' : '2xx']++;
       health.answered(probe);
-      if (status === OVERLOADED_STATUS) {
+      if (response.refused) {
         server.shed++;
         const pause = Math.min(MAX_RETRY_AFTER_MS, (response.retryAfterSeconds ?? 1) * 1000);
         if (!cleanup) await waitOrAbort(pause, signal);
@@ -331,7 +333,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
   ): Promise<Response | false | undefined> {
     for (;;) {
       const answer = await send(target, health, route, 'POST', path, body, mode);
-      if (answer === false || answer === undefined || answer.status !== OVERLOADED_STATUS) return answer;
+      if (answer === false || answer === undefined || !answer.refused) return answer;
     }
   }
 
@@ -479,11 +481,13 @@ function call(agent: Agent, method: string, url: string, body: unknown, signal: 
           text += chunk;
         });
         res.on('end', () => {
-          const retryAfter = Number(res.headers['retry-after']);
+          const header = res.headers['retry-after'];
+          const retryAfter = Number(header);
           resolve({
             status: res.statusCode ?? 0,
             body: text,
             retryAfterSeconds: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
+            refused: isOverloadRefusal(header, text),
           });
         });
         res.on('error', reject);
