@@ -16,6 +16,7 @@ import { HealthWatch, type HungServer } from './health-watch.js';
 import { DEFAULT_WORKERS, type LoadStats, type LoadTarget, runLoad } from './load-generator.js';
 import { type LocalPrometheus, startDemoPrometheus } from './local-prometheus.js';
 import { defaultMetricsEndpointLimits } from './metrics-endpoint.js';
+import { nextSteps } from './next-steps.js';
 import type { PromSample } from './prometheus-text.js';
 import { FleetReadings } from './readings.js';
 import { OrchestratorStartup, startupTracer } from './startup-trace.js';
@@ -305,6 +306,12 @@ async function run(options: DemoOptions): Promise<number> {
     health.start();
     const watch = health;
     for (const member of supervised.members) out(showMember(member));
+    if (prometheus)
+      out(
+        options.linger > 0
+          ? `  (the metrics endpoints stay up ${options.linger} s after the summary: --linger)`
+          : '  (the metrics endpoints end with the run: --linger <seconds> keeps them up after the summary)',
+      );
     targetsFile = options.targetsFile ?? localPrometheus?.targetsFile;
     if (targetsFile !== undefined) {
       await refreshTargets();
@@ -413,6 +420,16 @@ async function run(options: DemoOptions): Promise<number> {
 
     unansweredAtEnd = stale.length;
     completed = !stop.signal.aborted;
+    if (completed) {
+      out('');
+      for (const line of nextSteps({
+        prometheusUrl: localPrometheus?.url,
+        linger: options.linger,
+        targetsFile: options.targetsFile,
+        scrapeable: prometheus,
+      }))
+        out(line);
+    }
     if (options.linger > 0 && completed) {
       out(`\nThe fleet stays up ${options.linger} s for scraping (Ctrl-C to stop now).`);
       await waitOrAbort(options.linger * 1000, stop.signal);
