@@ -53,6 +53,8 @@ export interface LoadOptions {
   readonly onRollout?: (ms: number) => void;
   /** Verifies sent in the first this many ms of the load ask the verifier to crash (default 0: none). */
   readonly failVerifiesMs?: number | undefined;
+  /** Verifies sent in the first this many ms of the load hold their slot without running until that time is over (default 0: none). */
+  readonly stallVerifiesMs?: number | undefined;
 }
 
 /** Route names as the load generator counts them. */
@@ -241,8 +243,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
   const drainTimer = setTimeout(() => abandon.abort(), options.durationMs + DRAIN_MS);
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const failUntil = startedAt + (options.failVerifiesMs ?? 0);
-  /** The n-th verify's body; one sent in the failing window crashes. */
-  const verifyFor = (n: number): Record<string, unknown> => verifyBody(n, performance.now() < failUntil);
+  const stallUntil = startedAt + (options.stallVerifiesMs ?? 0);
+  /** The n-th verify's body; one sent in the failing window crashes, one sent in the stalling window holds its slot until it ends. */
+  const verifyFor = (n: number): Record<string, unknown> => {
+    const now = performance.now();
+    return verifyBody(n, now < failUntil, Math.max(0, Math.ceil(stallUntil - now)));
+  };
 
   /**
    * Sends one request to `target` when it may be sent one and the budget allows (false when the
@@ -454,10 +460,17 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
  * did not pass), request 2 and then one in 150 crash, request 4 and then one in 150 hang;
  * every one crashes when `failing` (the `--fail-verifies-ms` window).
  */
-export function verifyBody(n: number, failing = false): Record<string, unknown> {
+export function verifyBody(n: number, failing = false, stallMs = 0): Record<string, unknown> {
   const mode = failing || n === 2 || n % 150 === 77 ? 'crash' : n === 4 || n % 150 === 127 ? 'hang' : 'normal';
   const expected = `answer-${n % 13}`;
-  return { answer: n % 5 === 3 ? 'wrong' : expected, expected, workMs: 10 + ((n * 7) % 25), mode };
+  const body = { answer: n % 5 === 3 ? 'wrong' : expected, expected, workMs: 10 + ((n * 7) % 25), mode };
+  return stallMs > 0 ? { ...body, stallMs } : body;
+}
+
+/** The `stallMs` of a request body, 0 when it has none. */
+function stallOf(body: unknown): number {
+  const stallMs = (body as { stallMs?: unknown } | undefined)?.stallMs;
+  return typeof stallMs === 'number' ? stallMs : 0;
 }
 
 function call(agent: Agent, method: string, url: string, body: unknown, signal: AbortSignal): Promise<Response> {
@@ -468,7 +481,8 @@ function call(agent: Agent, method: string, url: string, body: unknown, signal: 
       {
         method,
         agent,
-        signal: AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]),
+        // A stalled verify (`stallMs`, the fault) is given its stall on top of the usual wait.
+        signal: AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS + stallOf(body))]),
         headers:
           payload === undefined
             ? {}

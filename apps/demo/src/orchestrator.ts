@@ -356,6 +356,7 @@ async function run(options: DemoOptions): Promise<number> {
         onProgress: progress.update,
         onRollout: (ms) => recordRolloutDuration(ms),
         failVerifiesMs: options.failVerifiesMs,
+        stallVerifiesMs: options.stallVerifiesMs,
       });
     } finally {
       reading.abort();

@@ -5,11 +5,12 @@
 // (a wrong answer is a completed verification). Calls that never ran to a result — refused,
 // left by their client, failed to start — do not move `gym.verify.success_rate`.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { recordVerify } from '@gym/metrics';
 import { z } from 'zod';
 import { type AdmissionSettings, createSemaphoreGate, type Gate } from '../admission.js';
 import type { Route } from '../http-app.js';
-import { HttpError } from '../http-error.js';
+import { clientGoneError, HttpError } from '../http-error.js';
 import { readJsonBody } from '../read-body.js';
 import { runVerifier } from '../verifier.js';
 
@@ -25,6 +26,12 @@ export const verifyBodySchema = z.strictObject({
   expected: text(4096),
   workMs: z.int().min(0).max(5000).default(30),
   mode: z.enum(['normal', 'hang', 'crash']).default('normal'),
+  /**
+   * A fault: the call holds its slot this long before its verifier starts, and the verify timeout
+   * does not cover it (a holder that hangs, as a verifier stuck in front of a lock would). Its
+   * client leaving ends it and gives the slot back.
+   */
+  stallMs: z.int().min(0).max(600_000).default(0),
 });
 
 /** The verify route and its gate (exposed for GET /limits). */
@@ -46,6 +53,8 @@ export function createVerifyRoute(
       const job = await readJsonBody(req, verifyBodySchema);
       const started = performance.now();
       const result = await gate.run(signal, async (op) => {
+        if (job.stallMs > 0)
+          await sleep(job.stallMs, undefined, { signal }).catch(() => Promise.reject(clientGoneError()));
         const outcome = await runVerifier(job, timeoutMs, signal);
         if (outcome.kind !== 'completed') op.outcome = outcome.kind;
         return outcome;
