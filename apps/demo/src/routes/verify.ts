@@ -27,9 +27,10 @@ export const verifyBodySchema = z.strictObject({
   workMs: z.int().min(0).max(5000).default(30),
   mode: z.enum(['normal', 'hang', 'crash']).default('normal'),
   /**
-   * A fault: the call holds its slot this long before its verifier starts, and the verify timeout
-   * does not cover it (a holder that hangs, as a verifier stuck in front of a lock would). Its
-   * client leaving ends it and gives the slot back.
+   * A fault: the call does not return before this long after it arrived; once it holds its slot
+   * it keeps it until then before its verifier starts, and the verify timeout does not cover that
+   * (a holder that hangs, as a verifier stuck in front of a lock would). Its client leaving ends
+   * it and gives the slot back.
    */
   stallMs: z.int().min(0).max(600_000).default(0),
 });
@@ -53,8 +54,9 @@ export function createVerifyRoute(
       const job = await readJsonBody(req, verifyBodySchema);
       const started = performance.now();
       const result = await gate.run(signal, async (op) => {
-        if (job.stallMs > 0)
-          await sleep(job.stallMs, undefined, { signal }).catch(() => Promise.reject(clientGoneError()));
+        // The stall ends stallMs after the call arrived, however long it waited for its slot.
+        const stallLeft = started + job.stallMs - performance.now();
+        if (stallLeft > 0) await sleep(stallLeft, undefined, { signal }).catch(() => Promise.reject(clientGoneError()));
         const outcome = await runVerifier(job, timeoutMs, signal);
         if (outcome.kind !== 'completed') op.outcome = outcome.kind;
         return outcome;
