@@ -25,9 +25,12 @@ const PAUSE_MS = 8_000;
 const PAUSES = 3;
 
 let run: Captured | undefined;
+let server: number | undefined;
 afterEach(async () => {
   const pid = run?.child.pid;
   if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGCONT');
+  if (server !== undefined && isAlive(server)) process.kill(server, 'SIGCONT');
+  server = undefined;
   await terminate(run?.child);
   run = undefined;
 });
@@ -68,5 +71,32 @@ describe('an orchestrator that was paused', () => {
     expect(current.stderr).not.toMatch(/died by/);
     expect(code).toBe(0);
     expect(current.stdout).toContain('Done; every server stopped.');
+  }, 180_000);
+
+  it('does not blame a server for a check that its own pause made late: a check in flight across the pause', async () => {
+    run = spawnNode(
+      ORCHESTRATOR,
+      ['--servers', '2', '--duration', '20', '--hung-after-ms', String(HUNG_AFTER_MS)],
+      prometheusEnv(0),
+    );
+    const current = run;
+    const pid = current.child.pid as number;
+    await waitFor('the first progress line', () => (/load +\d/.test(current.stderr) ? true : undefined), 60_000);
+    server = Number(/server-1\s+pid (\d+)/.exec(current.stdout)?.[1]);
+    // server-1 stops answering for a moment: the watcher's next check to it (within about a
+    // second, a check a second) is in flight when the watcher itself stops; server-1 answers it
+    // 1.5 s after the watcher runs again. Silent for the watcher: about 3 s of its own running
+    // time, well under the hung delay.
+    process.kill(server, 'SIGSTOP');
+    await sleep(1_200);
+    process.kill(pid, 'SIGSTOP');
+    await sleep(PAUSE_MS);
+    process.kill(pid, 'SIGCONT');
+    await sleep(1_500);
+    process.kill(server, 'SIGCONT');
+    const { code } = await exited(current.child);
+    expect(current.stderr).not.toMatch(/is hung/);
+    expect(current.stderr).not.toMatch(/died by/);
+    expect(code).toBe(0);
   }, 180_000);
 });
