@@ -88,7 +88,8 @@ Options:
   --restart-backoff-ms <ms>  wait before the first restart, doubled for each further one
                            (0-60000, default 250; at most 4 s apart unless this is longer)
   --hung-after-ms <ms>     a server that answers no health check (GET /healthz, 2 s deadline,
-                           every second) for this long is reported hung, killed and restarted
+                           every second; a late answer counts) for this long of the orchestrator's
+                           own running time is reported hung, killed and restarted
                            (1000-600000, default 6000); it makes the exit status 3
   --targets-file <path>    write the fleet's metrics endpoints there as Prometheus file_sd JSON
   --linger <seconds>       keep the fleet up after the summary so a Prometheus can scrape it;
