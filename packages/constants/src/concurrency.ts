@@ -1,5 +1,6 @@
 // Concurrency limits: Gym main's `gym.concurrency.*` series, by exactly Gym's names and
-// attribute keys, plus `admission_rejected_total` (a full queue), which Gym lacks.
+// attribute keys, plus `admission_rejected_total` (a full queue) and `oldest_wait_ms` (a stuck
+// queue), which Gym lacks.
 
 /** What a limit name must look like: chosen in code, bounded, never an id. */
 export const LIMIT_NAME_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
@@ -20,7 +21,7 @@ export const METRIC_CONCURRENCY_ADMISSION_REJECTED = 'gym.concurrency.admission_
 /** The age of the oldest call waiting for a slot now, 0 when nobody waits: beyond Gym. */
 export const METRIC_CONCURRENCY_OLDEST_WAIT = 'gym.concurrency.oldest_wait_ms' as const;
 
-/** The seven concurrency instruments, in contract order. */
+/** The eight concurrency instruments, in contract order. */
 export const CONCURRENCY_INSTRUMENTS = [
   METRIC_CONCURRENCY_LIMIT,
   METRIC_CONCURRENCY_ACTIVE,
@@ -29,4 +30,5 @@ export const CONCURRENCY_INSTRUMENTS = [
   METRIC_CONCURRENCY_ADMISSION_TIMEOUTS,
   METRIC_CONCURRENCY_ADMISSION_CANCELLED,
   METRIC_CONCURRENCY_ADMISSION_REJECTED,
+  METRIC_CONCURRENCY_OLDEST_WAIT,
 ] as const;

@@ -2,8 +2,10 @@
 // and a runbook section of the same name in the README; each is unit-tested with
 // `promtool test rules`: it fires on the fault, stays quiet on a healthy fleet, resolves after
 // recovery, and one odd scrape inside the fault does not restart its wait. Every condition
-// reads a window (a rate, an average, a median), never a single scrape, and every per-target
-// condition is joined to the targets that answer now, so a dead process drops out at once.
+// reads a window (a rate, an average, a median), never a single scrape. Liveness is judged by
+// alerts of its own, one per topology (a server scraped directly, behind a Collector, under a
+// metric filter that drops target_info), and is never a precondition of another alert: a failed
+// scrape restarts no alert's wait. `GymTelemetryBlind` says when the rules cannot see the fleet.
 
 import { eitherNaming, type Naming, RATE_WINDOW, recordedNames } from './naming.js';
 import { by, FAILING_OUTCOMES, LIMIT_LABELS, POOL_LABELS, scaled, TARGET_LABELS } from './recording-rules.js';
@@ -34,17 +36,27 @@ export const POOL_QUEUED_RATIO_THRESHOLD = 0.1;
  * bucket boundary of the queue histogram. Shorter waits are a connection handed straight on.
  */
 export const POOL_WAIT_P50_MS = 10;
+/**
+ * Age (ms) of a limit's oldest waiter, over the whole 5-minute window, above which
+ * `GymQueueStuck` may fire: with the 5 minutes it then needs without the queue moving, a
+ * waiter has waited at least 6 minutes for a slot.
+ */
+export const STUCK_WAIT_MS = 60_000;
 /** How far back the fleet and target alerts remember what was there. */
 const MEMORY = '1h';
 
 /** The alert names, in README order. */
 export const ALERT_NAMES = [
   'GymConcurrencyLimitSaturated',
+  'GymQueueStuck',
   'GymAdmissionRefusing',
   'GymOperationsFailing',
   'GymVerifySuccessDropping',
   'GymTargetDown',
+  'GymServerLostBehindCollector',
+  'GymServerLostUnderFilter',
   'GymTargetsAbsent',
+  'GymTelemetryBlind',
   'GymFleetShrank',
   'GymEventLoopLagHigh',
   'GymOutgoingCallsWaitForConnections',
@@ -61,6 +73,11 @@ export function alertRules(names: Naming, timeScale = 1): RuleGroup<AlertRule> {
   const r = recordedNames(names);
   const window = scaled(RATE_WINDOW, timeScale);
   const memory = scaled(MEMORY, timeScale);
+  // The servers a job has now (the median of the window: one failed scrape changes nothing)
+  // below the most it had for 10 minutes in a row within the memory (a new server that overlaps
+  // the one it replaces for a few minutes does not raise the peak).
+  const fewer = (count: string, min10m: string): string =>
+    `(quantile_over_time(0.5, ${count}[${window}]) < max_over_time(${min10m}[${memory}]))`;
   const wait = (duration: string): string => scaled(duration, timeScale);
   const limits = LIMIT_LABELS.join(', ');
   const percent = (fraction: number): string => `${Math.round(fraction * 100)}%`;
@@ -81,6 +98,21 @@ export function alertRules(names: Naming, timeScale = 1): RuleGroup<AlertRule> {
           `On average ${percent(SATURATION_THRESHOLD)} or more of the slots of limit ${label(LABELS.limitName)} were held over 5 minutes, ` +
           'with callers waiting or refused, for 10 minutes: work is waiting for the limit, not for itself.',
         runbook: runbook('GymConcurrencyLimitSaturated'),
+      },
+    },
+    {
+      alert: 'GymQueueStuck',
+      expr:
+        `(${r.oldestWaitMin} > ${STUCK_WAIT_MS}) and on (${limits})` +
+        ` (${r.oldestWaitDrops} == 0) and on (${limits}) (${r.queueDepthDrops} == 0)`,
+      for: wait('5m'),
+      labels: { severity: 'critical' },
+      annotations: {
+        summary: `The queue of limit ${label(LABELS.limitName)} (${label(LABELS.component)}) on ${label('instance')} is stuck`,
+        description:
+          `Someone has waited for limit ${label(LABELS.limitName)} for more than ${STUCK_WAIT_MS / 60_000} minute over all of the last 5 minutes, ` +
+          'and neither its oldest wait nor its queue went down, for 5 minutes: the limit completes nothing (its holders hang).',
+        runbook: runbook('GymQueueStuck'),
       },
     },
     {
@@ -121,12 +153,14 @@ export function alertRules(names: Naming, timeScale = 1): RuleGroup<AlertRule> {
       },
     },
     {
-      // Down or hung: most scrapes of the window failed. Only Gym targets (they served
-      // target_info within the memory), only targets still in service discovery (`up` now).
+      // Scraped directly. Down or hung: most scrapes of the window failed. Only Gym targets
+      // (target_info or Gym series within the memory: a filter may drop target_info), only
+      // targets still in service discovery (`up` now).
       alert: 'GymTargetDown',
       expr:
         `(avg_over_time(up[${window}]) < 0.5) and on (job, instance) up` +
-        ` and on (job, instance) max ${by(...TARGET_LABELS)} (max_over_time(${TARGET_INFO}[${memory}]))`,
+        ` and on (job, instance) (max ${by(...TARGET_LABELS)} (max_over_time(${TARGET_INFO}[${memory}]))` +
+        ` or max_over_time(${r.gymSeriesCount}[${memory}]))`,
       for: wait('1m'),
       labels: { severity: 'critical' },
       annotations: {
@@ -137,7 +171,40 @@ export function alertRules(names: Naming, timeScale = 1): RuleGroup<AlertRule> {
       },
     },
     {
-      // absent(), per job: every target of a job that answered within the memory is gone.
+      // Behind a Collector, `up` is the Collector's: a server is seen by the target_info the
+      // Collector forwards for it (jobs with an `up` of their own are GymTargetDown's).
+      alert: 'GymServerLostBehindCollector',
+      expr: `${fewer(r.targetInfoInstances, r.targetInfoInstancesMin)} unless on (job) up`,
+      for: wait('2m'),
+      labels: { severity: 'critical' },
+      annotations: {
+        summary: `${label('job')} has fewer servers than it had`,
+        description:
+          'Fewer servers of this job send their telemetry through the Collector (target_info) than were there for 10 minutes in a row within the last hour: ' +
+          'a server died or lost its way to the Collector, and was not replaced.',
+        runbook: runbook('GymServerLostBehindCollector'),
+      },
+    },
+    {
+      // Under a metric filter that drops target_info (NeMo Lens), behind a Collector: a server
+      // is seen by its Gym series alone.
+      alert: 'GymServerLostUnderFilter',
+      expr:
+        `${fewer(r.gymSeriesInstances, r.gymSeriesInstancesMin)} unless on (job) up` +
+        ` unless on (job) max_over_time(${r.targetInfoInstances}[${memory}])`,
+      for: wait('2m'),
+      labels: { severity: 'critical' },
+      annotations: {
+        summary: `${label('job')} has fewer servers exporting Gym series than it had`,
+        description:
+          'Fewer instances of this job export gym_* series than did for 10 minutes in a row within the last hour (target_info does not arrive, so the Gym series are what counts): ' +
+          'a server died or lost its way to the Collector, and was not replaced.',
+        runbook: runbook('GymServerLostUnderFilter'),
+      },
+    },
+    {
+      // absent(), per job: every target of a job that answered within the memory is gone. One
+      // failed scrape of all of them is not absence: it lasts one evaluation, under the `for:`.
       alert: 'GymTargetsAbsent',
       expr: `max ${by('job')} (max_over_time(${r.targetUp}[${memory}])) unless on (job) max ${by('job')} (${r.targetUp})`,
       for: wait('1m'),
@@ -147,6 +214,24 @@ export function alertRules(names: Naming, timeScale = 1): RuleGroup<AlertRule> {
         description:
           'Every Gym target of this job answered within the last hour and none answers now: the whole fleet, or the path to it, is down.',
         runbook: runbook('GymTargetsAbsent'),
+      },
+    },
+    {
+      // The rules see Gym series they cannot attribute to servers (no target_info for the job:
+      // no server, run or service name), or a job that had Gym series within the memory has none
+      // over the whole window (its servers are gone, or the pipeline drops or renames them).
+      alert: 'GymTelemetryBlind',
+      expr:
+        `label_replace(max_over_time(${r.gymSeriesInstances}[${window}]) unless on (job) max_over_time(${r.targetInfoInstances}[${window}]), "reason", "gym_* series arrive without target_info", "", "")` +
+        ` or label_replace(max_over_time(${r.gymSeriesInstances}[${memory}]) unless on (job) max_over_time(${r.gymSeriesInstances}[${window}]), "reason", "the job's gym_* series stopped arriving", "", "")`,
+      for: wait('10m'),
+      labels: { severity: 'warning' },
+      annotations: {
+        summary: `The Gym telemetry of ${label('job')} is blind: ${label('reason')}`,
+        description:
+          'The rules cannot see the servers of this job: their gym_* series arrive without target_info (a metric filter drops it, so panels cannot name servers or runs), ' +
+          'or its gym_* series stopped arriving although they did within the last hour (the servers are gone, or the pipeline drops or renames them).',
+        runbook: runbook('GymTelemetryBlind'),
       },
     },
     {

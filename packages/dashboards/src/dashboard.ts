@@ -12,7 +12,7 @@ import { OUTCOMES } from '@gym/constants';
 import { ALERT_NAMES } from './alert-rules.js';
 import { eitherNaming, type Naming, recordedNames } from './naming.js';
 import { by } from './recording-rules.js';
-import { LABELS, type SeriesId, TARGET_INFO } from './series.js';
+import { keptByLens, LABELS, LENS_KEPT_PREFIXES, type SeriesId, TARGET_INFO } from './series.js';
 
 const VARIABLES = { datasource: 'datasource', service: 'job', server: 'server', run: 'run_id' } as const;
 const DATASOURCE: common.DataSourceRef = { type: 'prometheus', uid: `\${${VARIABLES.datasource}}` };
@@ -81,6 +81,20 @@ function panel(title: string, unit: string, description: string, ...targets: Tar
   return builder;
 }
 
+/**
+ * What a panel says when its series do not pass NeMo Lens' metric filter (empty there), or ''.
+ * Decided from the instrument names, so a renamed instrument keeps its panel honest.
+ */
+export function filteredNote(names: Naming, ...ids: SeriesId[]): string {
+  const dropped = ids.flatMap((id) => names.variants(id).map((variant) => variant.base)).filter((n) => !keptByLens(n));
+  if (dropped.length === 0) return '';
+  const prefixes = [...new Set(dropped.map((name) => `${name.split('_')[0]}_`))];
+  return (
+    ` Empty under a metric filter that keeps only ${LENS_KEPT_PREFIXES.join(', ')} (NeMo Lens' Prometheus), which drops the ${prefixes.map((p) => `${p}*`).join(', ')} series:` +
+    ` add ${prefixes.join(', ')} to the filter's regex (see "Under a metric filter" in the @gym/dashboards README).`
+  );
+}
+
 /** The rows of the dashboard, in order, each with its panels. */
 function rows(names: Naming): Record<string, timeseries.PanelBuilder[]> {
   const r = recordedNames(names);
@@ -132,6 +146,13 @@ function rows(names: Naming): Record<string, timeseries.PanelBuilder[]> {
         'Callers waiting for a slot right now, summed over the selected servers.',
         [over('sum', limit, raw('concurrencyQueueDepth')), limitLegend],
         [over('sum', limit, raw('concurrencyAvailable')), `${limitLegend} free slots`],
+      ),
+      panel(
+        'Oldest wait per limit',
+        'ms',
+        'Per limit, how long the oldest caller still waiting for a slot has waited, on the selected server where it is longest; 0 when nobody waits. ' +
+          'A busy limit that moves drops back each time a slot is handed on; a line that only climbs is a limit that completes nothing (what GymQueueStuck reads).',
+        [over('max', limit, r.oldestWait), limitLegend],
       ),
       panel(
         'Admission refusals per second',
@@ -195,14 +216,18 @@ function rows(names: Naming): Record<string, timeseries.PanelBuilder[]> {
         'How late a timer woke. Above a few ms, something blocks the loop and every request waits.',
         [perServer('max', r.eventLoopLagP99), server],
       ),
-      panel('CPU, by server and mode', 'short', 'CPU seconds per second (1 = one core busy).', [
-        perServer('sum', r.cpuRate, LABELS.cpuMode),
-        `${server} {{${LABELS.cpuMode}}}`,
-      ]),
-      panel('Memory, by server', 'bytes', 'Resident memory of each server process.', [
-        perServer('sum', raw('processMemoryUsage')),
-        server,
-      ]),
+      panel(
+        'CPU, by server and mode',
+        'short',
+        `CPU seconds per second (1 = one core busy).${filteredNote(names, 'processCpuTime')}`,
+        [perServer('sum', r.cpuRate, LABELS.cpuMode), `${server} {{${LABELS.cpuMode}}}`],
+      ),
+      panel(
+        'Memory, by server',
+        'bytes',
+        `Resident memory of each server process.${filteredNote(names, 'processMemoryUsage')}`,
+        [perServer('sum', raw('processMemoryUsage')), server],
+      ),
       panel('Requests in flight, by server', 'short', 'HTTP requests between arrival and response end.', [
         perServer('sum', raw('requestsInFlight')),
         server,
@@ -210,13 +235,13 @@ function rows(names: Naming): Record<string, timeseries.PanelBuilder[]> {
       panel(
         'Time in garbage collection, by server',
         'percentunit',
-        'Share of wall time spent in V8 garbage-collection pauses.',
+        `Share of wall time spent in V8 garbage-collection pauses.${filteredNote(names, 'gcDuration')}`,
         [perServer('sum', r.gcTimeRate, LABELS.gcType), `${server} {{${LABELS.gcType}}}`],
       ),
       panel(
         'Threads and open file descriptors, by server',
         'short',
-        'A steady climb is a leak.',
+        `A steady climb is a leak.${filteredNote(names, 'processThreadCount', 'processOpenFds')}`,
         [perServer('sum', raw('processThreadCount')), `${server} threads`],
         [perServer('sum', raw('processOpenFds')), `${server} open fds`],
       ),

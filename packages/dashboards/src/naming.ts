@@ -54,6 +54,11 @@ export function recordedNames(names: Naming) {
   const plain = (id: SeriesId): string => (names.variants(id)[0] as PrometheusSeriesNames).base;
   return {
     targetUp: 'instance:gym_target:up',
+    gymSeriesCount: 'instance:gym_series:count',
+    gymSeriesInstances: 'job:gym_series:instances',
+    gymSeriesInstancesMin: 'job:gym_series:instances_min10m',
+    targetInfoInstances: 'job:target_info:instances',
+    targetInfoInstancesMin: 'job:target_info:instances_min10m',
     operationQueueBucketRate: `instance:${plain('operationQueueDuration')}_bucket:rate${RATE_WINDOW}`,
     operationQueueCountRate: `instance:${plain('operationQueueDuration')}_count:rate${RATE_WINDOW}`,
     operationRunBucketRate: `instance:${plain('operationDuration')}_bucket:rate${RATE_WINDOW}`,
@@ -68,6 +73,10 @@ export function recordedNames(names: Naming) {
     concurrencySaturation: `instance:${plain('concurrencyActive')}:saturation_ratio`,
     concurrencySaturationAvg: `instance:${plain('concurrencyActive')}:saturation_ratio_avg${RATE_WINDOW}`,
     concurrencyQueueMax: `instance:${plain('concurrencyQueueDepth')}:max${RATE_WINDOW}`,
+    oldestWait: `instance:${plain('concurrencyOldestWait')}:max`,
+    oldestWaitMin: `instance:${plain('concurrencyOldestWait')}:min${RATE_WINDOW}`,
+    oldestWaitDrops: `instance:${plain('concurrencyOldestWait')}:drops${RATE_WINDOW}`,
+    queueDepthDrops: `instance:${plain('concurrencyQueueDepth')}:drops${RATE_WINDOW}`,
     admissionTimeoutsRate: `instance:${plain('admissionTimeouts')}:rate${RATE_WINDOW}`,
     admissionCancelledRate: `instance:${plain('admissionCancelled')}:rate${RATE_WINDOW}`,
     admissionRejectedRate: `instance:${plain('admissionRejected')}:rate${RATE_WINDOW}`,

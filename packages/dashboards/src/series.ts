@@ -46,3 +46,24 @@ export const LABELS = {
 
 /** The series OpenTelemetry SDKs write with the process's resource attributes as labels. */
 export const TARGET_INFO = 'target_info' as const;
+
+/**
+ * The metric-name prefixes NeMo Lens' Prometheus keeps (its `metric_relabel_configs` keep rule):
+ * `target_info`, `process_*`, `v8js_*` and `nodejs_*` never arrive behind it.
+ */
+export const LENS_KEPT_PREFIXES = [
+  'dl_',
+  'megatron_',
+  'gen_ai_',
+  'rl_',
+  'gym_',
+  'system_',
+  'DCGM_',
+  'node_',
+  'otelcol_',
+] as const;
+
+/** Whether a Prometheus series name passes NeMo Lens' metric filter. */
+export function keptByLens(name: string): boolean {
+  return LENS_KEPT_PREFIXES.some((prefix) => name.startsWith(prefix));
+}

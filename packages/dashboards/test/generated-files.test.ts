@@ -12,7 +12,8 @@ import { describe, expect, it, jest } from '@jest/globals';
 import { parse } from 'yaml';
 import { ALERT_NAMES } from '../src/alert-rules.js';
 import { prometheusNames } from '../src/prometheus-names.js';
-import { panelQueries, readDashboard } from './support/dashboard-queries.js';
+import { keptByLens } from '../src/series.js';
+import { type JsonPanel, panelQueries, readDashboard } from './support/dashboard-queries.js';
 import { packageFile } from './support/paths.js';
 
 // Child processes (node, tsc, promtool) on a loaded machine: a generous bound, not a speed claim.
@@ -202,6 +203,32 @@ describe('what the dashboard and rules read', () => {
     for (const query of queries) expect(query.expr).toContain('target_info{job=~"$job"');
   });
 
+  it("says, on every panel that reads a series NeMo Lens' metric filter drops, why it is empty there", () => {
+    const dropped = Object.values(INSTRUMENTS)
+      .map((instrument) => prometheusNames(instrument))
+      .filter((names) => !keptByLens(names.base));
+    expect(dropped.map((names) => names.base.split('_')[0]).sort()).toEqual(
+      expect.arrayContaining(['process', 'v8js']),
+    );
+    const visit = (panels: JsonPanel[]): JsonPanel[] =>
+      panels.flatMap((panel) => [panel, ...visit(panel.panels ?? [])]);
+    const panels = visit(readDashboard().panels).filter((panel) => panel.targets !== undefined);
+    let noted = 0;
+    for (const panel of panels) {
+      const reads = dropped.some((names) =>
+        (panel.targets ?? []).some((target) =>
+          new RegExp(`\\b(${names.base}|${names.series}|${names.sum}|${names.count})\\b`).test(target.expr),
+        ),
+      );
+      expect({ panel: panel.title, says: (panel.description ?? '').includes('Empty under a metric filter') }).toEqual({
+        panel: panel.title,
+        says: reads,
+      });
+      if (reads) noted++;
+    }
+    expect(noted).toBeGreaterThanOrEqual(4);
+  });
+
   it('gives every alert a summary, a description and a runbook section in the README', async () => {
     const readme = await readFile(packageFile('README.md'), 'utf8');
     const groups = parse(generate()['prometheus/gym-alerts.rules.yml']) as {
@@ -222,12 +249,12 @@ describe('generate with unit suffixes', () => {
   it('reads the JS and Collector namings by default, and adds the given one', () => {
     const plain = generate()['prometheus/gym-recording.rules.yml'];
     expect(plain).toContain(
-      'rate(gym_resources_operation_queue_duration_ms_bucket[5m]) or rate(gym_resources_operation_queue_duration_ms_milliseconds_bucket[5m])',
+      '(rate(gym_resources_operation_queue_duration_ms_bucket[5m]) and present_over_time(gym_resources_operation_queue_duration_ms_bucket[50s])) or (rate(gym_resources_operation_queue_duration_ms_milliseconds_bucket[5m]) and present_over_time(gym_resources_operation_queue_duration_ms_milliseconds_bucket[50s]))',
     );
     const files = generate({ nameSuffixes: [{ unit: 'ms', suffix: 'msec' }] });
     const rules = files['prometheus/gym-recording.rules.yml'];
     expect(rules).toContain(
-      'rate(gym_resources_operation_queue_duration_ms_bucket[5m]) or rate(gym_resources_operation_queue_duration_ms_milliseconds_bucket[5m]) or rate(gym_resources_operation_queue_duration_ms_msec_bucket[5m])',
+      '(rate(gym_resources_operation_queue_duration_ms_bucket[5m]) and present_over_time(gym_resources_operation_queue_duration_ms_bucket[50s])) or (rate(gym_resources_operation_queue_duration_ms_milliseconds_bucket[5m]) and present_over_time(gym_resources_operation_queue_duration_ms_milliseconds_bucket[50s])) or (rate(gym_resources_operation_queue_duration_ms_msec_bucket[5m]) and present_over_time(gym_resources_operation_queue_duration_ms_msec_bucket[50s]))',
     );
     expect(rules).toContain('record: instance:gym_resources_operation_queue_duration_ms_bucket:rate5m');
     // Every millisecond histogram reaches the dashboard through a recorded name, so its JSON does not change.

@@ -2,8 +2,9 @@
 // templates) and `promtool test rules` over test/promtool/*.test.yml, where every alert fires
 // on a fault, stays quiet on healthy series, resolves after recovery, and is not restarted by
 // one odd scrape inside the fault. Each test file is also run against rules with one property
-// taken away (a threshold loosened, a window made a single scrape, the join to answering
-// targets or a naming dropped), which must FAIL: each property is what the tests rely on.
+// taken away (a threshold loosened, a window made a single scrape, a series kept after its
+// process died, liveness made a precondition again, a per-series product taken per instance,
+// or a naming dropped), which must FAIL: each property is what the tests rely on.
 
 import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -16,6 +17,7 @@ import { afterAll, beforeAll, expect, it, jest } from '@jest/globals';
 import { parse } from 'yaml';
 import { ALERT_NAMES } from '../src/alert-rules.js';
 import { COLLECTOR_UNIT_SUFFIXES } from '../src/prometheus-names.js';
+import { LIMIT_LABELS } from '../src/recording-rules.js';
 import { packageFile } from './support/paths.js';
 
 // Child processes (node, tsc, promtool) on a loaded machine: a generous bound, not a speed claim.
@@ -132,6 +134,8 @@ tools.describe('the promtool tests can fail', () => {
     await rm(work, { recursive: true, force: true });
   });
 
+  // The labels of one limit, as the alerts join on them.
+  const L = LIMIT_LABELS.join(', ');
   // Per alert, changes of the rules that each make its test file fail: [alert, from, to, file].
   // A change of the recording rules replaces every occurrence.
   const loosened: [alert: (typeof ALERT_NAMES)[number], from: string, to: string, file: 'alerts' | 'recording'][] = [
@@ -140,21 +144,38 @@ tools.describe('the promtool tests can fail', () => {
     ['GymConcurrencyLimitSaturated', 'queue_depth:max5m > 0)', 'queue_depth:max5m >= 0)', 'alerts'],
     ['GymAdmissionRefusing', 'refused:ratio_rate5m > 0.01', 'refused:ratio_rate5m > 0.001', 'alerts'],
     ['GymOperationsFailing', 'failure_ratio_rate5m > 0.05', 'failure_ratio_rate5m > 0.005', 'alerts'],
-    ['GymOperationsFailing', ' and on (job, instance) instance:gym_target:up', '', 'recording'],
+    // A dead process's rate kept for the whole window: its alert lingers 5 minutes.
+    ['GymOperationsFailing', ' and present_over_time(gym_resources_operation_duration_ms_count[50s])', '', 'recording'],
     // The minimum calls of a share dropped: a quiet server's noise fires.
     ['GymOperationsFailing', ' >= (100 / 300))', ')', 'recording'],
     ['GymAdmissionRefusing', ' >= (100 / 300))', ')', 'recording'],
     ['GymVerifySuccessDropping', 'ratio_rate5m < 0.9', 'ratio_rate5m < 0.995', 'alerts'],
-    ['GymVerifySuccessDropping', ' and on (job, instance) instance:gym_target:up', '', 'recording'],
+    // The ratio kept after its process died (`rate(x) or x` is the rate alone).
+    ['GymVerifySuccessDropping', '[5m]) and instance:gym_verify_', '[5m]) or instance:gym_verify_', 'recording'],
+    // The highest success rate of an instance times everyone's calls: two servers under one
+    // instance label cover for each other.
     [
       'GymVerifySuccessDropping',
-      'gym_verify_success_rate or gym_verify_success_rate_ratio',
-      'gym_verify_success_rate',
+      'without (otel_scope_name, otel_scope_version, otel_scope_schema_url)',
+      'by (job, instance)',
+      'recording',
+    ],
+    [
+      'GymVerifySuccessDropping',
+      '(last_over_time(gym_verify_success_rate[50s]) or last_over_time(gym_verify_success_rate_ratio[50s]))',
+      'last_over_time(gym_verify_success_rate[50s])',
       'recording',
     ],
     ['GymTargetDown', 'avg_over_time(up[5m]) < 0.5', 'up == 0', 'alerts'],
     ['GymTargetDown', '< 0.5) and on (job, instance) up and', '< 0.5) and', 'alerts'],
-    ['GymTargetDown', ' and on (job, instance) max by (job, instance) (max_over_time(target_info[1h]))', '', 'alerts'],
+    [
+      'GymTargetDown',
+      ' and on (job, instance) (max by (job, instance) (max_over_time(target_info[1h])) or max_over_time(instance:gym_series:count[1h]))',
+      '',
+      'alerts',
+    ],
+    // Gym targets known by target_info only: a filter that drops it hides them.
+    ['GymTargetDown', ' or max_over_time(instance:gym_series:count[1h])', '', 'alerts'],
     [
       'GymTargetsAbsent',
       'max by (job) (max_over_time(instance:gym_target:up[1h])) unless on (job) max by (job) (instance:gym_target:up)',
@@ -175,6 +196,64 @@ tools.describe('the promtool tests can fail', () => {
       'alerts',
     ],
     ['GymEventLoopLagHigh', 'p99_rate5m > 100', 'p99_rate5m > 0.5', 'alerts'],
+    // Liveness as a precondition again (the old join to the targets that answer now), or a
+    // series kept only while it answers now: a failed scrape restarts the wait.
+    [
+      'GymEventLoopLagHigh',
+      '(rate(gym_event_loop_lag_ms_bucket[5m]) and',
+      '(rate(gym_event_loop_lag_ms_bucket[5m]) and on (job, instance) instance:gym_target:up and',
+      'recording',
+    ],
+    [
+      'GymEventLoopLagHigh',
+      'present_over_time(gym_event_loop_lag_ms_bucket[50s])',
+      'gym_event_loop_lag_ms_bucket',
+      'recording',
+    ],
+    [
+      'GymConcurrencyLimitSaturated',
+      'present_over_time(gym_concurrency_active[50s])',
+      'gym_concurrency_active',
+      'recording',
+    ],
+    // The threshold moves the firing time (an age grows a minute a minute): 5 minutes later misses it.
+    ['GymQueueStuck', 'min5m > 60000)', 'min5m > 300000)', 'alerts'],
+    ['GymQueueStuck', ` and on (${L}) (instance:gym_concurrency_oldest_wait_ms:drops5m == 0)`, '', 'alerts'],
+    ['GymQueueStuck', ` and on (${L}) (instance:gym_concurrency_queue_depth:drops5m == 0)`, '', 'alerts'],
+    [
+      'GymQueueStuck',
+      'min_over_time(gym_concurrency_oldest_wait_ms[5m])',
+      'last_over_time(gym_concurrency_oldest_wait_ms[5m])',
+      'recording',
+    ],
+    // The Collector's naming dropped: a Python server's stuck limit goes unseen.
+    [
+      'GymQueueStuck',
+      '(min_over_time(gym_concurrency_oldest_wait_ms[5m]) and present_over_time(gym_concurrency_oldest_wait_ms[50s])) or (min_over_time(gym_concurrency_oldest_wait_ms_milliseconds[5m]) and present_over_time(gym_concurrency_oldest_wait_ms_milliseconds[50s]))',
+      '(min_over_time(gym_concurrency_oldest_wait_ms[5m]) and present_over_time(gym_concurrency_oldest_wait_ms[50s]))',
+      'recording',
+    ],
+    ['GymServerLostBehindCollector', ' unless on (job) up\n', '\n', 'alerts'],
+    [
+      'GymServerLostBehindCollector',
+      'max_over_time(job:target_info:instances_min10m[1h])',
+      'max_over_time(job:target_info:instances[1h])',
+      'alerts',
+    ],
+    ['GymServerLostUnderFilter', ' unless on (job) max_over_time(job:target_info:instances[1h])', '', 'alerts'],
+    [
+      'GymServerLostUnderFilter',
+      'quantile_over_time(0.5, job:gym_series:instances[5m])',
+      'job:gym_series:instances',
+      'alerts',
+    ],
+    ['GymTelemetryBlind', ' unless on (job) max_over_time(job:target_info:instances[5m])', '', 'alerts'],
+    [
+      'GymTelemetryBlind',
+      'max_over_time(job:gym_series:instances[1h])',
+      'max_over_time(job:gym_series:instances[5m])',
+      'alerts',
+    ],
     ['GymOutgoingCallsWaitForConnections', 'queued_ratio_rate5m > 0.1)', 'queued_ratio_rate5m > 0.01)', 'alerts'],
     ['GymOutgoingCallsWaitForConnections', 'p50_rate5m > 10)', 'p50_rate5m > 0.1)', 'alerts'],
     [
@@ -189,11 +268,17 @@ tools.describe('the promtool tests can fail', () => {
       'irate(gym_http_connection_pool_queue_duration_ms_count[5m])',
       'recording',
     ],
-    ['GymOutgoingCallsWaitForConnections', ' and on (job, instance) instance:gym_target:up', '', 'recording'],
+    // No series kept only while fresh (`rate(x) or present_over_time(x)` is the rate alone).
     [
       'GymOutgoingCallsWaitForConnections',
-      'rate(gym_http_connection_pool_queue_duration_ms_count[5m]) or rate(gym_http_connection_pool_queue_duration_ms_milliseconds_count[5m])',
-      'rate(gym_http_connection_pool_queue_duration_ms_count[5m])',
+      ' and present_over_time(gym_http_connection_pool_',
+      ' or present_over_time(gym_http_connection_pool_',
+      'recording',
+    ],
+    [
+      'GymOutgoingCallsWaitForConnections',
+      '(rate(gym_http_connection_pool_queue_duration_ms_count[5m]) and present_over_time(gym_http_connection_pool_queue_duration_ms_count[50s])) or (rate(gym_http_connection_pool_queue_duration_ms_milliseconds_count[5m]) and present_over_time(gym_http_connection_pool_queue_duration_ms_milliseconds_count[50s]))',
+      '(rate(gym_http_connection_pool_queue_duration_ms_count[5m]) and present_over_time(gym_http_connection_pool_queue_duration_ms_count[50s]))',
       'recording',
     ],
     [

@@ -3,6 +3,9 @@
 //   2. disabled resourcesOperation on a metered limit / on the same limit  (target ≤ 1.05)
 //   3. enabled resourcesOperation / a hand-written floor                   (target ≤ 1.05)
 //   4. noise: the bare limit against a second instance of itself (A/A)     (expected ≈ 1.00)
+//   5. disabled, on a metered limit with an admission deadline / without   (target ≤ 1.10, serial)
+//   6. enabled, on a metered limit that is exported / one that is not      (target ≤ 1.05)
+//      (what its export adds to a call: the oldest-wait bookkeeping of the calls that wait)
 // The floor is the same limit plus what exporting the same points needs at minimum on the same
 // SDK: the clock reads, the two histogram.record calls (prebuilt attributes) and the live counts.
 // Bodies are empty async functions: the worst case, where nothing hides the overhead.
@@ -326,6 +329,7 @@ function enableMetrics() {
   );
   enabled = {
     reader,
+    provider,
     instruments: {
       queue: floorMeter.createHistogram(`${METRIC_OPERATION_QUEUE_DURATION}.floor`, { unit: 'ms', advice }),
       run: floorMeter.createHistogram(`${METRIC_OPERATION_DURATION}.floor`, { unit: 'ms', advice }),
@@ -433,6 +437,64 @@ for (const [shapeName, shape] of Object.entries(SHAPES)) {
         );
         await exportedSame(reader); // the SDK really aggregated what was recorded, the same on both sides
         return r;
+      },
+    });
+  }
+}
+// A deadline costs a call that finds a free slot nothing (no error, no timer): a metered limit
+// with `admissionTimeoutMs` against the same without, metrics off, serial (every call finds a
+// free slot; a call that waits pays its timer and the race, see bench/README.md).
+for (const [shapeName, shape] of Object.entries({ serial: SHAPES.serial })) {
+  for (const [kind, { make, capacity }] of Object.entries(LIMITS)) {
+    const metered = (extra) => () =>
+      throughOperation(
+        meteredLimit(make(shape.limit), {
+          component: 'resources',
+          limitName: 'bench',
+          capacity: capacity?.(shape.limit),
+          ...extra,
+        }),
+      );
+    ROWS.push({
+      test: 'deadline / none',
+      kind,
+      shape: shapeName,
+      target: 1.1,
+      measure: () => {
+        metricsOff(undefined);
+        return compare(metered({}), metered({ admissionTimeoutMs: 60_000 }), shape.inFlight);
+      },
+    });
+  }
+}
+// What exporting a metered limit adds to its calls (the oldest-wait bookkeeping of a waiting
+// call), metrics on: a metered limit that is exported against one whose name is beyond the 64
+// exported (it works the same, and is never exported). Both record their operations.
+for (const [shapeName, shape] of Object.entries(SHAPES)) {
+  for (const [kind, { make, capacity }] of Object.entries(LIMITS)) {
+    ROWS.push({
+      test: 'exported / not',
+      kind,
+      shape: shapeName,
+      target: 1.05,
+      measure: () => {
+        const { provider } = enableMetrics();
+        const metered = (limitName) =>
+          meteredLimit(make(shape.limit), {
+            component: 'resources',
+            limitName,
+            capacity: capacity?.(shape.limit),
+            meterProvider: provider,
+          });
+        for (let i = 0; i < 63; i++) metered(`bench_${i}`).close();
+        const exported = metered('bench');
+        const unexported = metered('bench_beyond_the_64_exported');
+        const options = { ...OPTIONS, meterProvider: provider };
+        return compare(
+          () => () => resourcesOperation(unexported, options, body),
+          () => () => resourcesOperation(exported, options, body),
+          shape.inFlight,
+        );
       },
     });
   }

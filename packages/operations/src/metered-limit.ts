@@ -1,7 +1,9 @@
-// meteredLimit: a limit the user already has, with admission control, exported as the seven
-// gym.concurrency.* instruments. One attribute set is one exported limit: a newer metered limit
-// with the same names takes the older one's place, whose admission totals carry over so that a
-// counter never goes backwards.
+// meteredLimit: a limit the user already has, with admission control, exported as the eight
+// gym.concurrency.* instruments. One registry per meter (and one for the global provider), keyed
+// by attribute set, holds its metered limits weakly: distinct limiters with the same names are
+// summed, one limiter wrapped twice is one limiter (they share its counts), and a limit that
+// leaves the export (closed, unbounded, no longer the global meter's, collected) reports an idle
+// final state once, so that what a cumulative reader keeps is never a busy limit.
 
 import {
   ATTR_CONCURRENCY_COMPONENT,
@@ -24,10 +26,11 @@ import {
   resolveMeter,
 } from '@gym/core/internal';
 import type { Attributes, Meter } from '@opentelemetry/api';
-import { type Gate, gateOf, LIMIT_SHAPES, type LiveReaders } from './limits.js';
-import { type Admission, type AdmissionTotals, checkSignal, OFF, run } from './run.js';
-import { reporter, SCOPE, warnIfSecondCopy } from './scope.js';
+import { type Gate, gateOf, LIMIT_SHAPES } from './limits.js';
+import { type Admission, type AdmissionTotals, type Counts, checkSignal, OFF, run } from './run.js';
+import { now, reporter, SCOPE, warnIfSecondCopy } from './scope.js';
 import type {
+  CapacityOption,
   MeterableLimit,
   MeteredLimit,
   MeteredLimitOptions,
@@ -44,7 +47,10 @@ const MAX_TIMEOUT_MS = MAX_TIMER_SECONDS * 1000;
  * (`maxQueued`) and its waits (`admissionTimeoutMs`). Throws at once on a programming error
  * (`RangeError` for an option outside what is allowed, `TypeError` for a value that is no limit).
  */
-export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions): MeteredLimit {
+export function meteredLimit<L extends MeterableLimit>(
+  limit: L,
+  options: MeteredLimitOptions & CapacityOption<L>,
+): MeteredLimit {
   const { component, limitName, serverName, admissionTimeoutMs: timeout, maxQueued } = options;
   const bad = (option: string, value: unknown, allowed: readonly string[] | string) =>
     invalidChoice(`meteredLimit: options.${option}`, value, allowed);
@@ -72,7 +78,40 @@ export function meteredLimit(limit: MeterableLimit, options: MeteredLimitOptions
       `meteredLimit: limit must be ${LIMIT_SHAPES} (not metered already); got ${describeValue(limit)}`,
     );
   }
-  return new MeteredLimitImpl(gate, options);
+  return new MeteredLimitImpl(gate, countsOf(limit, gate, options.capacity), options);
+}
+
+/** The counts of each limiter, shared by its metered limits; held weakly. */
+const countsByLimiter = new WeakMap<object, Counts>();
+
+/** The counts of `limiter`; its live readers follow the capacity given last (checked here). */
+function countsOf(limiter: object, gate: Gate, capacity: number | undefined): Counts {
+  const known = countsByLimiter.get(limiter);
+  const counts: Counts = known ?? {
+    free: () => false,
+    limit: () => 0,
+    available: () => 0,
+    passes: undefined,
+    queued: 0,
+    active: 0,
+    handed: 0,
+    waits: undefined,
+    waitsFrom: 0,
+  };
+  const live = gate.live(capacity, counts);
+  Object.assign(counts, {
+    free: () => live.available() > 0,
+    limit: live.limit,
+    available: live.available,
+    passes: live.passes,
+  });
+  countsByLimiter.set(limiter, counts);
+  return counts;
+}
+
+/** The slots a limit exports: what it reads, never below what is held through it. */
+function slotsOf(counts: Counts): number {
+  return Math.max(counts.limit(), counts.active);
 }
 
 const admittedNames = { limit: new Set<string>(), server: new Set<string>() };
@@ -81,34 +120,34 @@ const admittedNames = { limit: new Set<string>(), server: new Set<string>() };
 export class MeteredLimitImpl implements MeteredLimit {
   readonly key: string;
   readonly attributes: Attributes;
-  /** Its own counts of the calls made through it, its admission rules, and the limiter read live. */
-  readonly admission: Admission & LiveReaders;
+  /** Its admission rules and totals, and its limiter's counts. */
+  readonly admission: Admission;
   /** The options when a provider was injected; `undefined`: the global provider. */
   private readonly source: MeteredLimitOptions | undefined;
   /** Where it is exported, once it is; `null` once closed or when its names were refused. */
-  private sets: Sets | undefined | null = undefined;
+  private registry: Registry | undefined | null = undefined;
 
   constructor(
     readonly gate: Gate,
+    counts: Counts,
     options: MeteredLimitOptions,
   ) {
     const { component, limitName, serverName } = options;
-    const counts = { queued: 0, active: 0, handed: 0, timeouts: 0, cancelled: 0, rejected: 0, carriedInto: undefined };
-    const live = gate.live(options.capacity, counts);
     this.key = JSON.stringify([component, limitName, serverName ?? null]);
     this.attributes = Object.freeze({
       [ATTR_CONCURRENCY_COMPONENT]: component,
       [ATTR_CONCURRENCY_LIMIT_NAME]: limitName,
       ...(serverName === undefined ? {} : { [ATTR_SERVER_NAME]: serverName }),
     });
-    this.admission = Object.assign(counts, live, {
-      free: () => live.available() > 0,
+    this.admission = {
       limitName,
       maxQueued: options.maxQueued,
       timeoutMs: options.admissionTimeoutMs,
-    });
+      counts,
+      totals: { timeouts: 0, cancelled: 0, rejected: 0 },
+    };
     this.source = options.meterProvider != null ? options : undefined;
-    if (!admitted('limit', limitName) || !admitted('server', serverName)) this.sets = null;
+    if (!admitted('limit', limitName) || !admitted('server', serverName)) this.registry = null;
     this.exportIfExporting(isMetricsExporting());
   }
 
@@ -124,23 +163,27 @@ export class MeteredLimitImpl implements MeteredLimit {
 
   state(): MeteredLimitState {
     this.exportIfExporting(isMetricsExporting());
-    const a = this.admission;
+    const { counts, totals } = this.admission;
     return {
-      limit: a.limit(),
-      active: a.active,
-      available: a.available(),
-      queued: a.queued,
-      admissionTimeouts: a.timeouts,
-      admissionCancelled: a.cancelled,
-      admissionRejected: a.rejected,
+      limit: slotsOf(counts),
+      active: counts.active,
+      available: counts.available(),
+      queued: counts.queued,
+      admissionTimeouts: totals.timeouts,
+      admissionCancelled: totals.cancelled,
+      admissionRejected: totals.rejected,
     };
   }
 
   close(): void {
-    const set = this.sets?.get(this.key);
-    if (set?.current === this) retire(set);
-    this.admission.carriedInto = undefined;
-    this.sets = null;
+    const entry = this.registry?.get(this.key);
+    const totals = this.admission.totals;
+    const at = entry?.members.findIndex((member) => member.totals === totals) ?? -1;
+    if (entry !== undefined && at >= 0) {
+      entry.members.splice(at, 1);
+      addTotals(entry.left, totals);
+    }
+    this.registry = null;
   }
 
   [Symbol.dispose](): void {
@@ -151,7 +194,7 @@ export class MeteredLimitImpl implements MeteredLimit {
   exportIfExporting(exporting: boolean): void {
     const global = this.source === undefined;
     // A global limit asks on every call while exporting: a new global meter must report it too.
-    if (this.sets === null || (global ? !exporting : this.sets !== undefined)) return;
+    if (this.registry === null || (global ? !exporting : this.registry !== undefined)) return;
     const meter = resolveMeter(this.source, SCOPE, reporter);
     let instruments: ConcurrencyInstruments | undefined;
     try {
@@ -163,9 +206,21 @@ export class MeteredLimitImpl implements MeteredLimit {
         error,
       );
     }
-    if (instruments === undefined || this.sets !== undefined) return;
-    this.sets = global ? GLOBAL : instruments.sets;
-    add(this.sets, this);
+    if (instruments === undefined || this.registry !== undefined) return;
+    this.registry = global ? GLOBAL : instruments.registry;
+    let entry = this.registry.get(this.key);
+    if (entry === undefined) {
+      entry = {
+        attributes: this.attributes,
+        members: [],
+        left: { timeouts: 0, cancelled: 0, rejected: 0 },
+        timed: false,
+      };
+      this.registry.set(this.key, entry);
+    }
+    entry.members.push({ admission: new WeakRef(this.admission), totals: this.admission.totals });
+    if (this.admission.timeoutMs !== undefined) entry.timed = true;
+    this.admission.counts.waits ??= [];
   }
 }
 
@@ -182,36 +237,84 @@ function admitted(what: 'limit' | 'server', name: string | undefined): boolean {
   return false;
 }
 
-const TOTALS = ['timeouts', 'cancelled', 'rejected'] as const satisfies readonly (keyof AdmissionTotals)[];
-
-/** One attribute set: its current limit, and the admission totals of the limits it replaced. */
-type LimitSet = { current: MeteredLimitImpl | undefined } & AdmissionTotals;
-
-/** Exported limits by attribute set (`MeteredLimitImpl.key`). */
-type Sets = Map<string, LimitSet>;
-
-function add(sets: Sets, limit: MeteredLimitImpl): void {
-  const set = sets.get(limit.key) ?? { current: undefined, timeouts: 0, cancelled: 0, rejected: 0 };
-  sets.set(limit.key, set);
-  retire(set);
-  set.current = limit;
+function addTotals(into: AdmissionTotals, from: AdmissionTotals): void {
+  into.timeouts += from.timeouts;
+  into.cancelled += from.cancelled;
+  into.rejected += from.rejected;
 }
 
-/** The set's current limit leaves the export: its totals stay in the set, and so do any it counts later. */
-function retire(set: LimitSet): void {
-  const admission = set.current?.admission;
-  set.current = undefined;
-  if (admission === undefined) return;
-  for (const total of TOTALS) set[total] += admission[total];
-  admission.carriedInto = set;
+/** A metered limit in a registry: its admission held weakly, its totals strongly (they outlive it). */
+interface Member {
+  readonly admission: WeakRef<Admission>;
+  readonly totals: AdmissionTotals;
 }
 
-/** Limits that record through the global provider: reported only while metrics are exporting. */
-const GLOBAL: Sets = new Map();
+/** One attribute set of a registry: its metered limits, and the totals of those that left. */
+interface Entry {
+  readonly attributes: Attributes;
+  readonly members: Member[];
+  readonly left: AdmissionTotals;
+  /** A limit with a deadline joined it: it exports admission timeouts. */
+  timed: boolean;
+}
 
-/** The seven instruments of one meter, the limits given that meter, and GLOBAL while it is the global meter. */
+/** Metered limits by attribute set (`MeteredLimitImpl.key`). */
+type Registry = Map<string, Entry>;
+
+/** Limits that record through the global provider: reported by the global meter of the moment. */
+const GLOBAL: Registry = new Map();
+
+/** One attribute set as a collection sees it: the sum of its distinct limiters. */
+class Sum implements AdmissionTotals {
+  readonly limiters = new Set<Counts>();
+  members = 0;
+  timed = false;
+  timeouts = 0;
+  cancelled = 0;
+  rejected = 0;
+  /** Slots of its bounded limiters: `NaN` while it has none (then it exports no gauge). */
+  limit = Number.NaN;
+  active = 0;
+  available = 0;
+  queued = 0;
+  oldest = 0;
+
+  constructor(readonly attributes: Attributes) {}
+}
+
+/** Adds `entry` to `sum`, leaving out (their totals kept) the limits that were collected. */
+function addEntry(sum: Sum, entry: Entry, at: number): void {
+  sum.timed ||= entry.timed;
+  for (let i = entry.members.length - 1; i >= 0; i--) {
+    const member = entry.members[i] as Member;
+    const admission = member.admission.deref();
+    if (admission === undefined) {
+      entry.members.splice(i, 1);
+      addTotals(entry.left, member.totals);
+      continue;
+    }
+    sum.members++;
+    addTotals(sum, member.totals);
+    const counts = admission.counts;
+    if (sum.limiters.has(counts)) continue;
+    sum.limiters.add(counts);
+    const slots = slotsOf(counts);
+    if (!Number.isFinite(slots)) continue; // unbounded: it leaves the gauges
+    sum.limit = (Number.isNaN(sum.limit) ? 0 : sum.limit) + slots;
+    sum.active += counts.active;
+    sum.available += counts.available();
+    sum.queued += counts.queued;
+    const since = counts.waits?.[0];
+    if (since !== undefined && at - since > sum.oldest) sum.oldest = at - since;
+  }
+  addTotals(sum, entry.left);
+}
+
+/** The eight instruments of one meter, the limits given that meter, and GLOBAL while it is the global meter. */
 class ConcurrencyInstruments {
-  readonly sets: Sets = new Map();
+  readonly registry: Registry = new Map();
+  /** The gauges' attribute sets this meter reported last, with their slots: one that is gone reports idle once. */
+  private reported = new Map<string, Sum>();
 
   constructor(meter: Meter) {
     warnIfSecondCopy();
@@ -222,26 +325,41 @@ class ConcurrencyInstruments {
     const timeouts = createInstrument(meter, INSTRUMENTS.admissionTimeouts);
     const cancelled = createInstrument(meter, INSTRUMENTS.admissionCancelled);
     const rejected = createInstrument(meter, INSTRUMENTS.admissionRejected);
-    const all = [limit, active, available, queueDepth, timeouts, cancelled, rejected];
+    const oldest = createInstrument(meter, INSTRUMENTS.concurrencyOldestWait);
+    const all = [limit, active, available, queueDepth, timeouts, cancelled, rejected, oldest];
     meter.addBatchObservableCallback((result) => {
       // A meter of a provider that is no longer the global one keeps only the limits given it.
       const global = resolveMeter(undefined, SCOPE, reporter) === meter;
-      for (const sets of global ? [this.sets, GLOBAL] : [this.sets]) {
-        for (const set of sets.values()) {
-          if (set.current === undefined) continue;
-          const { attributes, admission: a } = set.current;
-          const slots = a.limit();
-          if (Number.isFinite(slots)) {
-            result.observe(limit, slots, attributes);
-            result.observe(available, a.available(), attributes);
-          }
-          result.observe(active, a.active, attributes);
-          result.observe(queueDepth, a.queued, attributes);
-          if (a.timeoutMs !== undefined) result.observe(timeouts, set.timeouts + a.timeouts, attributes);
-          result.observe(cancelled, set.cancelled + a.cancelled, attributes);
-          result.observe(rejected, set.rejected + a.rejected, attributes);
+      const at = now();
+      const sums = new Map<string, Sum>();
+      for (const registry of global ? [this.registry, GLOBAL] : [this.registry]) {
+        for (const [key, entry] of registry) {
+          const sum = sums.get(key) ?? new Sum(entry.attributes);
+          sums.set(key, sum);
+          addEntry(sum, entry, at);
         }
       }
+      const gauges = (s: Sum, busy: boolean) => {
+        result.observe(limit, s.limit, s.attributes);
+        result.observe(available, busy ? s.available : s.limit, s.attributes);
+        result.observe(active, busy ? s.active : 0, s.attributes);
+        result.observe(queueDepth, busy ? s.queued : 0, s.attributes);
+        result.observe(oldest, busy ? s.oldest : 0, s.attributes);
+      };
+      const reported = new Map<string, Sum>();
+      for (const [key, s] of sums) {
+        if (s.members === 0) continue;
+        if (s.timed) result.observe(timeouts, s.timeouts, s.attributes);
+        result.observe(cancelled, s.cancelled, s.attributes);
+        result.observe(rejected, s.rejected, s.attributes);
+        if (Number.isNaN(s.limit)) continue;
+        gauges(s, true);
+        reported.set(key, s);
+      }
+      // Gone since the last collection: its idle final state, once.
+      for (const [key, s] of this.reported) if (!reported.has(key)) gauges(s, false);
+      this.reported = reported;
+      for (const s of sums.values()) s.limiters.clear(); // kept until the next collection: not its limiters
     }, all);
   }
 }

@@ -14,7 +14,7 @@ import {
 import { createInstrument, perMeter, resolveMeter } from '@gym/core/internal';
 import type { Attributes, Histogram, Meter, MeterProvider } from '@opentelemetry/api';
 import { OFF, type Recorder } from './run.js';
-import { reporter, SCOPE, warnIfSecondCopy } from './scope.js';
+import { now, reporter, SCOPE, warnIfSecondCopy } from './scope.js';
 
 class OperationMetrics {
   readonly queueDuration: Histogram;
@@ -116,16 +116,6 @@ class Series implements Recorder {
   ended(heldAt: number, outcome: Outcome): void {
     this.active--;
     record(this.metrics.runDuration, now() - heldAt, this.byOutcome[outcome], INSTRUMENTS.operationDuration);
-  }
-}
-
-/** The clock, or `NaN` when reading it throws (reported once): the counts move all the same. */
-function now(): number {
-  try {
-    return performance.now();
-  } catch (error) {
-    reporter.warnOnce('clock', 'reading performance.now() failed; that time is not recorded', error);
-    return Number.NaN;
   }
 }
 

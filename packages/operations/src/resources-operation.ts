@@ -5,7 +5,7 @@ import { EXECUTORS, type Executor, isExecutor, isOperation, OPERATIONS, type Ope
 import { isMetricsExporting } from '@gym/core';
 import { describeValue, invalidChoice, meterProviderOf } from '@gym/core/internal';
 import type { MeterProvider } from '@opentelemetry/api';
-import { cachedGate, enter, type Gate, LIMIT_SHAPES } from './limits.js';
+import { cachedGate, enter, type Gate, notALimit } from './limits.js';
 import { MeteredLimitImpl } from './metered-limit.js';
 import { measurement } from './operation-metrics.js';
 import { type Body, checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from './run.js';
@@ -141,7 +141,5 @@ function acceptNames(operation: unknown, executor: unknown): void {
 function gateOfLimit(limit: object): Gate {
   const gate = cachedGate(limit);
   if (gate !== undefined) return gate;
-  throw new TypeError(
-    `resourcesOperation: limit must be ${LIMIT_SHAPES}, a metered limit, or null for unlimited work; got ${describeValue(limit)}`,
-  );
+  throw notALimit(limit);
 }

@@ -8,7 +8,7 @@ import { isOutcome, OUTCOMES, type Outcome } from '@gym/constants';
 import { describeValue, invalidChoice } from '@gym/core/internal';
 import { AdmissionRejectedError, AdmissionTimeoutError } from './admission-errors.js';
 import type { Gate } from './limits.js';
-import { reporter } from './scope.js';
+import { now, reporter } from './scope.js';
 import type { OperationContext } from './types.js';
 
 export type Body<T> = (op: OperationContext) => PromiseLike<T> | T;
@@ -33,20 +33,23 @@ function notRead(): number {
 
 export const OFF: Recorder = { asked: notRead, held: notRead, left: nothing, ended: nothing };
 
-/** The admission totals of a metered limit (or of the attribute set it was exported in). */
+/** The admission totals of one metered limit. */
 export interface AdmissionTotals {
   timeouts: number;
   cancelled: number;
   rejected: number;
 }
 
-/** A metered limit's own counts of the calls made through it, and its admission rules. */
-export interface Admission extends AdmissionTotals {
-  readonly limitName: string;
-  readonly maxQueued: number | undefined;
-  readonly timeoutMs: number | undefined;
+/**
+ * The live counts of one limiter: the calls made through its metered limits (one limiter wrapped
+ * twice has one), and the limiter read live.
+ */
+export interface Counts {
   /** Whether a call now would get a slot at once. */
   readonly free: () => boolean;
+  /** Its slots and its free slots, read live. */
+  readonly limit: () => number;
+  readonly available: () => number;
   /**
    * The limit is judged by these counts alone (an acquire()/release() object): a slot one of its
    * calls gives back passes to a call still counted as queued, and counts as taken (`handed`)
@@ -57,18 +60,38 @@ export interface Admission extends AdmissionTotals {
   active: number;
   /** Slots passed to calls still counted as queued (only when `passes`). */
   handed: number;
-  /** Where a limit that another one replaced in the export keeps adding its totals. */
-  carriedInto: AdmissionTotals | undefined;
+  /**
+   * While it is exported: when each wait started, in order (`NaN` once that wait ended; the
+   * front is always a wait still going on), and the sequence number of the first.
+   */
+  waits: number[] | undefined;
+  waitsFrom: number;
 }
 
-function tally(admission: Admission, total: keyof AdmissionTotals): void {
-  admission[total]++;
-  if (admission.carriedInto !== undefined) admission.carriedInto[total]++;
+/** The wait numbered `seq` ended: its start is forgotten, and the front moves past every ended one. */
+function waitEnded(counts: Counts, seq: number): void {
+  const waits = counts.waits;
+  if (seq < counts.waitsFrom || waits === undefined) return;
+  waits[seq - counts.waitsFrom] = Number.NaN;
+  while (waits.length > 0 && Number.isNaN(waits[0])) {
+    waits.shift();
+    counts.waitsFrom++;
+  }
+}
+
+/** One metered limit: its admission rules and totals, and the counts of its limiter. */
+export interface Admission {
+  readonly limitName: string;
+  readonly maxQueued: number | undefined;
+  readonly timeoutMs: number | undefined;
+  readonly counts: Counts;
+  readonly totals: AdmissionTotals;
 }
 
 /** One of its calls gave a slot back (or a late grant was given straight back): it passes to a queued call. */
 function passed(admission: Admission | undefined): void {
-  if (admission?.passes === true && admission.queued > admission.handed) admission.handed++;
+  const counts = admission?.counts;
+  if (counts?.passes === true && counts.queued > counts.handed) counts.handed++;
 }
 
 const ALLOWED = `one of ${OUTCOMES.map((o) => JSON.stringify(o)).join(', ')} (or undefined)`;
@@ -109,19 +132,21 @@ export function run<T>(
   }
   let waits = false;
   if (admission !== undefined) {
-    waits = !admission.free();
+    const counts = admission.counts;
+    waits = !counts.free();
     const max = admission.maxQueued;
-    if (waits && max !== undefined && admission.queued - admission.handed >= max) {
-      tally(admission, 'rejected');
+    if (waits && max !== undefined && counts.queued - counts.handed >= max) {
+      admission.totals.rejected++;
       throw new AdmissionRejectedError(admission.limitName, max);
     }
-    if (waits) admission.queued++;
-    else admission.active++;
+    if (waits) counts.queued++;
+    else counts.active++;
   }
   const call = new Call(body, signal, rec, admission, waits);
   call.ask();
-  // p-limit runs the call itself when there is nothing to race (its slot held open costs more).
-  if (gate.inside !== undefined && signal === undefined && admission?.timeoutMs === undefined) {
+  // p-limit runs the call itself when there is nothing to race (its slot held open costs more):
+  // a deadline races only a call that waits.
+  if (gate.inside !== undefined && signal === undefined && (!waits || admission?.timeoutMs === undefined)) {
     return gate.inside(Call.hold, call, Call.leftUnheld);
   }
   return Call.held(call, gate);
@@ -143,6 +168,8 @@ class Call<T> implements OperationContext {
   /** How the body ended, once it has. */
   #ended: Outcome = 'ok';
   #askedAt = Number.NaN;
+  /** Its number among its limit's waits (for the oldest wait), or -1. */
+  #wait = -1;
 
   constructor(
     body: Body<T>,
@@ -169,6 +196,13 @@ class Call<T> implements OperationContext {
 
   ask(): void {
     this.#askedAt = this.#rec.asked();
+    // A waiting call of an exported limit: its wait's start, for the oldest wait (a clock read
+    // of its own only when nothing measures it).
+    const counts = this.#waits ? this.#admission?.counts : undefined;
+    if (counts?.waits !== undefined) {
+      const since = Number.isNaN(this.#askedAt) ? now() : this.#askedAt;
+      if (!Number.isNaN(since)) this.#wait = counts.waitsFrom + counts.waits.push(since) - 1;
+    }
   }
 
   /** It stopped waiting without a slot. */
@@ -176,16 +210,19 @@ class Call<T> implements OperationContext {
     if (call.#started) return;
     const admission = call.#admission;
     if (admission !== undefined) {
+      const counts = admission.counts;
       if (call.#waits) {
-        admission.queued--;
+        counts.queued--;
+        waitEnded(counts, call.#wait);
+        call.#wait = -1;
         // A pass is only ever in transit to a queued call: one that reached this call before it
         // left (its grant given straight back, possibly while it was still counted) is no more.
-        admission.handed = Math.min(admission.handed, admission.queued);
+        counts.handed = Math.min(counts.handed, counts.queued);
       } else {
-        admission.active--;
+        counts.active--;
       }
-      if (reason instanceof AdmissionTimeoutError) tally(admission, 'timeouts');
-      else if (call.signal?.aborted === true && reason === call.signal.reason) tally(admission, 'cancelled');
+      if (reason instanceof AdmissionTimeoutError) admission.totals.timeouts++;
+      else if (call.signal?.aborted === true && reason === call.signal.reason) admission.totals.cancelled++;
     }
     call.#rec.left(call.#askedAt);
   }
@@ -210,12 +247,14 @@ class Call<T> implements OperationContext {
   static async held<T>(call: Call<T>, gate: Gate): Promise<T> {
     const { signal } = call;
     const admission = call.#admission;
+    // A deadline races only a call that waits: one that found a free slot has it at once.
+    const deadline = call.#waits ? admission?.timeoutMs : undefined;
     let token: unknown;
     try {
       // Nothing to race (no signal, no deadline): the acquire alone.
-      token = await (signal === undefined && admission?.timeoutMs === undefined
+      token = await (signal === undefined && deadline === undefined
         ? gate.acquire()
-        : race(gate, signal, admission));
+        : race(gate, signal, admission, deadline));
       gate.check?.(token);
       // Aborted after the grant, before this continuation ran: the body must not start.
       if (signal?.aborted) {
@@ -247,13 +286,16 @@ class Call<T> implements OperationContext {
     const admission = this.#admission;
     this.#started = true;
     if (admission !== undefined) {
+      const counts = admission.counts;
       if (this.#waits) {
-        admission.queued--;
-        admission.active++;
+        counts.queued--;
+        counts.active++;
+        waitEnded(counts, this.#wait);
+        this.#wait = -1;
       }
       // A slot counted as passed reached a call (one counted as waiting, or, behind a grant to a
       // caller that left, one the counts had found a free slot for).
-      if (admission.handed > 0) admission.handed--;
+      if (counts.handed > 0) counts.handed--;
     }
     return this.#rec.held(this.#askedAt);
   }
@@ -270,7 +312,7 @@ class Call<T> implements OperationContext {
 
   /** Its slot is given back. */
   #end(heldAt: number): void {
-    if (this.#admission !== undefined) this.#admission.active--;
+    if (this.#admission !== undefined) this.#admission.counts.active--;
     this.#rec.ended(heldAt, this.#ended);
   }
 }
@@ -280,8 +322,13 @@ function isCancellation(error: unknown, signal: AbortSignal | undefined): boolea
   return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'AbortError';
 }
 
-/** `gate.acquire()`, ended first by the signal or the admission deadline. */
-function race(gate: Gate, signal: AbortSignal | undefined, admission: Admission | undefined): Promise<unknown> {
+/** `gate.acquire()`, ended first by the signal or the admission deadline of `ms` (a call that waits). */
+function race(
+  gate: Gate,
+  signal: AbortSignal | undefined,
+  admission: Admission | undefined,
+  ms: number | undefined,
+): Promise<unknown> {
   return new Promise((resolve, reject) => {
     // First: when it throws, this promise rejects with nothing watched yet.
     const granted = gate.acquire();
@@ -298,12 +345,13 @@ function race(gate: Gate, signal: AbortSignal | undefined, admission: Admission 
       if (stop()) reject(reason);
     };
     if (signal !== undefined) watchAbort(signal, end);
-    if (admission?.timeoutMs !== undefined) {
-      // Not unref'd: the caller waits for its outcome (async-mutex's withTimeout does the same).
-      timer = setTimeout(end, admission.timeoutMs, new AdmissionTimeoutError(admission.limitName, admission.timeoutMs));
-    }
     // A slot granted after the caller left is given straight back.
     granted.then((token) => (stop() ? resolve(token) : releaseLate(gate, token, admission)), end);
+    if (ms !== undefined) {
+      // Not unref'd: the caller waits for its outcome (async-mutex's withTimeout does the same).
+      // The error is made only when the deadline passes.
+      timer = setTimeout(() => end(new AdmissionTimeoutError(admission?.limitName ?? '', ms)), ms);
+    }
   });
 }
 
@@ -312,7 +360,7 @@ function race(gate: Gate, signal: AbortSignal | undefined, admission: Admission 
  * have been counted as passed to a queued call: it reached this one instead, and passes on.
  */
 function releaseLate(gate: Gate, token: unknown, admission: Admission | undefined): void {
-  if (admission !== undefined && admission.handed > 0) admission.handed--;
+  if (admission !== undefined && admission.counts.handed > 0) admission.counts.handed--;
   new Promise((resolve) => {
     resolve(gate.release(token));
     passed(admission);

@@ -85,8 +85,10 @@ export interface MeteredLimitOptions {
   /** `nemo.gym.server.name`: `^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`, at most 64 distinct per process exported. */
   serverName?: string | undefined;
   /**
-   * Slots of an acquire()/release() limit (required there). A Mutex: 1 if given. A Semaphore:
-   * accepted and unused (read live). A p-limit limiter: not allowed (read live).
+   * Slots of the limit, where the limiter cannot tell them: required for an acquire()/release()
+   * object; for an async-mutex Semaphore, which tells only its free units, its size (say it when
+   * direct callers may hold units: without it the limit is the free units plus the units held
+   * through the metered limit). A Mutex: 1 if given. A p-limit limiter: not allowed (read live).
    */
   capacity?: number | undefined;
   /** A wait longer than this many milliseconds rejects with {@link AdmissionTimeoutError}. */
@@ -100,6 +102,16 @@ export interface MeteredLimitOptions {
   meterProvider?: MeterProvider | null | undefined;
 }
 
+/**
+ * What `capacity` may be for a limit of type `L`: never for a p-limit limiter (read live),
+ * optional for a Semaphore or Mutex, required for any other acquire()/release() object.
+ */
+export type CapacityOption<L> = L extends PLimitLike
+  ? { capacity?: undefined }
+  : L extends MutexLike
+    ? { capacity?: number | undefined }
+    : { capacity: number };
+
 /** Options of {@link MeteredLimit.run}. */
 export interface MeteredRunOptions {
   /** Aborting it while the call waits rejects with `signal.reason` and counts as cancelled. */
@@ -108,7 +120,10 @@ export interface MeteredRunOptions {
 
 /** A metered limit's numbers right now, kept whether or not telemetry is on. */
 export interface MeteredLimitState {
-  /** Slots of the limit, read from the limiter (p-limit: its `concurrency`, maybe `Infinity`). */
+  /**
+   * Slots of the limit: read from the limiter (p-limit: its `concurrency`, maybe `Infinity`), or
+   * the `capacity` given; never below `active`.
+   */
   readonly limit: number;
   /** Slots held through this metered limit now (direct calls on the raw limiter are not counted). */
   readonly active: number;

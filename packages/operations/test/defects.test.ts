@@ -15,6 +15,7 @@ import {
   METRIC_CONCURRENCY_ADMISSION_REJECTED,
   METRIC_CONCURRENCY_AVAILABLE,
   METRIC_CONCURRENCY_LIMIT,
+  METRIC_CONCURRENCY_OLDEST_WAIT,
   METRIC_CONCURRENCY_QUEUE_DEPTH,
   METRIC_OPERATION_QUEUE_DURATION,
 } from '@gym/constants';
@@ -48,7 +49,7 @@ import { AggregationTemporality } from '@opentelemetry/sdk-metrics';
 import { Mutex, Semaphore, withTimeout } from 'async-mutex';
 import pLimit from 'p-limit';
 import pLimit6 from 'p-limit-6';
-import { countingLimit } from './helpers.js';
+import { countingLimit, FakeClock } from './helpers.js';
 
 const OPTIONS = { operation: 'verify', executor: 'subprocess' } as const;
 const EXPORTING = { metricsExporting: true, tracesExporting: false, spanGroups: [], orchestrator: false };
@@ -78,6 +79,17 @@ const ALL_KINDS: [string, (n: number) => OperationLimit | null][] = [
   ]),
   ['null', () => null],
 ];
+
+/** The five gauges of one limit (the only one exported, unless `attributes` says which). */
+function gauges(m: Awaited<ReturnType<typeof collectMetrics>>, attributes?: Record<string, string>) {
+  return {
+    limit: gaugeValue(m, METRIC_CONCURRENCY_LIMIT, attributes),
+    active: gaugeValue(m, METRIC_CONCURRENCY_ACTIVE, attributes),
+    available: gaugeValue(m, METRIC_CONCURRENCY_AVAILABLE, attributes),
+    queued: gaugeValue(m, METRIC_CONCURRENCY_QUEUE_DEPTH, attributes),
+    oldest: gaugeValue(m, METRIC_CONCURRENCY_OLDEST_WAIT, attributes),
+  };
+}
 
 afterEach(() => {
   jest.useRealTimers();
@@ -250,7 +262,7 @@ describe('limit and available are read live at collection', () => {
     await running;
   });
 
-  it('pLimit(Infinity): no limit or available point (it is not saturated); active and queue depth are', async () => {
+  it('pLimit(Infinity) is no limit: no gauge point (it is never saturated); its admission counters are', async () => {
     const { meterProvider, reader } = createMetricHarness();
     const limit = meteredLimit(pLimit(Number.POSITIVE_INFINITY), {
       component: 'other',
@@ -260,12 +272,39 @@ describe('limit and available are read live at collection', () => {
     const hold = deferred();
     const running = limit.run(() => hold.promise);
     const m = await collectMetrics(reader);
-    expect(m.get(METRIC_CONCURRENCY_LIMIT)).toBeUndefined();
-    expect(m.get(METRIC_CONCURRENCY_AVAILABLE)).toBeUndefined();
-    expect(gaugeValue(m, METRIC_CONCURRENCY_ACTIVE)).toBe(1);
-    expect(gaugeValue(m, METRIC_CONCURRENCY_QUEUE_DEPTH)).toBe(0);
+    for (const name of [
+      METRIC_CONCURRENCY_LIMIT,
+      METRIC_CONCURRENCY_AVAILABLE,
+      METRIC_CONCURRENCY_ACTIVE,
+      METRIC_CONCURRENCY_QUEUE_DEPTH,
+      METRIC_CONCURRENCY_OLDEST_WAIT,
+    ]) {
+      expect(m.get(name)).toBeUndefined();
+    }
+    expect(counterValue(m, METRIC_CONCURRENCY_ADMISSION_REJECTED)).toBe(0);
+    expect(limit.state()).toMatchObject({ active: 1, queued: 0 });
     hold.resolve();
     await running;
+  });
+
+  it('a pLimit(3) made unbounded while 6 run: a cumulative reader keeps an idle limit, never a busy one', async () => {
+    const { meterProvider, reader } = createMetricHarness();
+    const limiter = pLimit(3);
+    const limit = meteredLimit(limiter, { component: 'other', limitName: 'unbounded_later', meterProvider });
+    const hold = deferred();
+    const running = Array.from({ length: 6 }, () => limit.run(() => hold.promise));
+    await settle();
+    expect(gauges(await collectMetrics(reader))).toMatchObject({ limit: 3, active: 3, available: 0, queued: 3 });
+    limiter.concurrency = Number.POSITIVE_INFINITY;
+    await settle();
+    expect(limit.state()).toMatchObject({ active: 6, queued: 0 });
+    // Three collections over time, while the six still run and after they ended.
+    const idle = { limit: 3, active: 0, available: 3, queued: 0, oldest: 0 };
+    expect(gauges(await collectMetrics(reader))).toEqual(idle);
+    expect(gauges(await collectMetrics(reader))).toEqual(idle);
+    hold.resolve();
+    await Promise.all(running);
+    expect(gauges(await collectMetrics(reader))).toEqual(idle);
   });
 });
 
@@ -345,7 +384,28 @@ it('the global provider switched A → B → A: each metered limit is exported o
   expect((await collectMetrics(b.reader)).get(METRIC_CONCURRENCY_LIMIT)).toBeUndefined();
 });
 
-it('the global provider switched A → B: only B reports a global metered limit (A, read as deltas, stops)', async () => {
+it('the global provider switched A → B while the limit is busy: A’s cumulative reader keeps it idle, B reports it', async () => {
+  const a = createMetricHarness();
+  const b = createMetricHarness();
+  const busy = { [ATTR_CONCURRENCY_COMPONENT]: 'other', [ATTR_CONCURRENCY_LIMIT_NAME]: 'busy_moved' };
+  setTelemetryState(EXPORTING);
+  metrics.setGlobalMeterProvider(a.meterProvider);
+  const limit = meteredLimit(new Semaphore(2), { component: 'other', limitName: 'busy_moved' });
+  const hold = deferred();
+  const running = limit.run(() => hold.promise);
+  expect(gauges(await collectMetrics(a.reader), busy)).toMatchObject({ limit: 2, active: 1, available: 1 });
+  metrics.disable();
+  metrics.setGlobalMeterProvider(b.meterProvider);
+  limit.state(); // its next use: B reports it
+  const idle = { limit: 2, active: 0, available: 2, queued: 0, oldest: 0 };
+  expect(gauges(await collectMetrics(a.reader), busy)).toEqual(idle);
+  expect(gauges(await collectMetrics(b.reader), busy)).toMatchObject({ limit: 2, active: 1, available: 1 });
+  expect(gauges(await collectMetrics(a.reader), busy)).toEqual(idle); // and later, still idle
+  hold.resolve();
+  await running;
+});
+
+it('the global provider switched A → B: only B reports a global metered limit (A, read as deltas, reports it idle once, then stops)', async () => {
   const a = createMetricHarness({ temporality: AggregationTemporality.DELTA });
   const b = createMetricHarness({ temporality: AggregationTemporality.DELTA });
   const moved = { [ATTR_CONCURRENCY_COMPONENT]: 'other', [ATTR_CONCURRENCY_LIMIT_NAME]: 'moved' };
@@ -362,6 +422,9 @@ it('the global provider switched A → B: only B reports a global metered limit 
   metrics.setGlobalMeterProvider(b.meterProvider);
   await limit.run(() => 1);
   expect(gaugeValue(await collectMetrics(b.reader), METRIC_CONCURRENCY_LIMIT, moved)).toBe(2);
+  const last = await collectMetrics(a.reader);
+  expect(movedPoints(last)).toHaveLength(1);
+  expect(gaugeValue(last, METRIC_CONCURRENCY_ACTIVE, moved)).toBe(0);
   expect(movedPoints(await collectMetrics(a.reader))).toHaveLength(0);
 });
 
@@ -547,17 +610,17 @@ describe('an acquire()/release() limit judged by its own counts: a slot given ba
   });
 });
 
-it('a Semaphore whose value setValue() took below 0 exports its real limit: value + units held', async () => {
+it('a Semaphore whose value setValue() took below 0 never exports a limit below the units held through it', async () => {
   const semaphore = new Semaphore(4);
   const limit = meteredLimit(semaphore, { component: 'other', limitName: 'shrunk' });
   const holds = Array.from({ length: 4 }, () => deferred());
   const running = holds.map((hold) => limit.run(() => hold.promise));
   await settle();
   semaphore.setValue(-2);
-  expect(limit.state()).toMatchObject({ limit: 2, active: 4, available: 0 });
+  expect(limit.state()).toMatchObject({ limit: 4, active: 4, available: 0 });
   holds[0]?.resolve();
   await running[0];
-  expect(limit.state()).toMatchObject({ limit: 2, active: 3, available: 0 });
+  expect(limit.state()).toMatchObject({ limit: 3, active: 3, available: 0 });
   for (const hold of holds) hold.resolve();
   await Promise.all(running);
   expect(limit.state()).toMatchObject({ limit: 2, active: 0, available: 2 });
@@ -595,7 +658,8 @@ it('an admission deadline keeps the process alive until it ends the wait (a real
     import { meteredLimit } from '@gym/operations';
     const stuck = { acquire: () => new Promise(() => {}) };
     const limit = meteredLimit(stuck, { component: 'other', limitName: 'stuck', capacity: 1, admissionTimeoutMs: 200 });
-    const error = await limit.run(() => 'never').catch((e) => e);
+    limit.run(() => 'never'); // found the slot free (no deadline), and never gets it
+    const error = await limit.run(() => 'never').catch((e) => e); // waits: the deadline ends it
     console.log(error.name);
   `;
   // The timeout is a failure guard: a loaded machine starts a child slowly.
@@ -666,5 +730,133 @@ describe('queue time: refusals record none; cancelled and timed-out waits record
       admissionTimeouts: 1,
       admissionCancelled: 1,
     });
+  });
+});
+
+describe('gym.concurrency.oldest_wait_ms: the age of the oldest call waiting now, 0 when nobody waits', () => {
+  it.each(KINDS)('%s', async (kind, make) => {
+    const clock = new FakeClock();
+    try {
+      const { meterProvider, reader } = createMetricHarness();
+      const limit = meteredLimit(make(1), {
+        component: 'other',
+        limitName: 'oldest',
+        capacity: capacityOf(kind, 1),
+        meterProvider,
+      });
+      const oldest = async () => gaugeValue(await collectMetrics(reader), METRIC_CONCURRENCY_OLDEST_WAIT);
+      const holds = [deferred(), deferred(), deferred()] as const;
+      const first = limit.run(() => holds[0].promise);
+      await settle();
+      expect(await oldest()).toBe(0);
+      clock.time = 10;
+      const second = limit.run(() => holds[1].promise); // waits from 10
+      clock.time = 40;
+      // Measured too: its wait starts at the recorder's own clock reading.
+      const third = resourcesOperation(limit, { ...OPTIONS, meterProvider }, () => holds[2].promise); // from 40
+      clock.time = 250;
+      expect(await oldest()).toBe(240);
+      expect(await oldest()).toBe(240); // read at collection, not consumed
+      holds[0].resolve();
+      await first;
+      await settle();
+      expect(await oldest()).toBe(210); // the second holds; the third waits since 40
+      holds[1].resolve();
+      await second;
+      await settle();
+      expect(await oldest()).toBe(0);
+      holds[2].resolve();
+      await third;
+      expect(await oldest()).toBe(0);
+    } finally {
+      clock.restore();
+    }
+  });
+});
+
+it('oldest_wait_ms: waits that end out of order (aborted, timed out) leave the oldest one still waiting', async () => {
+  const clock = new FakeClock();
+  try {
+    const { meterProvider, reader } = createMetricHarness();
+    const limit = meteredLimit(new Semaphore(1), { component: 'other', limitName: 'out_of_order', meterProvider });
+    const oldest = async () => gaugeValue(await collectMetrics(reader), METRIC_CONCURRENCY_OLDEST_WAIT);
+    const hold = deferred();
+    const holder = limit.run(() => hold.promise);
+    await settle();
+    const aborts = [new AbortController(), new AbortController(), new AbortController()];
+    const waiters = aborts.map((controller, i) => {
+      clock.time = 10 * (i + 1); // waits from 10, 20, 30
+      return capture(limit.run(() => 'ran', { signal: controller.signal }));
+    });
+    clock.time = 100;
+    aborts[1]?.abort(new Error('gone')); // the middle one leaves
+    await settle();
+    expect(await oldest()).toBe(90);
+    aborts[0]?.abort(new Error('gone')); // then the oldest: the one from 30 is the oldest now
+    await settle();
+    expect(await oldest()).toBe(70);
+    hold.resolve();
+    await holder;
+    expect((await Promise.all(waiters)).map((r) => r.ok)).toEqual([false, false, true]);
+    expect(await oldest()).toBe(0);
+  } finally {
+    clock.restore();
+  }
+});
+
+describe('an admission deadline costs a call that finds a free slot nothing: no timer, until a call waits', () => {
+  it.each(KINDS)('%s', async (kind, make) => {
+    jest.useFakeTimers();
+    const limit = meteredLimit(make(1), {
+      component: 'other',
+      limitName: 'deadline_free',
+      capacity: capacityOf(kind, 1),
+      admissionTimeoutMs: 1000,
+    });
+    const hold = deferred();
+    const holder = limit.run(() => hold.promise);
+    expect(jest.getTimerCount()).toBe(0); // not even for a moment
+    await jest.advanceTimersByTimeAsync(0);
+    expect(jest.getTimerCount()).toBe(0);
+    const waiter = capture(limit.run(() => 'never'));
+    await jest.advanceTimersByTimeAsync(0);
+    expect(jest.getTimerCount()).toBe(1);
+    await jest.advanceTimersByTimeAsync(1000);
+    const timedOut = await waiter;
+    expect(timedOut.ok === false && timedOut.error instanceof AdmissionTimeoutError).toBe(true);
+    expect(limit.state()).toMatchObject({ admissionTimeouts: 1, queued: 0, active: 1 });
+    hold.resolve();
+    await holder;
+  });
+});
+
+it('a Semaphore held by a direct caller: given its capacity, the limit is exported whole (not 0)', async () => {
+  const { meterProvider, reader } = createMetricHarness();
+  const semaphore = new Semaphore(1);
+  const hold = deferred();
+  const direct = semaphore.runExclusive(() => hold.promise);
+  const limit = meteredLimit(semaphore, { component: 'other', limitName: 'direct_held', capacity: 1, meterProvider });
+  const waiting = [1, 2, 3].map(() => limit.run(() => 'ran'));
+  await settle();
+  expect(gauges(await collectMetrics(reader))).toMatchObject({ limit: 1, active: 0, available: 0, queued: 3 });
+  hold.resolve();
+  await direct;
+  expect(await Promise.all(waiting)).toEqual(['ran', 'ran', 'ran']);
+  expect(gauges(await collectMetrics(reader))).toEqual({ limit: 1, active: 0, available: 1, queued: 0, oldest: 0 });
+});
+
+describe('a limit that is no limiter is a TypeError naming the option and the accepted kinds, whatever the telemetry state', () => {
+  it.each([
+    ['off', undefined],
+    ['exporting', EXPORTING],
+  ])('telemetry %s', async (_state, state) => {
+    if (state !== undefined) setTelemetryState(state);
+    for (const limit of [4, 'judges', {}, { acquire: 1 }, () => 'a plain function']) {
+      const result = await capture(resourcesOperation(limit as never, OPTIONS, () => 'never'));
+      expect(result.ok === false && result.error instanceof TypeError).toBe(true);
+      expect(result.ok === false && (result.error as Error).message).toMatch(
+        /^resourcesOperation: limit must be an async-mutex Semaphore or Mutex, a p-limit limiter, an object with acquire\(\) \(and release\(\)\), a metered limit, or null for unlimited work; got /,
+      );
+    }
   });
 });

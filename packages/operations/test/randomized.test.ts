@@ -18,6 +18,7 @@ import {
   METRIC_CONCURRENCY_ADMISSION_TIMEOUTS,
   METRIC_CONCURRENCY_AVAILABLE,
   METRIC_CONCURRENCY_LIMIT,
+  METRIC_CONCURRENCY_OLDEST_WAIT,
   METRIC_CONCURRENCY_QUEUE_DEPTH,
   METRIC_OPERATION_ACTIVE,
   METRIC_OPERATION_DURATION,
@@ -167,6 +168,10 @@ describe.each(KINDS)('%s', (_name, make) => {
       }).toEqual({ queueDepth: seen.waiting, active: seen.running });
       // Direct callers hold slots too: the free slots are at most the limit's size.
       expect(point(m, METRIC_CONCURRENCY_AVAILABLE, LIMIT)).toBeLessThanOrEqual(kind.slots());
+      // The oldest wait: 0 with nobody waiting, and never beyond the deadline (3 ms, fake time).
+      const oldest = point(m, METRIC_CONCURRENCY_OLDEST_WAIT, LIMIT) ?? Number.NaN;
+      if (seen.waiting === 0) expect(oldest).toBe(0);
+      else expect(oldest >= 0 && oldest <= 3).toBe(true);
     };
 
     let outstanding = 0;
@@ -289,6 +294,7 @@ describe.each(KINDS)('%s', (_name, make) => {
       available: kind.slots(),
       active: 0,
       queueDepth: 0,
+      oldest: 0,
       timeouts: seen.timedOut,
       cancelled: seen.cancelled,
       rejected: seen.rejected,
@@ -303,6 +309,7 @@ describe.each(KINDS)('%s', (_name, make) => {
       available: point(m, METRIC_CONCURRENCY_AVAILABLE, LIMIT),
       active: point(m, METRIC_CONCURRENCY_ACTIVE, LIMIT),
       queueDepth: point(m, METRIC_CONCURRENCY_QUEUE_DEPTH, LIMIT),
+      oldest: point(m, METRIC_CONCURRENCY_OLDEST_WAIT, LIMIT),
       timeouts: point(m, METRIC_CONCURRENCY_ADMISSION_TIMEOUTS, LIMIT),
       cancelled: point(m, METRIC_CONCURRENCY_ADMISSION_CANCELLED, LIMIT),
       rejected: point(m, METRIC_CONCURRENCY_ADMISSION_REJECTED, LIMIT),

@@ -6,6 +6,8 @@
 import type { Outcome } from '@gym/constants';
 import type * as Operations from '@gym/operations';
 import {
+  type MeterableLimit,
+  meteredLimit,
   type OperationContext,
   type OperationLimit,
   type ResourcesOperationOptions,
@@ -19,6 +21,7 @@ import pLimit from 'p-limit';
 // renaming one is a compile error here (`npm run typecheck`).
 export type PublicTypes = [
   Operations.AcquireReleaseLimit,
+  Operations.CapacityOption<Operations.PLimitLike>,
   Operations.Component,
   Operations.Executor,
   Operations.MeterableLimit,
@@ -51,6 +54,24 @@ describe('types', () => {
       limits.map((limit, i) => resourcesOperation(limit, { operation: 'tool', executor: 'inline' }, () => i)),
     );
     expect(results).toEqual([0, 1, 2, 3, 4, 5, 6]);
+  });
+
+  it('capacity: refused for p-limit, optional for a Semaphore or Mutex, required for an acquire()/release() object', () => {
+    const base = { component: 'other', limitName: 'typed_capacity' } as const;
+    // @ts-expect-error: a p-limit limiter tells its concurrency; a capacity means nothing there
+    expect(() => meteredLimit(pLimit(2), { ...base, capacity: 2 })).toThrow(RangeError);
+    // @ts-expect-error: an acquire()/release() object tells nothing: its capacity is required
+    expect(() => meteredLimit({ acquire: async () => () => {} }, base)).toThrow(RangeError);
+    const accepted = [
+      meteredLimit(pLimit(2), base),
+      meteredLimit(new Semaphore(2), base),
+      meteredLimit(new Semaphore(2), { ...base, capacity: 4 }),
+      meteredLimit(new Mutex(), base),
+      meteredLimit({ acquire: async () => () => {} }, { ...base, capacity: 3 }),
+      // A limit typed only as one of the kinds: capacity as the caller knows it.
+      meteredLimit(new Semaphore(1) as MeterableLimit, { ...base, capacity: undefined }),
+    ];
+    expect(accepted.map((limit) => limit.state().limit)).toEqual([2, 2, 4, 1, 3, 1]);
   });
 
   it('rejects wrong literals at compile time (and at run time)', async () => {

@@ -5,9 +5,19 @@
 // measured tests move a fake `setTimeout` past that second. Each test forces full collections
 // until the WeakRef clears (`collectedByGc`).
 
+import {
+  ATTR_CONCURRENCY_COMPONENT,
+  ATTR_CONCURRENCY_LIMIT_NAME,
+  METRIC_CONCURRENCY_ACTIVE,
+  METRIC_CONCURRENCY_LIMIT,
+  METRIC_CONCURRENCY_QUEUE_DEPTH,
+} from '@gym/constants';
+import { setTelemetryState } from '@gym/core';
 import { meteredLimit, resourcesOperation } from '@gym/operations';
-import { collectedByGc, createMetricHarness } from '@gym/test-kit';
+import { collectedByGc, collectMetrics, createMetricHarness, gaugeValue } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { metrics } from '@opentelemetry/api';
+import { AggregationTemporality } from '@opentelemetry/sdk-metrics';
 import { Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
 import { providerOf } from './helpers.js';
@@ -24,6 +34,48 @@ it.each([
     return new WeakRef(limit);
   })();
   expect(await collectedByGc(ref)).toBe(true);
+});
+
+describe('a metered limit is held weakly: once collected, it leaves the export with an idle final state', () => {
+  afterEach(() => {
+    setTelemetryState(undefined);
+    metrics.disable();
+  });
+
+  it('an unreferenced global limit: a delta reader sees it idle once after the collection, then nothing', async () => {
+    const { meterProvider, reader } = createMetricHarness({ temporality: AggregationTemporality.DELTA });
+    metrics.setGlobalMeterProvider(meterProvider);
+    setTelemetryState({ metricsExporting: true, tracesExporting: false, spanGroups: [], orchestrator: false });
+    const ref = await (async () => {
+      const limit = meteredLimit(new Semaphore(2), { component: 'other', limitName: 'dropped_global' });
+      await limit.run(() => 1);
+      return new WeakRef(limit);
+    })();
+    expect(gaugeValue(await collectMetrics(reader), METRIC_CONCURRENCY_LIMIT)).toBe(2);
+    expect(await collectedByGc(ref)).toBe(true);
+    const last = await collectMetrics(reader);
+    expect([gaugeValue(last, METRIC_CONCURRENCY_ACTIVE), gaugeValue(last, METRIC_CONCURRENCY_QUEUE_DEPTH)]).toEqual([
+      0, 0,
+    ]);
+    expect((await collectMetrics(reader)).get(METRIC_CONCURRENCY_LIMIT)).toBeUndefined();
+  });
+
+  it('10,000 limits of one attribute set made and dropped are summed until collected, then leave', async () => {
+    const { meterProvider, reader } = createMetricHarness();
+    const ref = (() => {
+      let last: object | undefined;
+      for (let i = 0; i < 10_000; i++) {
+        last = meteredLimit(pLimit(2), { component: 'resources', limitName: 'per_request', meterProvider });
+      }
+      return new WeakRef(last as object);
+    })();
+    const name = { [ATTR_CONCURRENCY_COMPONENT]: 'resources', [ATTR_CONCURRENCY_LIMIT_NAME]: 'per_request' };
+    expect(gaugeValue(await collectMetrics(reader), METRIC_CONCURRENCY_LIMIT, name)).toBe(20_000);
+    expect(await collectedByGc(ref)).toBe(true);
+    const after = await collectMetrics(reader); // what a cumulative reader keeps from now on: idle
+    expect(gaugeValue(after, METRIC_CONCURRENCY_ACTIVE, name)).toBe(0);
+    expect(gaugeValue(after, METRIC_CONCURRENCY_QUEUE_DEPTH, name)).toBe(0);
+  });
 });
 
 describe('measured', () => {

@@ -11,9 +11,10 @@ export interface PanelQuery {
   readonly legend: string;
 }
 
-interface JsonPanel {
+export interface JsonPanel {
   type: string;
   title: string;
+  description?: string;
   targets?: { expr: string; legendFormat?: string }[];
   panels?: JsonPanel[];
 }
