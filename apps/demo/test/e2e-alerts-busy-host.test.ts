@@ -1,6 +1,6 @@
 // Slow is not down, live: a healthy one-server fleet (the same options and load as the healthy
 // fleet of e2e-alerts.test.ts) under a real Prometheus evaluating the generated rules (scaled in
-// time by 1/15, evaluations every second), scraped as the demo's `--prometheus` scrapes
+// time by 1/5, evaluations every second), scraped as the demo's `--prometheus` scrapes
 // (`SCRAPE_SECONDS`: the rules' windows are scaled, a server's latency is not), while CPU hogs
 // started beside it keep the host busy: four per CPU, each bounded (it ends by itself after the
 // load, and is killed at the end of the test). The fleet's supervisor keeps its default hung delay
@@ -33,6 +33,8 @@ const ENV = {
   NEMO_GYM_OTEL_RUN_ID: '',
 };
 const JOB = 'gym-busy-host';
+/** Every window, memory and `for:` of the rules times this. */
+const TIME_SCALE = 1 / 5;
 /** A failure guard for each state awaited, not a pause. */
 const STATE_DEADLINE_MS = 180_000;
 /** The load: long enough for every alert's scaled window and `for:` to pass several times. */
@@ -80,7 +82,9 @@ beforeAll(async () => {
   const binary = await findPrometheus();
   if (binary === undefined) throw new Error('a Prometheus on PATH is required');
   dir = await mkdtemp(join(tmpdir(), 'gym-e2e-busy-'));
-  const files = rulesYaml({ timeScale: 1 / 15 });
+  // 1/5, not e2e-alerts' 1/15: a windowed series counts only while its own series had a sample
+  // within the freshness window (50 s, scaled 10 s), which must hold two 5 s scrapes.
+  const files = rulesYaml({ timeScale: TIME_SCALE });
   const targets = join(dir, 'targets.json');
   await writeFile(targets, '[]\n');
   await writeFile(join(dir, 'recording.yml'), files['prometheus/gym-recording.rules.yml']);
