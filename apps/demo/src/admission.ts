@@ -11,7 +11,7 @@
 import type { Executor, Operation } from '@gym/constants';
 import { type MeterableLimit, meteredLimit, type OperationContext, resourcesOperation } from '@gym/operations';
 import { Semaphore } from 'async-mutex';
-import { HttpError, OVERLOADED_STATUS } from './http-error.js';
+import { HttpError, OVERLOADED_MESSAGE, OVERLOADED_STATUS } from './http-error.js';
 
 /** Seconds a refused client is told to wait before it tries again. */
 export const RETRY_AFTER_SECONDS = 1;
@@ -73,7 +73,7 @@ export interface Gate {
 export function overloaded(limitName: string, why: string): HttpError {
   return new HttpError(
     OVERLOADED_STATUS,
-    `overloaded: ${why} (limit ${limitName}); retry after ${RETRY_AFTER_SECONDS} s`,
+    `${OVERLOADED_MESSAGE}${why} (limit ${limitName}); retry after ${RETRY_AFTER_SECONDS} s`,
     {
       'retry-after': String(RETRY_AFTER_SECONDS),
     },

@@ -24,6 +24,8 @@ export interface DemoOptions {
   readonly verifyTimeoutMs: number;
   /** Verifies sent in the first this many ms of the load crash on purpose (0: none). */
   readonly failVerifiesMs: number;
+  /** Verifies sent in the first this many ms of the load hold their slot without running until that time is over (0: none). */
+  readonly stallVerifiesMs: number;
   /** Calls allowed to wait for a verify slot, per server; beyond it refused at once (`OVERLOADED_STATUS`). */
   readonly maxQueued: number;
   /** A verify call waiting longer than this for its slot is refused (`OVERLOADED_STATUS`). */
@@ -71,6 +73,9 @@ Options:
   --verify-timeout-ms <ms> kill a verifier after this long: outcome "timeout" (50-60000, default 400)
   --fail-verifies-ms <ms>  every verify sent in the first ms of the load crashes on purpose
                            (outcome "crashed"), then verifies recover (0-600000, default 0)
+  --stall-verifies-ms <ms> every verify sent in the first ms of the load holds its slot without
+                           running until that time is over (the limit is stuck: its holders
+                           hang, its queue does not move), then verifies recover (0-600000, default 0)
   --max-queued <n>         verify calls allowed to wait for a slot, per server; one more gets
                            ${OVERLOADED_STATUS} with Retry-After at once (0-10000, default 16)
   --queue-timeout-ms <ms>  a verify call waiting longer than this gets ${OVERLOADED_STATUS} (1-600000, default 750)
@@ -83,7 +88,8 @@ Options:
   --restart-backoff-ms <ms>  wait before the first restart, doubled for each further one
                            (0-60000, default 250; at most 4 s apart unless this is longer)
   --hung-after-ms <ms>     a server that answers no health check (GET /healthz, 2 s deadline,
-                           every second) for this long is reported hung, killed and restarted
+                           every second; a late answer counts) for this long of the orchestrator's
+                           own running time is reported hung, killed and restarted
                            (1000-600000, default 6000); it makes the exit status 3
   --targets-file <path>    write the fleet's metrics endpoints there as Prometheus file_sd JSON
   --linger <seconds>       keep the fleet up after the summary so a Prometheus can scrape it;
@@ -118,6 +124,7 @@ const schema = z.object({
   requests: integer('--requests', 1, 10_000_000).optional(),
   verifyTimeoutMs: integer('--verify-timeout-ms', 50, 60_000).default(400),
   failVerifiesMs: integer('--fail-verifies-ms', 0, 600_000).default(0),
+  stallVerifiesMs: integer('--stall-verifies-ms', 0, 600_000).default(0),
   maxQueued: integer('--max-queued', 0, 10_000).default(16),
   queueTimeoutMs: integer('--queue-timeout-ms', 1, 600_000).default(750),
   toolMaxQueued: integer('--tool-max-queued', 0, 10_000).default(32),
@@ -147,6 +154,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
         requests: { type: 'string' },
         'verify-timeout-ms': { type: 'string' },
         'fail-verifies-ms': { type: 'string' },
+        'stall-verifies-ms': { type: 'string' },
         'max-queued': { type: 'string' },
         'queue-timeout-ms': { type: 'string' },
         'tool-max-queued': { type: 'string' },
@@ -177,6 +185,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     requests: values.requests,
     verifyTimeoutMs: values['verify-timeout-ms'],
     failVerifiesMs: values['fail-verifies-ms'],
+    stallVerifiesMs: values['stall-verifies-ms'],
     maxQueued: values['max-queued'],
     queueTimeoutMs: values['queue-timeout-ms'],
     toolMaxQueued: values['tool-max-queued'],

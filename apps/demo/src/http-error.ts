@@ -2,8 +2,26 @@
 // act on. Routes throw it; the one dispatcher turns it into JSON, so no route can forget
 // to answer or answer twice.
 
-/** The status of an admission refusal (with `Retry-After`); the load generator backs off on it. */
+/** The status of an admission refusal (with `Retry-After`). */
 export const OVERLOADED_STATUS = 503;
+
+/** How an overload refusal's message (`{"error": "overloaded: …"}`) begins. */
+export const OVERLOADED_MESSAGE = 'overloaded: ';
+
+/**
+ * Whether an answer is an overload refusal, by what it says: a `Retry-After` and a JSON error
+ * that begins `overloaded: `. Its status number alone cannot tell: 429 is also the sandbox
+ * quota's, which is no refusal to retry but a limit the caller decides about.
+ */
+export function isOverloadRefusal(retryAfter: string | undefined, body: string): boolean {
+  if (retryAfter === undefined || !/^\d+$/.test(retryAfter.trim())) return false;
+  try {
+    const error = (JSON.parse(body) as { error?: unknown } | null)?.error;
+    return typeof error === 'string' && error.startsWith(OVERLOADED_MESSAGE);
+  } catch {
+    return false;
+  }
+}
 
 /** An error that becomes an HTTP response with this status and message. */
 export class HttpError extends Error {

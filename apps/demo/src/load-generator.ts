@@ -9,13 +9,13 @@
 // to its end (until the request cap, the caller's abort or the drain deadline), so a short run
 // still finishes what it started. A server that does not answer is backed off
 // from (one probe at a time, exponentially spaced), a server that is down (being restarted)
-// gets no request at all, and a refusal (`OVERLOADED_STATUS`) is honoured for its `Retry-After`: a dead or overloaded
+// gets no request at all, and a refusal (recognised by its `Retry-After` and body, `isOverloadRefusal`) is honoured for its `Retry-After`: a dead or overloaded
 // server never meets a retry storm.
 
 import { setMaxListeners } from 'node:events';
 import { Agent, request } from 'node:http';
 import { waitOrAbort } from './deadline.js';
-import { OVERLOADED_STATUS } from './http-error.js';
+import { isOverloadRefusal } from './http-error.js';
 
 /** Workers per server and route. */
 export interface WorkerCounts {
@@ -53,6 +53,8 @@ export interface LoadOptions {
   readonly onRollout?: (ms: number) => void;
   /** Verifies sent in the first this many ms of the load ask the verifier to crash (default 0: none). */
   readonly failVerifiesMs?: number | undefined;
+  /** Verifies sent in the first this many ms of the load hold their slot without running until that time is over (default 0: none). */
+  readonly stallVerifiesMs?: number | undefined;
 }
 
 /** Route names as the load generator counts them. */
@@ -74,7 +76,7 @@ export interface ServerLoadStats {
   sent: number;
   /** Requests that got no response. */
   noAnswer: number;
-  /** `OVERLOADED_STATUS` answers (the server shed the call). */
+  /** Overload refusals (the server shed the call), recognised by their `Retry-After` and body. */
   shed: number;
 }
 
@@ -127,6 +129,8 @@ interface Response {
   readonly body: string;
   /** Seconds of a `Retry-After` header, when there was a valid one. */
   readonly retryAfterSeconds: number | undefined;
+  /** An overload refusal, recognised by what it says (`isOverloadRefusal`), not by its status. */
+  readonly refused: boolean;
 }
 
 /** First pause after a server did not answer; doubled per further failure, up to the cap. */
@@ -239,8 +243,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
   const drainTimer = setTimeout(() => abandon.abort(), options.durationMs + DRAIN_MS);
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const failUntil = startedAt + (options.failVerifiesMs ?? 0);
-  /** The n-th verify's body; one sent in the failing window crashes. */
-  const verifyFor = (n: number): Record<string, unknown> => verifyBody(n, performance.now() < failUntil);
+  const stallUntil = startedAt + (options.stallVerifiesMs ?? 0);
+  /** The n-th verify's body; one sent in the failing window crashes, one sent in the stalling window holds its slot until it ends. */
+  const verifyFor = (n: number): Record<string, unknown> => {
+    const now = performance.now();
+    return verifyBody(n, now < failUntil, Math.max(0, Math.ceil(stallUntil - now)));
+  };
 
   /**
    * Sends one request to `target` when it may be sent one and the budget allows (false when the
@@ -288,7 +296,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
       const status = response.status;
       counts.statuses[status >= 500 ? '5xx' : status >= 400 ? '4xx' : '2xx']++;
       health.answered(probe);
-      if (status === OVERLOADED_STATUS) {
+      if (response.refused) {
         server.shed++;
         const pause = Math.min(MAX_RETRY_AFTER_MS, (response.retryAfterSeconds ?? 1) * 1000);
         if (!cleanup) await waitOrAbort(pause, signal);
@@ -331,7 +339,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
   ): Promise<Response | false | undefined> {
     for (;;) {
       const answer = await send(target, health, route, 'POST', path, body, mode);
-      if (answer === false || answer === undefined || answer.status !== OVERLOADED_STATUS) return answer;
+      if (answer === false || answer === undefined || !answer.refused) return answer;
     }
   }
 
@@ -452,10 +460,17 @@ export async function runLoad(options: LoadOptions): Promise<LoadStats> {
  * did not pass), request 2 and then one in 150 crash, request 4 and then one in 150 hang;
  * every one crashes when `failing` (the `--fail-verifies-ms` window).
  */
-export function verifyBody(n: number, failing = false): Record<string, unknown> {
+export function verifyBody(n: number, failing = false, stallMs = 0): Record<string, unknown> {
   const mode = failing || n === 2 || n % 150 === 77 ? 'crash' : n === 4 || n % 150 === 127 ? 'hang' : 'normal';
   const expected = `answer-${n % 13}`;
-  return { answer: n % 5 === 3 ? 'wrong' : expected, expected, workMs: 10 + ((n * 7) % 25), mode };
+  const body = { answer: n % 5 === 3 ? 'wrong' : expected, expected, workMs: 10 + ((n * 7) % 25), mode };
+  return stallMs > 0 ? { ...body, stallMs } : body;
+}
+
+/** The `stallMs` of a request body, 0 when it has none. */
+function stallOf(body: unknown): number {
+  const stallMs = (body as { stallMs?: unknown } | undefined)?.stallMs;
+  return typeof stallMs === 'number' ? stallMs : 0;
 }
 
 function call(agent: Agent, method: string, url: string, body: unknown, signal: AbortSignal): Promise<Response> {
@@ -466,7 +481,8 @@ function call(agent: Agent, method: string, url: string, body: unknown, signal: 
       {
         method,
         agent,
-        signal: AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]),
+        // A stalled verify (`stallMs`, the fault) is given its stall on top of the usual wait.
+        signal: AbortSignal.any([signal, AbortSignal.timeout(REQUEST_TIMEOUT_MS + stallOf(body))]),
         headers:
           payload === undefined
             ? {}
@@ -479,11 +495,13 @@ function call(agent: Agent, method: string, url: string, body: unknown, signal: 
           text += chunk;
         });
         res.on('end', () => {
-          const retryAfter = Number(res.headers['retry-after']);
+          const header = res.headers['retry-after'];
+          const retryAfter = Number(header);
           resolve({
             status: res.statusCode ?? 0,
             body: text,
             retryAfterSeconds: Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : undefined,
+            refused: isOverloadRefusal(header, text),
           });
         });
         res.on('error', reject);

@@ -16,8 +16,17 @@ import { claim, removeLeftovers, spawnGuarded } from './prometheus-guardian.js';
 
 /** The name of every temporary folder of a local Prometheus starts with this. */
 const TEMP_PREFIX = 'gym-demo-prometheus-';
-/** Seconds between scrapes and between rule evaluations: a demo lasts seconds, not hours. */
+/** Seconds between rule evaluations and file_sd reads: a demo lasts seconds, not hours. */
 const INTERVAL = '1s';
+/**
+ * Seconds between scrapes, and each scrape's timeout (Prometheus allows no timeout longer than
+ * the interval). Slow is not down: on a host whose CPUs are busy, a healthy server's event loop
+ * answers late (four CPU hogs per core: the server waited for a CPU 58–63 % of the time, its
+ * event-loop lag p99 reached 2.4 s, and its slowest scrape took 4.0 s). A 1 s timeout failed 18 of
+ * 145 of its scrapes and, in bursts, most of them: `GymTargetDown` fired for a server that
+ * answered everything. 5 s answered 31 of 31. Prometheus's own default timeout is 10 s.
+ */
+export const SCRAPE_SECONDS = 5;
 /** How long Prometheus may take to answer /-/ready (a guard against a hang; it takes about a second). */
 const READY_TIMEOUT_MS = 60_000;
 /**
@@ -88,8 +97,8 @@ function config(targetsFile: string, ruleFiles: readonly string[]): string {
   // JSON strings are valid YAML scalars: paths need no further quoting.
   return [
     'global:',
-    `  scrape_interval: ${INTERVAL}`,
-    `  scrape_timeout: ${INTERVAL}`,
+    `  scrape_interval: ${SCRAPE_SECONDS}s`,
+    `  scrape_timeout: ${SCRAPE_SECONDS}s`,
     `  evaluation_interval: ${INTERVAL}`,
     'rule_files:',
     ...ruleFiles.map((file) => `  - ${JSON.stringify(file)}`),

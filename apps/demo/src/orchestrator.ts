@@ -16,6 +16,7 @@ import { HealthWatch, type HungServer } from './health-watch.js';
 import { DEFAULT_WORKERS, type LoadStats, type LoadTarget, runLoad } from './load-generator.js';
 import { type LocalPrometheus, startDemoPrometheus } from './local-prometheus.js';
 import { defaultMetricsEndpointLimits } from './metrics-endpoint.js';
+import { nextSteps } from './next-steps.js';
 import type { PromSample } from './prometheus-text.js';
 import { FleetReadings } from './readings.js';
 import { OrchestratorStartup, startupTracer } from './startup-trace.js';
@@ -116,8 +117,16 @@ function causeOf(death: ServerDeath, hung?: HungServer): string {
 function hungLine(hung: HungServer): string {
   return (
     `${hung.member.name} (pid ${hung.member.pid}) is hung: no answer to /healthz since ${hung.since.toISOString()} ` +
-    `(${(hung.silentMs / 1000).toFixed(1)} s); killing it to restart it`
+    `(${(hung.silentMs / 1000).toFixed(1)} s)${progressOf(hung)}; killing it to restart it`
   );
+}
+
+/** What the server's CPU time says about its silence: stopped (it stood still), or an event loop that never got to the check. */
+function progressOf(hung: HungServer): string {
+  if (hung.cpuMs === undefined) return '';
+  return hung.cpuMs < 50
+    ? `, its CPU time stood still (${hung.cpuMs} ms)`
+    : `, its CPU time moved ${hung.cpuMs} ms but its event loop answered no check`;
 }
 
 /** Runs the demo; resolves with the process exit code. */
@@ -297,6 +306,12 @@ async function run(options: DemoOptions): Promise<number> {
     health.start();
     const watch = health;
     for (const member of supervised.members) out(showMember(member));
+    if (prometheus)
+      out(
+        options.linger > 0
+          ? `  (the metrics endpoints stay up ${options.linger} s after the summary: --linger)`
+          : '  (the metrics endpoints end with the run: --linger <seconds> keeps them up after the summary)',
+      );
     targetsFile = options.targetsFile ?? localPrometheus?.targetsFile;
     if (targetsFile !== undefined) {
       await refreshTargets();
@@ -341,6 +356,7 @@ async function run(options: DemoOptions): Promise<number> {
         onProgress: progress.update,
         onRollout: (ms) => recordRolloutDuration(ms),
         failVerifiesMs: options.failVerifiesMs,
+        stallVerifiesMs: options.stallVerifiesMs,
       });
     } finally {
       reading.abort();
@@ -405,6 +421,16 @@ async function run(options: DemoOptions): Promise<number> {
 
     unansweredAtEnd = stale.length;
     completed = !stop.signal.aborted;
+    if (completed) {
+      out('');
+      for (const line of nextSteps({
+        prometheusUrl: localPrometheus?.url,
+        linger: options.linger,
+        targetsFile: options.targetsFile,
+        scrapeable: prometheus,
+      }))
+        out(line);
+    }
     if (options.linger > 0 && completed) {
       out(`\nThe fleet stays up ${options.linger} s for scraping (Ctrl-C to stop now).`);
       await waitOrAbort(options.linger * 1000, stop.signal);

@@ -26,12 +26,21 @@ function refuse(response: ServerResponse, status: number, text: string, headers:
   response.end(body);
 }
 
+/** A scrape has no body: one announced (any `Transfer-Encoding`, or a `Content-Length` other than 0) is no scrape. */
+function hasBody(request: IncomingMessage): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
 /** GET or HEAD of exactly `/metrics` (a query string is ignored; `//host/metrics` is no route). */
 function route(handler: MetricsHandler, request: IncomingMessage, response: ServerResponse): void {
   if ((request.url ?? '').split('?', 1)[0] !== METRICS_PATH) {
     refuse(response, 404, `not found: the metrics are at ${METRICS_PATH}`);
   } else if (request.method !== 'GET' && request.method !== 'HEAD') {
     refuse(response, 405, `method not allowed: ${METRICS_PATH} answers GET and HEAD`, { allow: 'GET, HEAD' });
+  } else if (hasBody(request)) {
+    // `Connection: close`: node:http closes the connection once the answer is written.
+    refuse(response, 400, `bad request: a scrape of ${METRICS_PATH} has no body`, { connection: 'close' });
   } else {
     // The handler sets its own content type at once and writes the text after collecting.
     handler.getMetricsRequestHandler(request, response);

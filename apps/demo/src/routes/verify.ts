@@ -5,11 +5,12 @@
 // (a wrong answer is a completed verification). Calls that never ran to a result — refused,
 // left by their client, failed to start — do not move `gym.verify.success_rate`.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { recordVerify, traceVerify } from '@gym/metrics';
 import { z } from 'zod';
 import { type AdmissionSettings, createSemaphoreGate, type Gate } from '../admission.js';
 import type { Route } from '../http-app.js';
-import { HttpError } from '../http-error.js';
+import { clientGoneError, HttpError } from '../http-error.js';
 import { readJsonBody } from '../read-body.js';
 import { runVerifier } from '../verifier.js';
 
@@ -25,6 +26,13 @@ export const verifyBodySchema = z.strictObject({
   expected: text(4096),
   workMs: z.int().min(0).max(5000).default(30),
   mode: z.enum(['normal', 'hang', 'crash']).default('normal'),
+  /**
+   * A fault: the call does not return before this long after it arrived; once it holds its slot
+   * it keeps it until then before its verifier starts, and the verify timeout does not cover that
+   * (a holder that hangs, as a verifier stuck in front of a lock would). Its client leaving ends
+   * it and gives the slot back.
+   */
+  stallMs: z.int().min(0).max(600_000).default(0),
 });
 
 /** The verify route and its gate (exposed for GET /limits). */
@@ -49,6 +57,10 @@ export function createVerifyRoute(
       const result = await traceVerify(
         () =>
           gate.run(signal, async (op) => {
+            // The stall ends stallMs after the call arrived, however long it waited for its slot.
+            const stallLeft = started + job.stallMs - performance.now();
+            if (stallLeft > 0)
+              await sleep(stallLeft, undefined, { signal }).catch(() => Promise.reject(clientGoneError()));
             const outcome = await runVerifier(job, timeoutMs, signal);
             if (outcome.kind !== 'completed') op.outcome = outcome.kind;
             return outcome;
