@@ -58,13 +58,18 @@ const rolloutMs = 1_200;
   'packages/metrics/README.md#3': {
     prelude: `import { metrics } from '@opentelemetry/api';\nconst meterProvider = metrics.getMeterProvider();\n`,
   },
+  'packages/metrics/README.md#4': {
+    prelude: `const job = { id: 'j1' };
+const verifier = { async run(_job: { id: string }): Promise<boolean> { return true; } };
+`,
+  },
   'packages/operations/README.md#1': { prelude: OPERATIONS_USER },
   'packages/operations/README.md#2': { prelude: OPERATIONS_USER },
   'packages/sandbox-telemetry/README.md#1': {
-    prelude: `interface Sandbox { ready(): Promise<void>; upload(files: string[]): Promise<void>; remove(): Promise<void> }
+    prelude: `interface Sandbox { readonly id: string; ready(): Promise<void>; upload(files: string[]): Promise<void>; remove(): Promise<void> }
 const docker = {
   async create(_spec: { image: string }): Promise<Sandbox> {
-    return { async ready() {}, async upload() {}, async remove() {} };
+    return { id: 'sandbox-1', async ready() {}, async upload() {}, async remove() {} };
   },
 };
 const spec = { image: 'python:3.12' };
