@@ -1,31 +1,20 @@
-// `gym.server.requests.in_flight`: +1 when the server emits 'request' (our listener is
-// prepended, so it runs before the application's handler); −1 exactly once, at the response's
-// 'finish' or 'close', whichever comes first. The request's own 'close' is not used: since
-// Node 16 it fires as soon as the body was read, long before a slow response ends.
-//
-// Requests with an `Expect` header reach the application through 'checkContinue' or
-// 'checkExpectation' when it listens to those events (without a listener, Node answers them
-// itself). Our listener joins those events only while the application has one of its own
-// there: a listener of ours alone would change what Node does with such a request.
+// `gym.server.requests.in_flight`: +1 when the server emits 'request' (our listener is prepended,
+// so it runs before the application's), −1 once, at the response's 'finish' or 'close', whichever
+// comes first (the request's own 'close' fires once its body was read, long before a slow response
+// ends). Requests with an `Expect` header reach the application through 'checkContinue' or
+// 'checkExpectation' only when it listens there (else Node answers them itself): our listener
+// joins those events only while the application has a listener of its own there.
 
 import type { ServerResponse } from 'node:http';
 import { ATTR_SERVER_NAME, INSTRUMENTS, SERVER_NAME_PATTERN } from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
-import {
-  createInstrument,
-  invalidChoice,
-  type MeterSourceOptions,
-  perMeter,
-  resolveMeter,
-  sharedSlot,
-} from '@gym/core/internal';
+import { createInstrument, invalidChoice, perMeter, resolveMeter, sharedSlot } from '@gym/core/internal';
 import type { Attributes, Meter, UpDownCounter } from '@opentelemetry/api';
-import { reporter, SCOPE } from './scope.js';
+import { NO_ATTRIBUTES, reporter, SCOPE } from './scope.js';
 import type { RequestEmitter, TrackInFlightOptions, Untrack } from './types.js';
 
 type OnRequest = (request: unknown, response: ServerResponse) => void;
 
-const NO_ATTRIBUTES: Attributes = Object.freeze({});
 /** One tracker per server, shared by every copy of this package: tracking twice must not count twice. */
 const tracked = sharedSlot('@gym/observer/tracked-servers@1', () => new WeakMap<object, Untrack>());
 /** Responses already counted (a checkContinue handler may re-emit its request as 'request'). */
@@ -87,7 +76,7 @@ export function trackInFlight(server: RequestEmitter, options?: TrackInFlightOpt
   const attributes = inFlightAttributes('trackInFlight: options.serverName', options?.serverName);
   const existing = tracked.get(server);
   if (existing !== undefined) return existing;
-  const source: MeterSourceOptions = { meterProvider: options?.meterProvider };
+  const source: TrackInFlightOptions = { meterProvider: options?.meterProvider };
   const injected = source.meterProvider != null;
   const onRequest: OnRequest = (_request, response) => {
     if (injected || isMetricsExporting()) count(response, source, attributes);
@@ -107,7 +96,7 @@ export function trackInFlight(server: RequestEmitter, options?: TrackInFlightOpt
 const failed = (error: unknown): void =>
   reporter.warnOnce('in-flight', 'counting a request in flight failed; this request is not counted', error);
 
-function count(response: ServerResponse, source: MeterSourceOptions, attributes: Attributes): void {
+function count(response: ServerResponse, source: TrackInFlightOptions, attributes: Attributes): void {
   let counter: UpDownCounter;
   try {
     const meter = resolveMeter(source, SCOPE, reporter);

@@ -1,8 +1,7 @@
-// One sampler per meter, one handle per caller. A second start on the same meter joins the
-// running sampler (shared by every copy of this package in the process) with a handle of its
-// own; the sampler stops with the last handle, so the bootstrap stopping its handle at shutdown
-// never freezes the series of a user's observer. Each part starts on its own: a meter that
-// refuses one instrument costs that part only, reported once.
+// One sampler per meter, shared by every copy of this package in the process, and one handle per
+// caller: the sampler stops with the last handle, so the bootstrap stopping its own at shutdown
+// never freezes the series of a user's observer. Each part starts on its own: a meter that refuses
+// one instrument costs that part only, reported once.
 
 import { INSTRUMENTS } from '@gym/constants';
 import { createInstrument, invalidChoice, MAX_TIMER_SECONDS, resolveMeter, sharedSlot } from '@gym/core/internal';
@@ -14,17 +13,13 @@ import { linuxProc, startProcessMetrics } from './process-metrics.js';
 import { reporter, SCOPE } from './scope.js';
 import type { Observer, ObserverOptions } from './types.js';
 
-/** The longest delay a Node timer honours. */
 const MAX_LAG_INTERVAL_MS = MAX_TIMER_SECONDS * 1000;
 
-/** A running sampler and the number of handles that hold it. */
 interface Sampler {
   handles: number;
   stop(): void;
 }
 
-// @2: the value changed shape (a sampler with a handle count, not an Observer). A copy of an
-// older version in the same process keeps its own registry and its own sampler.
 const running = sharedSlot('@gym/observer/running@2', () => new WeakMap<Meter, Sampler>());
 
 const NOOP: Observer = Object.freeze({ stop() {} });
