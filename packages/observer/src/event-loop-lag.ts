@@ -1,8 +1,6 @@
-// Gym's event-loop lag: how late a timer asked to wake after a fixed interval actually woke,
-// clamped at 0 (Node rounds its loop time, so a timer can look a little early). A setTimeout
-// chain, like Gym's `asyncio.sleep` loop: each sample is measured from when its timer was armed,
-// so one long block yields one large sample, not a burst of catch-up ticks. Node's
-// `monitorEventLoopDelay` gives percentiles of another quantity and cannot feed Gym's buckets.
+// Gym's event-loop lag: how late a timer asked to wake after a fixed interval woke, clamped at 0.
+// A setTimeout chain, like Gym's `asyncio.sleep` loop: each sample is measured from when its timer
+// was armed, so one long block yields one large sample, not a burst of catch-up ticks.
 
 import type { Histogram } from '@opentelemetry/api';
 import { NO_ATTRIBUTES, reporter } from './scope.js';

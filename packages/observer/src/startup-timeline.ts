@@ -1,9 +1,7 @@
-// Gym's server startup timeline. A server marks the end of each stage; Node's clock gives the first
-// stages (`performance.nodeTiming`). Stages are contiguous from the time origin, so they sum to
-// the whole. `report()`, once the server serves, records one point per stage and, under the
-// `startup` span group, the stages as spans under one `gym.server.startup` span joined to the
-// trace named by `TRACEPARENT`. Spans get explicit times after the fact, because telemetry is
-// usually set up partway through startup: a mark is one clock read and one array entry.
+// Gym's server startup timeline: contiguous stages from the time origin, the first ones Node's own
+// (`performance.nodeTiming`), the rest ended by the server's marks. `report()` records them as
+// points and as spans under one `gym.server.startup` span (joined to `TRACEPARENT`), with explicit
+// times after the fact: telemetry is usually set up partway through startup.
 
 import {
   ATTR_PROCESS_PID,
@@ -34,9 +32,8 @@ const STAGE_RULE = `a string matching ${STARTUP_STAGE_PATTERN} (1 to 64 of A-Z a
 const stageHistogram = perMeter((meter) => createInstrument(meter, INSTRUMENTS.serverStartupStageDuration));
 
 /**
- * The contiguous stages of Node's stamps and the server's marks, up to `now`, ordered by time. A
- * stamp that is not a time after the origin and not later than `now` (Node's `-1` before the
- * loop started) is ignored. At most {@link MAX_STARTUP_STAGES}.
+ * The contiguous stages of Node's stamps and the server's marks up to `now`, by time, at most
+ * {@link MAX_STARTUP_STAGES}. A stamp not in (0, now] (Node's `-1` before the loop) is ignored.
  */
 export function stagesOf(
   node: { readonly bootstrapComplete: number; readonly loopStart: number },
@@ -48,37 +45,23 @@ export function stagesOf(
     { name: STARTUP_STAGE_LOOP_START, at: node.loopStart },
     ...marks,
   ].filter(({ at }) => at > 0 && at <= now);
-  // Stable: marks made at the same instant keep their order.
-  stamps.sort((a, b) => a.at - b.at);
-  let cursor = 0;
-  return stamps.slice(0, MAX_STARTUP_STAGES).map(({ name, at }) => {
-    const stage = { name, start: cursor, end: at };
-    cursor = at;
-    return stage;
-  });
+  stamps.sort((a, b) => a.at - b.at); // stable: marks made at the same instant keep their order
+  return stamps
+    .slice(0, MAX_STARTUP_STAGES)
+    .map(({ name, at }, i, all) => ({ name, start: all[i - 1]?.at ?? 0, end: at }));
 }
 
 /** Wall-clock `HrTime` of a `performance.now()` time; the same input always gives the same output. */
 export function hrTimeOf(at: number, origin: number = performance.timeOrigin): HrTime {
-  const originSeconds = Math.trunc(origin / 1000);
-  const originNanos = Math.round((origin - originSeconds * 1000) * 1e6);
-  const atSeconds = Math.trunc(at / 1000);
-  let nanos = originNanos + Math.round((at - atSeconds * 1000) * 1e6);
-  let seconds = originSeconds + atSeconds;
-  if (nanos >= 1e9) {
-    seconds += Math.trunc(nanos / 1e9);
-    nanos %= 1e9;
-  }
-  return [seconds, nanos];
+  // Whole seconds and the rest apart: their sum in milliseconds would lose sub-microsecond digits.
+  const nanos = Math.round((origin % 1000) * 1e6) + Math.round((at % 1000) * 1e6);
+  return [Math.trunc(origin / 1000) + Math.trunc(at / 1000) + Math.trunc(nanos / 1e9), nanos % 1e9];
 }
 
 /** version-traceid-parentid-flags, lowercase hex; a future version may append `-…` fields. */
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-[^\s]*)?$/;
 
-/**
- * The remote span context of a W3C `traceparent` (level 1), or `undefined` when it is not a valid
- * one: version `ff`, version `00` with extra fields, an all-zero id or anything of the wrong shape.
- */
+/** The remote span context of a valid W3C `traceparent` (level 1), else `undefined`. */
 export function parseTraceparent(value: string | undefined): SpanContext | undefined {
   // Longer than any traceparent worth reading (55 characters in version 00).
   if (value === undefined || value.length > 512) return undefined;
@@ -90,9 +73,8 @@ export function parseTraceparent(value: string | undefined): SpanContext | undef
 }
 
 /**
- * A startup timeline for this server process: `mark(stage)` ends the current stage and names it;
- * `report()` records every stage once. A bad `serverName` or stage name throws a `RangeError` at
- * once; telemetry trouble never throws.
+ * A startup timeline for this server process. A bad `serverName` or stage name throws a
+ * `RangeError` at once; telemetry trouble never throws.
  */
 export function startupTimeline(options: StartupTimelineOptions): StartupTimeline {
   const serverName = checkServerName('startupTimeline: options.serverName', options.serverName);
