@@ -1,8 +1,6 @@
-// The one grammar of every shared NEMO_GYM_OTEL_* variable. @gym/otel-bootstrap reads the
-// whole table; a library reads a row only when nobody published a telemetry state. Either
-// way a value means the same to every package and to Gym's Python servers: `1e1` is
-// malformed everywhere, `On ` is true everywhere. Each variable falls back from
-// NEMO_GYM_OTEL_<KEY> to NEMO_LENS_<KEY> (the older name) when the first is unset or blank.
+// The one grammar of every shared NEMO_GYM_OTEL_* variable (then NEMO_LENS_*, when the first is
+// unset or blank), the same for every package and for Gym's Python servers: `1e1` is malformed
+// everywhere, `On ` is true everywhere. A library reads a row only when no state is published.
 
 import { ENV_FALLBACK_PREFIX, ENV_PREFIX, FALSY_WORDS, TRUTHY_WORDS } from '@gym/constants';
 import { quote } from './report.js';
