@@ -16,7 +16,6 @@ export const MIN_SAMPLE_INTERVAL_SECONDS = 0.1;
 
 /** One row of the grammar; `defaultText` and `allowed` say the default and the grammar as docs and messages do. */
 export interface GymVariable<T> {
-  /** `NEMO_GYM_OTEL_<KEY>`, then `NEMO_LENS_<KEY>`: the first non-blank wins. */
   readonly names: readonly [string, string];
   readonly defaultValue: T;
   readonly defaultText: string;
@@ -32,8 +31,7 @@ const BOOLEAN = `${TRUTHY_WORDS.join(', ')} (on) or ${FALSY_WORDS.join(', ')} (o
 function parseBoolean(text: string): boolean | undefined {
   const word = text.toLowerCase();
   if ((TRUTHY_WORDS as readonly string[]).includes(word)) return true;
-  if ((FALSY_WORDS as readonly string[]).includes(word)) return false;
-  return undefined;
+  return (FALSY_WORDS as readonly string[]).includes(word) ? false : undefined;
 }
 
 function parseInterval(text: string): number | undefined {

@@ -1,13 +1,11 @@
 // How every gym-telemetry package speaks about trouble: the failure policy, a short rendering of a
 // bad value, and `diag.warn` once per kind of trouble per process (a broken meter fails on every
-// call; a line per call would turn a telemetry problem into a log outage). Reporting is not
-// caching: a caller that hit a failing meter tries again on its next call.
+// call: a line per call would flood the logs). Reporting is not caching: the next call tries again.
 
 import { diag } from '@opentelemetry/api';
 
-// What every copy of every gym-telemetry package in one process shares, in one global Map keyed
-// like @opentelemetry/api's globals. A slot's name carries its owner and shape version
-// (`'@gym/metrics/verify-tally@1'`); a shape is only ever extended.
+// What every copy of every gym-telemetry package in a process shares, in one global Map. A slot's
+// name carries its owner and shape version (`'@gym/metrics/verify-tally@1'`); a shape only grows.
 const GLOBAL_KEY: unique symbol = Symbol.for('@gym/core.shared.v1') as never;
 
 /** The process-wide value named `name`, made by `create()` the first time any copy asks. */

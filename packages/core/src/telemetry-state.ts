@@ -7,8 +7,7 @@ import { GYM_VARIABLES, readVariable } from './environment.js';
 import { createReporter, describeValue, invalidChoice } from './report.js';
 
 const GLOBAL_KEY: unique symbol = Symbol.for('@gym/telemetry-state.v1') as never;
-// The OpenTelemetry API keeps its globals here (every 1.x API), with a `metrics` / `trace`
-// entry only once an SDK provider was registered.
+// Every 1.x OpenTelemetry API keeps its globals here, with `metrics` / `trace` once a provider is registered.
 const OTEL_API_KEY: unique symbol = Symbol.for('opentelemetry.js.api.1') as never;
 
 /** What a writer publishes. */
