@@ -16,10 +16,7 @@ import type { Observer, ObserverOptions } from './types.js';
 const MAX_LAG_INTERVAL_MS = MAX_TIMER_SECONDS * 1000;
 const LAG_RULE = `a finite number of milliseconds from 1 to ${MAX_LAG_INTERVAL_MS}`;
 
-interface Sampler {
-  handles: number;
-  stop(): void;
-}
+type Sampler = { handles: number; stop(): void }; // a running sampler and the handles that hold it
 
 const running = sharedSlot('@gym/observer/running@2', () => new WeakMap<Meter, Sampler>());
 
