@@ -1,8 +1,6 @@
-// The one grammar of every shared NEMO_GYM_OTEL_* variable. @gym/otel-bootstrap reads the
-// whole table; a library reads a row only when nobody published a telemetry state. Either
-// way a value means the same to every package and to Gym's Python servers: `1e1` is
-// malformed everywhere, `On ` is true everywhere. Each variable falls back from
-// NEMO_GYM_OTEL_<KEY> to NEMO_LENS_<KEY> (the older name) when the first is unset or blank.
+// The one grammar of every shared NEMO_GYM_OTEL_* variable (then NEMO_LENS_*, when the first is
+// unset or blank), the same for every package and for Gym's Python servers: `1e1` is malformed
+// everywhere, `On ` is true everywhere. A library reads a row only when no state is published.
 
 import { ENV_FALLBACK_PREFIX, ENV_PREFIX, FALSY_WORDS, TRUTHY_WORDS } from '@gym/constants';
 import { quote } from './report.js';
@@ -18,7 +16,6 @@ export const MIN_SAMPLE_INTERVAL_SECONDS = 0.1;
 
 /** One row of the grammar; `defaultText` and `allowed` say the default and the grammar as docs and messages do. */
 export interface GymVariable<T> {
-  /** `NEMO_GYM_OTEL_<KEY>`, then `NEMO_LENS_<KEY>`: the first non-blank wins. */
   readonly names: readonly [string, string];
   readonly defaultValue: T;
   readonly defaultText: string;
@@ -34,8 +31,7 @@ const BOOLEAN = `${TRUTHY_WORDS.join(', ')} (on) or ${FALSY_WORDS.join(', ')} (o
 function parseBoolean(text: string): boolean | undefined {
   const word = text.toLowerCase();
   if ((TRUTHY_WORDS as readonly string[]).includes(word)) return true;
-  if ((FALSY_WORDS as readonly string[]).includes(word)) return false;
-  return undefined;
+  return (FALSY_WORDS as readonly string[]).includes(word) ? false : undefined;
 }
 
 function parseInterval(text: string): number | undefined {

@@ -1,6 +1,5 @@
-// The public calls of @gym/core: publish and read the telemetry state that every gym-telemetry
-// package judges by. Everything else the sibling packages share lives behind
-// `@gym/core/internal`, which is no public promise.
+// The public calls of @gym/core: publish and read the telemetry state every gym-telemetry package
+// judges by. What the packages share besides is in `@gym/core/internal`, no public promise.
 export type { TelemetryState, TelemetryStateInit } from './telemetry-state.js';
 export {
   currentSpanGroups,

@@ -1,6 +1,5 @@
-// Where a package's instruments come from: a meter or tracer of an injected provider, else of
-// the global one while exporting (a process with telemetry off never asks the API for anything);
-// an instrument made once per meter from its INSTRUMENTS entry. Nothing failing is cached.
+// Where a package's instruments come from: a meter or tracer of an injected provider, else of the
+// global one while exporting, and each instrument from its INSTRUMENTS entry. Nothing failing is cached.
 
 import type { InstrumentEntry, InstrumentKind } from '@gym/constants';
 import type * as api from '@opentelemetry/api';
@@ -9,24 +8,16 @@ import type { Reporter } from './report.js';
 import { isMetricsExporting, isTracesExporting } from './telemetry-state.js';
 
 /** Where to record metrics. Absent (or `null`): the global provider, while exporting. */
-export interface MeterSourceOptions {
-  readonly meterProvider?: api.MeterProvider | null | undefined;
-}
+export type MeterSourceOptions = { readonly meterProvider?: api.MeterProvider | null | undefined };
 
 /** Where to record spans. Absent (or `null`): the global provider, while exporting. */
-export interface TracerSourceOptions {
-  readonly tracerProvider?: api.TracerProvider | null | undefined;
-}
+export type TracerSourceOptions = { readonly tracerProvider?: api.TracerProvider | null | undefined };
 
 /** The instrumentation scope a package records under. */
-export interface InstrumentScope {
-  readonly name: string;
-  readonly version?: string;
-}
+export type InstrumentScope = { readonly name: string; readonly version?: string };
 
-// The last answer per provider, so the hot path of a process that records on one provider under
-// one scope is a lookup and a compare (the SDK's own getMeter builds a key string per call).
-// Keyed weakly: a provider the user dropped, and the meter it made, are not kept alive here.
+// The last answer per provider: the hot path is a lookup and a compare, where the SDK's getMeter
+// builds a key string per call. Weak: a provider the user dropped, and its meter, are not kept.
 const lastOf = new WeakMap<object, { kind: string; scope: InstrumentScope; value: api.Meter | api.Tracer }>();
 
 function fromProvider<P extends object, T extends api.Meter | api.Tracer>(
@@ -43,11 +34,7 @@ function fromProvider<P extends object, T extends api.Meter | api.Tracer>(
     lastOf.set(provider, { kind, scope, value });
     return value;
   } catch (error) {
-    reporter.warnOnce(
-      kind,
-      `getting a ${kind} failed; nothing was recorded this time, the next call tries again`,
-      error,
-    );
+    reporter.warnOnce(kind, `getting a ${kind} failed; nothing was recorded, the next call tries again`, error);
     return undefined;
   }
 }
@@ -109,12 +96,5 @@ export function createInstrument<E extends InstrumentEntry>(meter: api.Meter, en
 /** A per-meter memo of `create`. When `create` throws, nothing is kept and the error reaches the caller. */
 export function perMeter<T>(create: (meter: api.Meter) => T): (meter: api.Meter) => T {
   const made = new WeakMap<api.Meter, T>();
-  return (meter) => {
-    let value = made.get(meter);
-    if (value === undefined) {
-      value = create(meter);
-      made.set(meter, value);
-    }
-    return value;
-  };
+  return (meter) => made.get(meter) ?? (made.set(meter, create(meter)).get(meter) as T);
 }

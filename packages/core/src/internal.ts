@@ -1,5 +1,4 @@
-// What the gym-telemetry packages share with each other. No public promise: it changes with the
-// packages that use it, in any release. Users call the root entry (`@gym/core`) only.
+// What the gym-telemetry packages share with each other: no public promise, it changes in any release.
 export type { GymVariable, TelemetryExporter } from './environment.js';
 export {
   GYM_VARIABLES,

@@ -1,24 +1,18 @@
-// How every gym-telemetry package speaks about trouble: the failure policy, a short rendering
-// of a bad value, and once-only reporting through `diag.warn`. "Once" per kind of trouble, per
-// process (shared by every copy of every package), because a broken meter fails on every call
-// and a log line per call would turn a telemetry problem into an outage of the log pipeline.
-// Reporting is not caching: a caller that hit a failing meter tries again on its next call.
+// How every gym-telemetry package speaks about trouble: the failure policy, a short rendering of a
+// bad value, and `diag.warn` once per kind of trouble per process (a broken meter fails on every
+// call: a line per call would flood the logs). Reporting is not caching: the next call tries again.
 
 import { diag } from '@opentelemetry/api';
 
-// What every copy of a gym-telemetry package in one process must share lives in one global Map
-// keyed by `Symbol.for`, as @opentelemetry/api keeps its own globals. A slot's name carries its
-// owner and shape version (`'@gym/metrics/verify-tally@1'`); a shape is only ever extended.
+// What every copy of every gym-telemetry package in a process shares, in one global Map. A slot's
+// name carries its owner and shape version (`'@gym/metrics/verify-tally@1'`); a shape only grows.
 const GLOBAL_KEY: unique symbol = Symbol.for('@gym/core.shared.v1') as never;
 
 /** The process-wide value named `name`, made by `create()` the first time any copy asks. */
 export function sharedSlot<T>(name: string, create: () => T): T {
   const holder = globalThis as { [GLOBAL_KEY]?: Map<string, unknown> };
-  let slots = holder[GLOBAL_KEY];
-  if (slots === undefined) {
-    slots = new Map();
-    Object.defineProperty(holder, GLOBAL_KEY, { value: slots, configurable: true });
-  }
+  const slots = holder[GLOBAL_KEY] ?? new Map<string, unknown>();
+  if (holder[GLOBAL_KEY] === undefined) Object.defineProperty(holder, GLOBAL_KEY, { value: slots, configurable: true });
   if (!slots.has(name)) slots.set(name, create());
   return slots.get(name) as T;
 }
@@ -38,31 +32,18 @@ export function quote(text: string): string {
   return text.length > MAX_CHARS ? `${JSON.stringify(cap(text))} (${text.length} chars)` : JSON.stringify(text);
 }
 
-/**
- * `value` for a message: its type and a short rendering, e.g. `string "verfy"`, `number NaN`,
- * `object (Array) ["verify"]`. A cycle does not throw: this runs while an error is reported.
- */
+/** `value` for a message: its type and a short rendering (`string "verfy"`, `object (Array) ["verify"]`). */
 export function describeValue(value: unknown): string {
   if (value === null) return 'null';
-  switch (typeof value) {
-    case 'string':
-      return `string ${quote(value)}`;
-    case 'undefined':
-    case 'function':
-      return typeof value;
-    case 'symbol':
-      return `symbol ${cap(value.description ?? '')}`;
-    case 'object': {
-      const tag = Object.prototype.toString.call(value).slice(8, -1);
-      try {
-        return `object (${tag}) ${cap(JSON.stringify(value) ?? '{…}')}`;
-      } catch {
-        // A cycle or a BigInt: JSON cannot render it.
-        return `object (${tag}) {…}`;
-      }
-    }
-    default:
-      return `${typeof value} ${String(value)}`;
+  if (value === undefined || typeof value === 'function') return typeof value;
+  if (typeof value === 'string') return `string ${quote(value)}`;
+  if (typeof value === 'symbol') return `symbol ${cap(value.description ?? '')}`;
+  if (typeof value !== 'object') return `${typeof value} ${String(value)}`;
+  const tag = Object.prototype.toString.call(value).slice(8, -1);
+  try {
+    return `object (${tag}) ${cap(JSON.stringify(value) ?? '{…}')}`;
+  } catch {
+    return `object (${tag}) {…}`; // a cycle or a BigInt: this runs while an error is reported
   }
 }
 
@@ -84,10 +65,7 @@ export type Reporter = ReturnType<typeof createReporter>;
 /** The once-only reporter of the package named `packageName` (e.g. `@gym/metrics`). */
 export function createReporter(packageName: string) {
   return {
-    /**
-     * Writes `message` (built only the first time, when a function), and `error` as one short
-     * line, the first time this package reports `kind` in this process. Never throws.
-     */
+    /** Writes `message` (built only when written) and `error` the first time this package reports `kind`. Never throws. */
     warnOnce(kind: string, message: string | (() => string), error?: unknown): void {
       const key = `${packageName}\u0000${kind}`;
       if (reported.has(key)) return;

@@ -1,16 +1,13 @@
-// The process's telemetry state, published through one global keyed by `Symbol.for` so that
-// every copy of every gym-telemetry package in the process agrees (the technique
-// @opentelemetry/api uses for its own globals). @gym/otel-bootstrap writes it; a user who sets
-// up OpenTelemetry by hand may write it; library packages only read it. The major version is
-// part of the key: an incompatible shape gets a new key, and within a major fields are only added.
+// The process's telemetry state, in one global keyed by `Symbol.for` (as @opentelemetry/api keeps
+// its own) so that every copy of every gym-telemetry package agrees. @gym/otel-bootstrap or a user
+// writes it; libraries only read it. Within a major version of the key fields are only added.
 
 import { DEFAULT_SPAN_GROUP_SPEC, isSpanGroup, resolveSpanGroups, SPAN_GROUPS, type SpanGroup } from '@gym/constants';
 import { GYM_VARIABLES, readVariable } from './environment.js';
 import { createReporter, describeValue, invalidChoice } from './report.js';
 
 const GLOBAL_KEY: unique symbol = Symbol.for('@gym/telemetry-state.v1') as never;
-// The OpenTelemetry API keeps its globals here (every 1.x API), with a `metrics` / `trace`
-// entry only once an SDK provider was registered.
+// Every 1.x OpenTelemetry API keeps its globals here, with `metrics` / `trace` once a provider is registered.
 const OTEL_API_KEY: unique symbol = Symbol.for('opentelemetry.js.api.1') as never;
 
 /** What a writer publishes. */
@@ -28,21 +25,16 @@ export interface TelemetryStateInit {
 }
 
 /** The published state, frozen. */
-export interface TelemetryState {
+export interface TelemetryState extends Required<Omit<TelemetryStateInit, 'spanGroups'>> {
   readonly version: 1;
-  readonly metricsExporting: boolean;
-  readonly tracesExporting: boolean;
   readonly spanGroups: ReadonlySet<SpanGroup>;
-  readonly orchestrator: boolean;
-  readonly sandboxSampleIntervalSeconds: number;
 }
 
 type Slots = { [GLOBAL_KEY]?: unknown; [OTEL_API_KEY]?: { metrics?: unknown; trace?: unknown } };
 const slots = globalThis as Slots;
 
-// Reading a symbol that globalThis does not have walks its prototype chain, which costs about
-// as much as the rest of the off path together: both slots read on the hot path are own
-// properties holding `undefined` when absent.
+// Reading a symbol globalThis lacks walks its prototype chain: both slots read on the hot path are
+// own properties, holding `undefined` when absent, so the off path stays one property read.
 for (const key of [GLOBAL_KEY, OTEL_API_KEY]) {
   if (!Object.hasOwn(globalThis, key)) {
     Object.defineProperty(globalThis, key, { value: undefined, writable: true, configurable: true });
@@ -61,26 +53,20 @@ export function getTelemetryState(): TelemetryState | undefined {
   return raw === seen ? seenState : judge(raw);
 }
 
-// Out of line, so that V8 inlines the reader above into every hot path (under 1 % of an off operation).
+// Out of line, so that the reader above stays small enough to inline into every hot path.
 function judge(raw: unknown): TelemetryState | undefined {
   seen = raw;
-  seenState = undefined;
   const state = raw as Partial<TelemetryState> | undefined;
-  if (state?.version === 1 && state.spanGroups instanceof Set) {
-    seenState = state as TelemetryState;
-  } else if (raw !== undefined) {
-    reporter.warnOnce(
-      'telemetry-state',
-      'the telemetry-state global holds a value not written by setTelemetryState; it is ignored (judged as if nobody published one)',
-    );
+  seenState = state?.version === 1 && state.spanGroups instanceof Set ? (state as TelemetryState) : undefined;
+  if (raw !== undefined && seenState === undefined) {
+    reporter.warnOnce('telemetry-state', 'the telemetry-state global holds a value of another shape; it is ignored');
   }
   return seenState;
 }
 
 /**
  * Publishes the process's telemetry state (replacing any earlier one), or clears it with
- * `undefined`. Returns the frozen state that readers will see. A slot somebody made read-only
- * throws the `TypeError` of the failed write: the writer must know it did not publish.
+ * `undefined`; returns the frozen state readers will see. A failed write (a read-only slot) throws.
  */
 export function setTelemetryState(init: TelemetryStateInit): TelemetryState;
 export function setTelemetryState(init: undefined): undefined;
@@ -121,10 +107,7 @@ function checkInit(init: TelemetryStateInit): void {
 let envSpec: string | undefined;
 let envGroups: ReadonlySet<SpanGroup> = new Set();
 
-/**
- * The enabled span groups: the published state's, else resolved from
- * `NEMO_GYM_OTEL_SPAN_GROUPS` (then `NEMO_LENS_SPAN_GROUPS`, then `default`), cached per spec.
- */
+/** The enabled span groups: the published state's, else `NEMO_GYM_OTEL_SPAN_GROUPS`'s (cached per spec). */
 export function currentSpanGroups(): ReadonlySet<SpanGroup> {
   const state = getTelemetryState();
   if (state !== undefined) return state.spanGroups;

@@ -1,15 +1,9 @@
-// Gym's event-loop lag: how late a timer that asked to wake after a fixed interval actually
-// woke, clamped at 0 (Node rounds its own loop time, so a timer can look a fraction of a
-// millisecond early). A setTimeout chain rather than setInterval: each sample is measured from
-// the moment its timer was armed, like Gym's `await asyncio.sleep(interval)` loop, so one long
-// block yields one large sample instead of a burst of catch-up ticks. Node's
-// `monitorEventLoopDelay` measures another quantity (the delay between loop iterations, as
-// percentiles) and cannot feed Gym's buckets sample by sample.
+// Gym's event-loop lag: how late a timer asked to wake after a fixed interval woke, clamped at 0.
+// A setTimeout chain, like Gym's `asyncio.sleep` loop: each sample is measured from when its timer
+// was armed, so one long block yields one large sample, not a burst of catch-up ticks.
 
-import type { Attributes, Histogram } from '@opentelemetry/api';
-import { reporter } from './scope.js';
-
-const NO_ATTRIBUTES: Attributes = Object.freeze({});
+import type { Histogram } from '@opentelemetry/api';
+import { NO_ATTRIBUTES, reporter } from './scope.js';
 
 /** Records one lag sample per `intervalMs` into `histogram`; returns what stops it (idempotent). */
 export function startLagSampler(

@@ -1,7 +1,5 @@
-// V8 garbage-collection pauses under OpenTelemetry's `v8js.gc.duration`. A small
-// PerformanceObserver on 'gc' entries rather than @opentelemetry/instrumentation-runtime-node:
-// its versions that run on Node 20 pin @opentelemetry/instrumentation to one 0.2xx line (a second
-// copy under any other SDK), switch on six collectors at once and use their own buckets.
+// V8 garbage-collection pauses as OpenTelemetry's `v8js.gc.duration`, from a PerformanceObserver
+// on 'gc' entries (why not @opentelemetry/instrumentation-runtime-node: docs/observer.md).
 
 import { constants, type NodeGCPerformanceDetail, PerformanceObserver } from 'node:perf_hooks';
 import { ATTR_V8JS_GC_TYPE, INSTRUMENTS, type V8jsGcType } from '@gym/constants';
@@ -24,19 +22,14 @@ export function startGcMetrics(meter: Meter): () => void {
   const histogram = createInstrument(meter, INSTRUMENTS.gcDuration);
   let stopped = false;
   const observer = new PerformanceObserver((list) => {
-    // Node delivers entries in a later turn: none after stop.
-    if (stopped) return;
+    if (stopped) return; // Node delivers entries in a later turn: none after stop.
     try {
       for (const entry of list.getEntries()) {
         const attributes = BY_KIND.get((entry as unknown as { detail: NodeGCPerformanceDetail }).detail.kind);
         if (attributes !== undefined) histogram.record(entry.duration / 1000, attributes);
       }
     } catch (error) {
-      reporter.warnOnce(
-        'gc-record',
-        'recording a garbage-collection pause failed; later pauses are still tried',
-        error,
-      );
+      reporter.warnOnce('gc-record', 'recording a garbage-collection pause failed; later pauses are tried', error);
     }
   });
   observer.observe({ entryTypes: ['gc'] });

@@ -1,42 +1,30 @@
-// `gym.server.requests.in_flight`: +1 when the server emits 'request' (our listener is
-// prepended, so it runs before the application's handler); −1 exactly once, at the response's
-// 'finish' or 'close', whichever comes first. The request's own 'close' is not used: since
-// Node 16 it fires as soon as the body was read, long before a slow response ends.
-//
-// Requests with an `Expect` header reach the application through 'checkContinue' or
-// 'checkExpectation' when it listens to those events (without a listener, Node answers them
-// itself). Our listener joins those events only while the application has one of its own
-// there: a listener of ours alone would change what Node does with such a request.
+// `gym.server.requests.in_flight`: +1 when the server emits 'request' (our listener is prepended,
+// so it runs before the application's), −1 once, at the response's 'finish' or 'close', whichever
+// comes first (the request's own 'close' fires once its body was read, long before a slow response
+// ends). Requests with an `Expect` header reach the application through 'checkContinue' or
+// 'checkExpectation' only when it listens there (else Node answers them itself): our listener
+// joins those events only while the application has a listener of its own there.
 
 import type { ServerResponse } from 'node:http';
 import { ATTR_SERVER_NAME, INSTRUMENTS, SERVER_NAME_PATTERN } from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
-import {
-  createInstrument,
-  invalidChoice,
-  type MeterSourceOptions,
-  perMeter,
-  resolveMeter,
-  sharedSlot,
-} from '@gym/core/internal';
-import type { Attributes, Meter, UpDownCounter } from '@opentelemetry/api';
-import { reporter, SCOPE } from './scope.js';
+import { createInstrument, invalidChoice, perMeter, resolveMeter, sharedSlot } from '@gym/core/internal';
+import type { Attributes } from '@opentelemetry/api';
+import { NO_ATTRIBUTES, reporter, SCOPE } from './scope.js';
 import type { RequestEmitter, TrackInFlightOptions, Untrack } from './types.js';
 
 type OnRequest = (request: unknown, response: ServerResponse) => void;
 
-const NO_ATTRIBUTES: Attributes = Object.freeze({});
 /** One tracker per server, shared by every copy of this package: tracking twice must not count twice. */
 const tracked = sharedSlot('@gym/observer/tracked-servers@1', () => new WeakMap<object, Untrack>());
-/** Responses already counted (a checkContinue handler may re-emit its request as 'request'). */
 const counted = new WeakSet<ServerResponse>();
 const EXPECT_EVENTS: readonly string[] = ['checkContinue', 'checkExpectation'];
 
+const SERVER_NAME_RULE = `a string matching ${SERVER_NAME_PATTERN} (1 to 128 of A-Z a-z 0-9 _ . -)`;
+
 /** `serverName`, checked against SERVER_NAME_PATTERN: a bad one throws a `RangeError` naming it. */
 export function checkServerName(what: string, serverName: string): string {
-  if (!SERVER_NAME_PATTERN.test(serverName)) {
-    throw invalidChoice(what, serverName, `a string matching ${SERVER_NAME_PATTERN} (1 to 128 of A-Z a-z 0-9 _ . -)`);
-  }
+  if (!SERVER_NAME_PATTERN.test(serverName)) throw invalidChoice(what, serverName, SERVER_NAME_RULE);
   return serverName;
 }
 
@@ -48,9 +36,7 @@ export function inFlightAttributes(what: string, serverName: string | undefined)
 }
 
 /** The in-flight counter of `meter`, created once. May throw (a broken meter): callers catch. */
-export const inFlightCounter: (meter: Meter) => UpDownCounter = perMeter((meter) =>
-  createInstrument(meter, INSTRUMENTS.requestsInFlight),
-);
+export const inFlightCounter = perMeter((meter) => createInstrument(meter, INSTRUMENTS.requestsInFlight));
 
 /** Joins `onRequest` to the Expect events while the application listens there; returns what undoes it. */
 function followExpectEvents(server: RequestEmitter, onRequest: OnRequest): () => void {
@@ -87,7 +73,7 @@ export function trackInFlight(server: RequestEmitter, options?: TrackInFlightOpt
   const attributes = inFlightAttributes('trackInFlight: options.serverName', options?.serverName);
   const existing = tracked.get(server);
   if (existing !== undefined) return existing;
-  const source: MeterSourceOptions = { meterProvider: options?.meterProvider };
+  const source: TrackInFlightOptions = { meterProvider: options?.meterProvider };
   const injected = source.meterProvider != null;
   const onRequest: OnRequest = (_request, response) => {
     if (injected || isMetricsExporting()) count(response, source, attributes);
@@ -107,29 +93,27 @@ export function trackInFlight(server: RequestEmitter, options?: TrackInFlightOpt
 const failed = (error: unknown): void =>
   reporter.warnOnce('in-flight', 'counting a request in flight failed; this request is not counted', error);
 
-function count(response: ServerResponse, source: MeterSourceOptions, attributes: Attributes): void {
-  let counter: UpDownCounter;
+function count(response: ServerResponse, source: TrackInFlightOptions, attributes: Attributes): void {
   try {
     const meter = resolveMeter(source, SCOPE, reporter);
     // Over before we saw it (another prepended listener ended it), or counted already through
     // 'checkContinue' and then re-emitted as a 'request' by the handler.
     if (meter === undefined || response.writableFinished || response.destroyed || counted.has(response)) return;
-    counter = inFlightCounter(meter);
+    const counter = inFlightCounter(meter);
     counted.add(response);
     counter.add(1, attributes);
+    const end = (): void => {
+      response.removeListener('finish', end);
+      response.removeListener('close', end);
+      try {
+        counter.add(-1, attributes);
+      } catch (error) {
+        failed(error);
+      }
+    };
+    response.once('finish', end);
+    response.once('close', end);
   } catch (error) {
     failed(error);
-    return;
   }
-  const end = (): void => {
-    response.removeListener('finish', end);
-    response.removeListener('close', end);
-    try {
-      counter.add(-1, attributes);
-    } catch (error) {
-      failed(error);
-    }
-  };
-  response.once('finish', end);
-  response.once('close', end);
 }

@@ -1,31 +1,24 @@
-// The standard process.* metrics, under OpenTelemetry's names, units and attributes, written
-// here rather than taken from the deprecated @opentelemetry/host-metrics (see the README).
-// Observable instruments, read at collection time only: between exports they cost nothing.
-// Thread and descriptor counts come from /proc on Linux; elsewhere those two instruments are
-// not created at all (no series is better than a wrong 0).
-//
-// CPU time is the process's total since it started, as `process.cpuUsage()` tells it (the
-// semantic conventions' definition, and what OpenTelemetry's own Node runtime instrumentation
-// reports): a rate is taken between two points, never from one point alone.
+// The standard process.* metrics under OpenTelemetry's names, units and attributes (why not
+// @opentelemetry/host-metrics: docs/observer.md), as observables read at collection time only.
+// CPU time is the process's total from `process.cpuUsage()`, as the semantic conventions define
+// it: a rate is taken between two points. Threads and descriptors come from /proc on Linux;
+// elsewhere those two instruments are not created (no series is better than a wrong 0).
 
 import { readFileSync } from 'node:fs';
 import { opendir, stat } from 'node:fs/promises';
 import { ATTR_CPU_MODE, INSTRUMENTS } from '@gym/constants';
 import { createInstrument } from '@gym/core/internal';
 import type { Attributes, BatchObservableCallback, Meter, Observable } from '@opentelemetry/api';
-import { reporter } from './scope.js';
+import { NO_ATTRIBUTES, reporter } from './scope.js';
 
 const USER: Attributes = Object.freeze({ [ATTR_CPU_MODE]: 'user' });
 const SYSTEM: Attributes = Object.freeze({ [ATTR_CPU_MODE]: 'system' });
-const NO_ATTRIBUTES: Attributes = Object.freeze({});
 const THREADS_LINE = /^Threads:\s+(\d+)\s*$/m;
 const FD_DIRECTORY = '/proc/self/fd';
 
 /** Where /proc lives; a parameter so tests can make its reads fail. */
 export interface ProcSource {
-  /** `/proc/self/status` text, or throws. */
-  status(): string;
-  /** Number of open descriptors; may reject. */
+  status(): string; // the text of /proc/self/status, or throws
   openDescriptors(): Promise<number>;
 }
 

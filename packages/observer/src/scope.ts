@@ -1,9 +1,7 @@
-// The instrumentation scope and the once-only reporter of this package.
-
+// The instrumentation scope, the once-only reporter and the empty attribute set of this package.
 import { createReporter, type InstrumentScope } from '@gym/core/internal';
+import type { Attributes } from '@opentelemetry/api';
 
-/** Instrumentation scope of every instrument this package creates. */
 export const SCOPE: InstrumentScope = { name: '@gym/observer' };
-
-/** Reports trouble once per kind, through `diag.warn`. */
 export const reporter = createReporter('@gym/observer');
+export const NO_ATTRIBUTES: Attributes = Object.freeze({});

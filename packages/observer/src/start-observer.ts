@@ -1,12 +1,11 @@
-// One sampler per meter, one handle per caller. A second start on the same meter joins the
-// running sampler (shared by every copy of this package in the process) with a handle of its
-// own; the sampler stops with the last handle, so the bootstrap stopping its handle at shutdown
-// never freezes the series of a user's observer. Each part starts on its own: a meter that
-// refuses one instrument costs that part only, reported once.
+// One sampler per meter, shared by every copy of this package in the process, and one handle per
+// caller: the sampler stops with the last handle, so the bootstrap stopping its own at shutdown
+// never freezes the series of a user's observer. Each part starts on its own: a meter that refuses
+// one instrument costs that part only, reported once.
 
 import { INSTRUMENTS } from '@gym/constants';
 import { createInstrument, invalidChoice, MAX_TIMER_SECONDS, resolveMeter, sharedSlot } from '@gym/core/internal';
-import type { Attributes, Meter } from '@opentelemetry/api';
+import type { Meter } from '@opentelemetry/api';
 import { startLagSampler } from './event-loop-lag.js';
 import { startGcMetrics } from './gc-metrics.js';
 import { inFlightAttributes, inFlightCounter } from './in-flight.js';
@@ -14,17 +13,11 @@ import { linuxProc, startProcessMetrics } from './process-metrics.js';
 import { reporter, SCOPE } from './scope.js';
 import type { Observer, ObserverOptions } from './types.js';
 
-/** The longest delay a Node timer honours. */
 const MAX_LAG_INTERVAL_MS = MAX_TIMER_SECONDS * 1000;
+const LAG_RULE = `a finite number of milliseconds from 1 to ${MAX_LAG_INTERVAL_MS}`;
 
-/** A running sampler and the number of handles that hold it. */
-interface Sampler {
-  handles: number;
-  stop(): void;
-}
+type Sampler = { handles: number; stop(): void }; // a running sampler and the handles that hold it
 
-// @2: the value changed shape (a sampler with a handle count, not an Observer). A copy of an
-// older version in the same process keeps its own registry and its own sampler.
 const running = sharedSlot('@gym/observer/running@2', () => new WeakMap<Meter, Sampler>());
 
 const NOOP: Observer = Object.freeze({ stop() {} });
@@ -37,18 +30,15 @@ const NOOP: Observer = Object.freeze({ stop() {} });
 export function startObserver(options?: ObserverOptions): Observer {
   const lagIntervalMs = options?.lagIntervalMs ?? 100;
   if (!Number.isFinite(lagIntervalMs) || lagIntervalMs < 1 || lagIntervalMs > MAX_LAG_INTERVAL_MS) {
-    const allowed = `a finite number of milliseconds from 1 to ${MAX_LAG_INTERVAL_MS}`;
-    throw invalidChoice('startObserver: options.lagIntervalMs', lagIntervalMs, allowed);
+    throw invalidChoice('startObserver: options.lagIntervalMs', lagIntervalMs, LAG_RULE);
   }
   const inFlight = inFlightAttributes('startObserver: options.serverName', options?.serverName);
-  const named = options?.serverName !== undefined;
   const meter = resolveMeter(options, SCOPE, reporter);
   if (meter === undefined) return NOOP;
-  const existing = running.get(meter);
-  // The running sampler may have started without this name: its idle series still starts at 0.
-  if (existing !== undefined && named) publishInFlight(meter, inFlight);
-  const sampler = existing ?? createSampler(meter, lagIntervalMs, named ? inFlight : undefined);
+  const sampler = running.get(meter) ?? createSampler(meter, lagIntervalMs);
   running.set(meter, sampler);
+  // The named in-flight series starts at 0, even on a sampler started without this name (adding 0 counts nothing).
+  if (options?.serverName !== undefined) attempt('in-flight', () => inFlightCounter(meter).add(0, inFlight));
   sampler.handles += 1;
   let released = false;
   return Object.freeze({
@@ -67,23 +57,17 @@ export function startObserver(options?: ObserverOptions): Observer {
   });
 }
 
-function createSampler(meter: Meter, lagIntervalMs: number, inFlight: Attributes | undefined): Sampler {
+function createSampler(meter: Meter, lagIntervalMs: number): Sampler {
   const stops: Array<() => void> = [];
   attempt('lag', () => stops.push(startLagSampler(createInstrument(meter, INSTRUMENTS.eventLoopLag), lagIntervalMs)));
   attempt('process', () => stops.push(startProcessMetrics(meter, linuxProc())));
   attempt('gc', () => stops.push(startGcMetrics(meter)));
-  if (inFlight !== undefined) publishInFlight(meter, inFlight);
   return {
     handles: 0,
     stop() {
       for (const stop of stops) stop();
     },
   };
-}
-
-/** Publishes `gym.server.requests.in_flight` at 0 (adding 0 changes no count). */
-function publishInFlight(meter: Meter, attributes: Attributes): void {
-  attempt('in-flight', () => inFlightCounter(meter).add(0, attributes));
 }
 
 function attempt(part: string, start: () => unknown): void {

@@ -1,12 +1,7 @@
-// Gym's server startup timeline. A server marks the end of each stage of its startup; Node's own
-// clock gives the first stages (`performance.nodeTiming`). `report()`, once the server serves,
-// records one point per stage and, under the `startup` span group, the stages as spans under one
-// `gym.server.startup` span that covers them exactly, joined to the trace named by `TRACEPARENT`.
-//
-// Stages are contiguous: each begins where the previous one ended, the first at the time origin,
-// so they sum to the whole. Spans are written after the fact with explicit times, because
-// telemetry is usually set up partway through startup: a mark costs one clock read and one array
-// entry, and nothing is decided until `report()`.
+// Gym's server startup timeline: contiguous stages from the time origin, the first ones Node's own
+// (`performance.nodeTiming`), the rest ended by the server's marks. `report()` records them as
+// points and as spans under one `gym.server.startup` span (joined to `TRACEPARENT`), with explicit
+// times after the fact: telemetry is usually set up partway through startup.
 
 import {
   ATTR_PROCESS_PID,
@@ -21,50 +16,24 @@ import {
   STARTUP_STAGE_PATTERN,
 } from '@gym/constants';
 import { currentSpanGroups, isTracesExporting } from '@gym/core';
-import {
-  createInstrument,
-  invalidChoice,
-  type MeterSourceOptions,
-  perMeter,
-  resolveMeter,
-  resolveTracer,
-  type TracerSourceOptions,
-} from '@gym/core/internal';
-import {
-  type Context,
-  context,
-  type Histogram,
-  type HrTime,
-  type Meter,
-  type SpanContext,
-  TraceFlags,
-  trace,
-} from '@opentelemetry/api';
+import { createInstrument, invalidChoice, perMeter, resolveMeter, resolveTracer } from '@gym/core/internal';
+import { type Attributes, context, type HrTime, type SpanContext, TraceFlags, trace } from '@opentelemetry/api';
 import { checkServerName } from './in-flight.js';
 import { reporter, SCOPE } from './scope.js';
 import type { StartupTimeline, StartupTimelineOptions } from './types.js';
 
 /** One contiguous slice of startup, in milliseconds of `performance.now()` (0 is the time origin). */
-export interface Stage {
-  readonly name: string;
-  readonly start: number;
-  readonly end: number;
-}
+export type Stage = { readonly name: string; readonly start: number; readonly end: number };
 
 /** A stage's end: a name and a `performance.now()` time. */
-interface Stamp {
-  readonly name: string;
-  readonly at: number;
-}
+type Stamp = { readonly name: string; readonly at: number };
 
-const stageHistogram: (meter: Meter) => Histogram = perMeter((meter) =>
-  createInstrument(meter, INSTRUMENTS.serverStartupStageDuration),
-);
+const STAGE_RULE = `a string matching ${STARTUP_STAGE_PATTERN} (1 to 64 of A-Z a-z 0-9 _ -, starting with a letter)`;
+const stageHistogram = perMeter((meter) => createInstrument(meter, INSTRUMENTS.serverStartupStageDuration));
 
 /**
- * The contiguous stages of Node's stamps and the server's marks, up to `now`, ordered by time. A
- * stamp that is not a time after the origin and not later than `now` (Node's `-1` before the
- * loop started) is ignored. At most {@link MAX_STARTUP_STAGES}.
+ * The contiguous stages of Node's stamps and the server's marks up to `now`, by time, at most
+ * {@link MAX_STARTUP_STAGES}. A stamp not in (0, now] (Node's `-1` before the loop) is ignored.
  */
 export function stagesOf(
   node: { readonly bootstrapComplete: number; readonly loopStart: number },
@@ -76,37 +45,23 @@ export function stagesOf(
     { name: STARTUP_STAGE_LOOP_START, at: node.loopStart },
     ...marks,
   ].filter(({ at }) => at > 0 && at <= now);
-  // Stable: marks made at the same instant keep their order.
-  stamps.sort((a, b) => a.at - b.at);
-  let cursor = 0;
-  return stamps.slice(0, MAX_STARTUP_STAGES).map(({ name, at }) => {
-    const stage = { name, start: cursor, end: at };
-    cursor = at;
-    return stage;
-  });
+  stamps.sort((a, b) => a.at - b.at); // stable: marks made at the same instant keep their order
+  return stamps
+    .slice(0, MAX_STARTUP_STAGES)
+    .map(({ name, at }, i, all) => ({ name, start: all[i - 1]?.at ?? 0, end: at }));
 }
 
 /** Wall-clock `HrTime` of a `performance.now()` time; the same input always gives the same output. */
 export function hrTimeOf(at: number, origin: number = performance.timeOrigin): HrTime {
-  const originSeconds = Math.trunc(origin / 1000);
-  const originNanos = Math.round((origin - originSeconds * 1000) * 1e6);
-  const atSeconds = Math.trunc(at / 1000);
-  let nanos = originNanos + Math.round((at - atSeconds * 1000) * 1e6);
-  let seconds = originSeconds + atSeconds;
-  if (nanos >= 1e9) {
-    seconds += Math.trunc(nanos / 1e9);
-    nanos %= 1e9;
-  }
-  return [seconds, nanos];
+  // Whole seconds and the rest apart: their sum in milliseconds would lose sub-microsecond digits.
+  const nanos = Math.round((origin % 1000) * 1e6) + Math.round((at % 1000) * 1e6);
+  return [Math.trunc(origin / 1000) + Math.trunc(at / 1000) + Math.trunc(nanos / 1e9), nanos % 1e9];
 }
 
 /** version-traceid-parentid-flags, lowercase hex; a future version may append `-…` fields. */
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-[^\s]*)?$/;
 
-/**
- * The remote span context of a W3C `traceparent` (level 1), or `undefined` when it is not a valid
- * one: version `ff`, version `00` with extra fields, an all-zero id or anything of the wrong shape.
- */
+/** The remote span context of a valid W3C `traceparent` (level 1), else `undefined`. */
 export function parseTraceparent(value: string | undefined): SpanContext | undefined {
   // Longer than any traceparent worth reading (55 characters in version 00).
   if (value === undefined || value.length > 512) return undefined;
@@ -118,9 +73,8 @@ export function parseTraceparent(value: string | undefined): SpanContext | undef
 }
 
 /**
- * A startup timeline for this server process: `mark(stage)` ends the current stage and names it;
- * `report()` records every stage once. A bad `serverName` or stage name throws a `RangeError` at
- * once; telemetry trouble never throws.
+ * A startup timeline for this server process. A bad `serverName` or stage name throws a
+ * `RangeError` at once; telemetry trouble never throws.
  */
 export function startupTimeline(options: StartupTimelineOptions): StartupTimeline {
   const serverName = checkServerName('startupTimeline: options.serverName', options.serverName);
@@ -128,13 +82,7 @@ export function startupTimeline(options: StartupTimelineOptions): StartupTimelin
   let reported = false;
   return Object.freeze({
     mark(stage: string): void {
-      if (!STARTUP_STAGE_PATTERN.test(stage)) {
-        throw invalidChoice(
-          'startupTimeline: mark(stage)',
-          stage,
-          `a string matching ${STARTUP_STAGE_PATTERN} (1 to 64 of A-Z a-z 0-9 _ -, starting with a letter)`,
-        );
-      }
+      if (!STARTUP_STAGE_PATTERN.test(stage)) throw invalidChoice('startupTimeline: mark(stage)', stage, STAGE_RULE);
       if (reported) return;
       if (marks.length >= MAX_STARTUP_STAGES) {
         reporter.warnOnce('startup-marks', `more than ${MAX_STARTUP_STAGES} startup marks; later ones are ignored`);
@@ -157,47 +105,39 @@ export function startupTimeline(options: StartupTimelineOptions): StartupTimelin
   });
 }
 
-function recordStages(serverName: string, stages: readonly Stage[], source: MeterSourceOptions): void {
+const stageAttributes = (serverName: string, stage: Stage): Attributes => ({
+  [ATTR_SERVER_NAME]: serverName,
+  [ATTR_STARTUP_STAGE]: stage.name,
+});
+
+function recordStages(serverName: string, stages: readonly Stage[], options: StartupTimelineOptions): void {
   try {
-    const meter = resolveMeter(source, SCOPE, reporter);
+    const meter = resolveMeter(options, SCOPE, reporter);
     if (meter === undefined) return;
     const histogram = stageHistogram(meter);
     for (const stage of stages) {
-      histogram.record(stage.end - stage.start, { [ATTR_SERVER_NAME]: serverName, [ATTR_STARTUP_STAGE]: stage.name });
+      histogram.record(stage.end - stage.start, stageAttributes(serverName, stage));
     }
   } catch (error) {
     reporter.warnOnce('startup-metric', 'recording the startup stages failed; their spans are still tried', error);
   }
 }
 
-function spanStages(serverName: string, stages: readonly Stage[], source: TracerSourceOptions): void {
+function spanStages(serverName: string, stages: readonly Stage[], options: StartupTimelineOptions): void {
   // An injected provider writes whatever the span groups (the caller said where).
-  if (source.tracerProvider == null && (!isTracesExporting() || !currentSpanGroups().has('startup'))) return;
-  const tracer = resolveTracer(source, SCOPE, reporter);
+  if (options.tracerProvider == null && (!isTracesExporting() || !currentSpanGroups().has('startup'))) return;
+  const tracer = resolveTracer(options, SCOPE, reporter);
   if (tracer === undefined) return;
   const remote = parseTraceparent(process.env[ENV_TRACEPARENT]);
-  const parent: Context = remote === undefined ? context.active() : trace.setSpanContext(context.active(), remote);
-  const root = tracer.startSpan(
-    SPAN_SERVER_STARTUP,
-    {
-      startTime: hrTimeOf((stages[0] as Stage).start),
-      attributes: { [ATTR_SERVER_NAME]: serverName, [ATTR_PROCESS_PID]: process.pid },
-    },
-    parent,
-  );
+  const parent = remote === undefined ? context.active() : trace.setSpanContext(context.active(), remote);
+  const startTime = hrTimeOf((stages[0] as Stage).start);
+  const attributes = { [ATTR_SERVER_NAME]: serverName, [ATTR_PROCESS_PID]: process.pid };
+  const root = tracer.startSpan(SPAN_SERVER_STARTUP, { startTime, attributes }, parent);
   try {
     const inRoot = trace.setSpan(context.active(), root);
     for (const stage of stages) {
-      tracer
-        .startSpan(
-          `${SPAN_SERVER_STARTUP}.${stage.name}`,
-          {
-            startTime: hrTimeOf(stage.start),
-            attributes: { [ATTR_SERVER_NAME]: serverName, [ATTR_STARTUP_STAGE]: stage.name },
-          },
-          inRoot,
-        )
-        .end(hrTimeOf(stage.end));
+      const start = { startTime: hrTimeOf(stage.start), attributes: stageAttributes(serverName, stage) };
+      tracer.startSpan(`${SPAN_SERVER_STARTUP}.${stage.name}`, start, inRoot).end(hrTimeOf(stage.end));
     }
   } finally {
     root.end(hrTimeOf((stages.at(-1) as Stage).end));

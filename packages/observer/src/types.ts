@@ -1,5 +1,3 @@
-// The public surface of @gym/observer. Internal shapes live next to their code.
-
 import type { EventEmitter } from 'node:events';
 import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 
@@ -39,10 +37,8 @@ export interface StartupTimelineOptions {
   readonly serverName: string;
   /** Record the stage durations on a meter of this provider. Absent: the global provider, while exporting. */
   readonly meterProvider?: MeterProvider | null | undefined;
-  /**
-   * Write the stage spans with a tracer of this provider, whatever the span groups. Absent: the
-   * global provider, while traces export and the `startup` span group is on.
-   */
+  /** Write the stage spans with a tracer of this provider, whatever the span groups. Absent: the
+   * global provider, while traces export and the `startup` span group is on. */
   readonly tracerProvider?: TracerProvider | null | undefined;
 }
 
