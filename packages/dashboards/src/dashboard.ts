@@ -1,18 +1,17 @@
-// The Grafana dashboard, built with the Grafana Foundation SDK's typed builders (the JSON is
-// never edited by hand) from one table of rows and panels. Rows go from the core story (is the
-// limit or the work slow?) to the causes (which limit, which outcome, the process itself,
-// sandboxes). Every query reads recorded series where a rate or quantile is involved, joined to
-// `target_info` so the service, server and run variables filter every panel the same way.
+// The Grafana dashboard, built with the Grafana Foundation SDK's typed builders from one table of
+// rows and panels, from the core story (is the limit or the work slow?) to the causes. Every query
+// reads recorded series where a rate or quantile is involved, joined to `target_info` so the
+// service, server and run variables filter every panel the same way.
 
 import * as common from '@grafana/grafana-foundation-sdk/common';
 import * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
 import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
-import { OUTCOMES } from '@gym/constants';
-import { ALERT_NAMES } from './alert-rules.js';
-import { eitherNaming, type Naming, recordedNames } from './naming.js';
-import { by } from './recording-rules.js';
-import { keptByLens, LABELS, LENS_KEPT_PREFIXES, type SeriesId, TARGET_INFO } from './series.js';
+import { type InstrumentId, OUTCOMES } from '@gym/constants';
+import { alertRules } from './alert-rules.js';
+import { eitherNaming, type Naming } from './prometheus-names.js';
+import { recordedNames } from './recording-rules.js';
+import { by, keptByLens, LABELS, LENS_KEPT_PREFIXES, TARGET_INFO } from './series.js';
 
 const VARIABLES = { datasource: 'datasource', service: 'job', server: 'server', run: 'run_id' } as const;
 const DATASOURCE: common.DataSourceRef = { type: 'prometheus', uid: `\${${VARIABLES.datasource}}` };
@@ -85,8 +84,8 @@ function panel(title: string, unit: string, description: string, ...targets: Tar
  * What a panel says when its series do not pass NeMo Lens' metric filter (empty there), or ''.
  * Decided from the instrument names, so a renamed instrument keeps its panel honest.
  */
-export function filteredNote(names: Naming, ...ids: SeriesId[]): string {
-  const dropped = ids.flatMap((id) => names.variants(id).map((variant) => variant.base)).filter((n) => !keptByLens(n));
+function filteredNote(names: Naming, ...ids: InstrumentId[]): string {
+  const dropped = ids.flatMap((id) => names(id).map((variant) => variant.base)).filter((n) => !keptByLens(n));
   if (dropped.length === 0) return '';
   const prefixes = [...new Set(dropped.map((name) => `${name.split('_')[0]}_`))];
   return (
@@ -98,7 +97,7 @@ export function filteredNote(names: Naming, ...ids: SeriesId[]): string {
 /** The rows of the dashboard, in order, each with its panels. */
 function rows(names: Naming): Record<string, timeseries.PanelBuilder[]> {
   const r = recordedNames(names);
-  const raw = (id: SeriesId): string => eitherNaming(names, id, 'series');
+  const raw = (id: InstrumentId): string => eitherNaming(names, id);
   const { operation: op, outcome, provider, destination, serverName, startupStage } = LABELS;
   const limit = [LABELS.component, LABELS.limitName];
   const limitLegend = `{{${LABELS.component}}}/{{${LABELS.limitName}}}`;
@@ -351,7 +350,11 @@ export function buildDashboard(names: Naming): dashboard.Dashboard {
         .iconColor('red')
         .target(
           new prometheus.DataqueryBuilder()
-            .expr(`ALERTS{alertstate="firing", alertname=~"${ALERT_NAMES.join('|')}", job=~"$${VARIABLES.service}"}`)
+            .expr(
+              `ALERTS{alertstate="firing", alertname=~"${alertRules(names)
+                .rules.map(({ alert }) => alert)
+                .join('|')}", job=~"$${VARIABLES.service}"}`,
+            )
             .refId('Anno')
             .interval('60s'),
         )
