@@ -1,8 +1,6 @@
-// Alerting rules: the conditions worth waking someone for. Each has a runbook section of the
-// same name in the README and a `promtool test rules` file: it fires on the fault, stays quiet on
-// a healthy fleet, resolves after recovery, and one odd scrape inside the fault does not restart
-// its wait. Every condition reads a window, never a single scrape. Liveness has alerts of its
-// own, one per topology, and is never a precondition of another alert.
+// Alerting rules, each with a runbook section of its name in the README and a `promtool test
+// rules` file. Every condition reads a window, never a single scrape; liveness has alerts of its
+// own, one per topology, and is no precondition of another alert.
 
 import { eitherNaming, type Naming } from './prometheus-names.js';
 import { FAILING_OUTCOMES, recordedNames } from './recording-rules.js';
@@ -14,10 +12,7 @@ const FAILING_RATIO_THRESHOLD = 0.05;
 const VERIFY_SUCCESS_FLOOR = 0.9;
 /** Average share of a limit's slots held over 5 minutes at or above which it counts as saturated. */
 const SATURATION_THRESHOLD = 0.9;
-/**
- * Share of a server's limited calls refused by one limit over 5 minutes above which
- * `GymAdmissionRefusing` fires: of ALL its limited calls, as limits count no admissions of their own.
- */
+/** Share of ALL a server's limited calls refused by one limit (limits count no admissions of their own). */
 const REFUSED_RATIO_THRESHOLD = 0.01;
 /** Event-loop lag p99 (ms) above which `GymEventLoopLagHigh` fires; a bucket boundary of the lag histogram. */
 const EVENT_LOOP_LAG_P99_MS = 100;
@@ -33,32 +28,19 @@ const MEMORY = '1h';
 const label = (name: string): string => `{{ $labels.${name} }}`;
 const percent = (fraction: number): string => `${Math.round(fraction * 100)}%`;
 
-interface Alert {
-  readonly expr: string;
-  readonly summary: string;
-  readonly description: string;
-}
+type Alert = Readonly<Record<'expr' | 'summary' | 'description', string>>;
 
 /** The alerting rule group; `timeScale` multiplies every range window, the memory and every `for:` alike. */
 export function alertRules(names: Naming, timeScale = 1) {
   const r = recordedNames(names);
   const window = scaled(RATE_WINDOW, timeScale);
   const memory = scaled(MEMORY, timeScale);
-  const alert = (
-    name: string,
-    severity: 'warning' | 'critical',
-    wait: string,
-    { expr, summary, description }: Alert,
-  ) => ({
-    alert: name,
-    expr,
-    for: scaled(wait, timeScale),
-    labels: { severity },
-    annotations: { summary, description, runbook: `See "Runbook: ${name}" in the @gym/dashboards README.` },
-  });
-  // The servers a job has now (the median of the window: one failed scrape changes nothing)
-  // below the most it had for 10 minutes in a row within the memory (a new server that overlaps
-  // the one it replaces for a few minutes does not raise the peak).
+  const alert = (name: string, severity: 'warning' | 'critical', wait: string, { expr, ...text }: Alert) => {
+    const runbook = `See "Runbook: ${name}" in the @gym/dashboards README.`;
+    return { alert: name, expr, for: scaled(wait, timeScale), labels: { severity }, annotations: { ...text, runbook } };
+  };
+  // The servers a job has now (the median of the window) below the most it had for 10 minutes in
+  // a row within the memory (a replacement that overlaps for a few minutes does not raise the peak).
   const fewer = (count: string, min10m: string): string =>
     `(quantile_over_time(0.5, ${count}[${window}]) < max_over_time(${min10m}[${memory}]))`;
   const limits = LIMIT_LABELS.join(', ');
@@ -105,9 +87,8 @@ export function alertRules(names: Naming, timeScale = 1) {
         summary: `Verify success on ${label('instance')} is dropping`,
         description: `Fewer than ${percent(VERIFY_SUCCESS_FLOOR)} of the verify calls of the last 5 minutes completed, for 5 minutes.`,
       }),
-      // Scraped directly. Down or hung: most scrapes of the window failed. Only Gym targets
-      // (target_info or Gym series within the memory: a filter may drop target_info), only
-      // targets still in service discovery (`up` now).
+      // Scraped directly: most scrapes of the window failed, of a Gym target (target_info or Gym
+      // series within the memory) still in service discovery (`up` now).
       alert('GymTargetDown', 'critical', '1m', {
         expr:
           `(avg_over_time(up[${window}]) < 0.5) and on (job, instance) up` +
@@ -117,8 +98,7 @@ export function alertRules(names: Naming, timeScale = 1) {
         description:
           'Most scrapes of the last 5 minutes failed: the process is dead, hung (stopped, or its event loop blocked) or unreachable.',
       }),
-      // Behind a Collector, `up` is the Collector's: a server is seen by the target_info the
-      // Collector forwards for it (jobs with an `up` of their own are GymTargetDown's).
+      // Behind a Collector, `up` is the Collector's: a server is seen by the target_info it forwards.
       alert('GymServerLostBehindCollector', 'critical', '2m', {
         expr: `${fewer(r.targetInfoInstances, r.targetInfoInstancesMin)} unless on (job) up`,
         summary: `${label('job')} has fewer servers than it had`,
@@ -126,8 +106,7 @@ export function alertRules(names: Naming, timeScale = 1) {
           'Fewer servers of this job send their telemetry through the Collector (target_info) than were there for 10 minutes in a row within the last hour: ' +
           'a server died or lost its way to the Collector, and was not replaced.',
       }),
-      // Under a metric filter that drops target_info (NeMo Lens), behind a Collector: a server
-      // is seen by its Gym series alone.
+      // Behind a Collector under a filter that drops target_info: a server is seen by its Gym series.
       alert('GymServerLostUnderFilter', 'critical', '2m', {
         expr:
           `${fewer(r.gymSeriesInstances, r.gymSeriesInstancesMin)} unless on (job) up` +
@@ -137,17 +116,15 @@ export function alertRules(names: Naming, timeScale = 1) {
           'Fewer instances of this job export gym_* series than did for 10 minutes in a row within the last hour (target_info does not arrive, so the Gym series are what counts): ' +
           'a server died or lost its way to the Collector, and was not replaced.',
       }),
-      // absent(), per job: every target of a job that answered within the memory is gone. One
-      // failed scrape of all of them is not absence: it lasts one evaluation, under the `for:`.
+      // absent(), per job; one failed scrape of every target lasts one evaluation, under the `for:`.
       alert('GymTargetsAbsent', 'critical', '1m', {
         expr: `max ${by('job')} (max_over_time(${r.targetUp}[${memory}])) unless on (job) max ${by('job')} (${r.targetUp})`,
         summary: `No target of ${label('job')} answers`,
         description:
           'Every Gym target of this job answered within the last hour and none answers now: the whole fleet, or the path to it, is down.',
       }),
-      // The rules see Gym series they cannot attribute to servers (no target_info for the job:
-      // no server, run or service name), or a job that had Gym series within the memory has none
-      // over the whole window (its servers are gone, or the pipeline drops or renames them).
+      // Gym series without target_info for the job (no server, run or service name), or a job that
+      // had Gym series within the memory has none over the whole window.
       alert('GymTelemetryBlind', 'warning', '10m', {
         expr:
           `label_replace(max_over_time(${r.gymSeriesInstances}[${window}]) unless on (job) max_over_time(${r.targetInfoInstances}[${window}]), "reason", "gym_* series arrive without target_info", "", "")` +
@@ -157,8 +134,7 @@ export function alertRules(names: Naming, timeScale = 1) {
           'The rules cannot see the servers of this job: their gym_* series arrive without target_info (a metric filter drops it, so panels cannot name servers or runs), ' +
           'or its gym_* series stopped arriving although they did within the last hour (the servers are gone, or the pipeline drops or renames them).',
       }),
-      // The median of the window (one odd scrape changes nothing) below the peak, or the
-      // writer gone: a dead orchestrator does not clear the alert, it keeps it.
+      // The median of the window below the peak, or the writer gone (a dead orchestrator keeps it).
       alert('GymFleetShrank', 'critical', '2m', {
         expr:
           `(max ${by('job')} (${serversOver('quantile_over_time', window, '0.5, ')}) < max ${by('job')} (${serversOver('max_over_time', memory)}))` +

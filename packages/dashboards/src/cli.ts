@@ -45,8 +45,6 @@ function main(argv: readonly string[]): number {
         quiet: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h' },
       },
-      strict: true,
-      allowPositionals: false,
     });
     if (values.help === true) {
       process.stdout.write(HELP);

@@ -1,7 +1,6 @@
-// The Grafana dashboard, built with the Grafana Foundation SDK's typed builders from one table of
-// rows and panels, from the core story (is the limit or the work slow?) to the causes. Every query
-// reads recorded series where a rate or quantile is involved, joined to `target_info` so the
-// service, server and run variables filter every panel the same way.
+// The Grafana dashboard, from one table of rows and panels: the core story (is the limit or the
+// work slow?) first, then the causes. Every query is joined to `target_info`, so the service,
+// server and run variables filter every panel the same way.
 
 import * as common from '@grafana/grafana-foundation-sdk/common';
 import * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
@@ -26,14 +25,9 @@ function selectedTargets(extraLabels: readonly string[] = [], withServer = true)
   return `max ${by('job', 'instance', ...extraLabels)} (${TARGET_INFO}{${matchers.join(', ')}})`;
 }
 
-/** `expr` restricted to the selected processes (the join keeps expr's labels, value unchanged). */
-function selected(expr: string): string {
-  return `(${expr} * on (job, instance) group_left () ${selectedTargets()})`;
-}
-
-/** `agg by (labels)` of `expr` over the selected processes. */
+/** `agg by (labels)` of `expr` over the selected processes (the join keeps expr's labels and value). */
 function over(agg: string, labels: readonly string[], expr: string): string {
-  return `${agg} ${by(...labels)} (${selected(expr)})`;
+  return `${agg} ${by(...labels)} ((${expr} * on (job, instance) group_left () ${selectedTargets()}))`;
 }
 
 /** `agg by (server, instance, extra)` of `expr`, with the server name copied onto each series. */
@@ -80,10 +74,7 @@ function panel(title: string, unit: string, description: string, ...targets: Tar
   return builder;
 }
 
-/**
- * What a panel says when its series do not pass NeMo Lens' metric filter (empty there), or ''.
- * Decided from the instrument names, so a renamed instrument keeps its panel honest.
- */
+/** What a panel says when its series do not pass NeMo Lens' metric filter (empty there), or ''. */
 function filteredNote(names: Naming, ...ids: InstrumentId[]): string {
   const dropped = ids.flatMap((id) => names(id).map((variant) => variant.base)).filter((n) => !keptByLens(n));
   if (dropped.length === 0) return '';
@@ -291,10 +282,10 @@ function rows(names: Naming): Record<string, timeseries.PanelBuilder[]> {
   };
 }
 
-/** The template variables that select processes: [name, label, values query, description]. */
+/** The template variables that select processes. */
 function labelVariables(): dashboard.QueryVariableBuilder[] {
   const fromService = `${TARGET_INFO}{job=~"$${VARIABLES.service}"}`;
-  const variables: [name: string, label: string, values: string, description: string][] = [
+  const variables = [
     [
       VARIABLES.service,
       'Service (job)',
@@ -313,7 +304,7 @@ function labelVariables(): dashboard.QueryVariableBuilder[] {
       `label_values(${fromService}, ${LABELS.runId})`,
       'The run id shared by the whole fleet (resource attribute nemo.run.id, read from target_info).',
     ],
-  ];
+  ] as const;
   return variables.map(([name, label, values, description]) =>
     new dashboard.QueryVariableBuilder(name)
       .label(label)
@@ -331,6 +322,9 @@ function labelVariables(): dashboard.QueryVariableBuilder[] {
 
 /** The dashboard, as the Grafana JSON model. */
 export function buildDashboard(names: Naming): dashboard.Dashboard {
+  const alerts = alertRules(names)
+    .rules.map(({ alert }) => alert)
+    .join('|');
   const builder = new dashboard.DashboardBuilder('Gym telemetry: where the time goes')
     .uid('gym-telemetry')
     .description(
@@ -350,11 +344,7 @@ export function buildDashboard(names: Naming): dashboard.Dashboard {
         .iconColor('red')
         .target(
           new prometheus.DataqueryBuilder()
-            .expr(
-              `ALERTS{alertstate="firing", alertname=~"${alertRules(names)
-                .rules.map(({ alert }) => alert)
-                .join('|')}", job=~"$${VARIABLES.service}"}`,
-            )
+            .expr(`ALERTS{alertstate="firing", alertname=~"${alerts}", job=~"$${VARIABLES.service}"}`)
             .refId('Anno')
             .interval('60s'),
         )

@@ -1,8 +1,6 @@
-// The Prometheus names of every series, from the instrument table of @gym/constants: as the
-// OpenTelemetry JS Prometheus exporter writes them (every character outside [a-zA-Z0-9_] becomes
-// `_`, a monotonic sum gets `_total`, a histogram is read as `_bucket`/`_sum`/`_count`, no unit
-// suffix), as an OpenTelemetry Collector writes them (unit suffixes), and with any suffixes the
-// caller adds. Every name in the dashboard and the rules comes from here.
+// The Prometheus names of every series of the instrument table of @gym/constants, as the
+// OpenTelemetry JS Prometheus exporter writes them (no unit suffix), as an OpenTelemetry
+// Collector writes them (unit suffixes), and with the suffixes the caller adds.
 
 import { INSTRUMENTS, type InstrumentEntry, type InstrumentId, type InstrumentKind } from '@gym/constants';
 
@@ -27,7 +25,7 @@ export interface UnitSuffix {
 }
 
 const SUFFIX_PATTERN = /^[a-zA-Z][a-zA-Z0-9_]{0,62}$/;
-/** Suffixes Prometheus gives a meaning of its own (`x_total_total`, `x_bucket_bucket` would follow). */
+/** Suffixes with a meaning of their own in Prometheus. */
 const RESERVED_SUFFIXES = ['total', 'bucket', 'sum', 'count', 'created', 'info'];
 const KINDS: readonly SeriesKind[] = ['histogram', 'counter', 'gauge'];
 
@@ -53,21 +51,16 @@ export function sanitizeName(name: string): string {
   return /^[0-9]/.test(sanitized) ? `_${sanitized}` : sanitized;
 }
 
-/** Names of one series in Prometheus. */
+/** Names of one series in Prometheus: `series` is what to select (a counter's `_total`, a histogram's `_bucket`). */
 export interface PrometheusSeriesNames {
-  /** The gauge itself, the histogram without `_bucket`, the counter without `_total`. */
   readonly base: string;
-  /** What to select: the gauge, the counter's `_total`, or a histogram's `_bucket`. */
   readonly series: string;
   readonly bucket: string;
   readonly sum: string;
   readonly count: string;
 }
 
-/**
- * The Prometheus names of an instrument, optionally with a unit suffix a pipeline adds (placed
- * before `_bucket`/`_total`, and not repeated when the name already ends with it).
- */
+/** The Prometheus names of an instrument, with the unit suffix a pipeline adds (not repeated if already there). */
 export function prometheusNames(
   instrument: Pick<InstrumentEntry, 'name' | 'kind' | 'unit'>,
   suffixes: readonly UnitSuffix[] = [],
@@ -86,10 +79,7 @@ export function prometheusNames(
   };
 }
 
-/**
- * The suffixes an OpenTelemetry Collector (Prometheus exporter or remote write, with metric
- * suffixes on) adds for the units our instruments use. `1` becomes `_ratio` on gauges only.
- */
+/** The suffixes an OpenTelemetry Collector adds for the units our instruments use (`_ratio` on gauges only). */
 export const COLLECTOR_UNIT_SUFFIXES: readonly UnitSuffix[] = [
   { unit: 'ms', suffix: 'milliseconds' },
   { unit: 's', suffix: 'seconds' },
@@ -97,7 +87,6 @@ export const COLLECTOR_UNIT_SUFFIXES: readonly UnitSuffix[] = [
   { unit: '1', suffix: 'ratio', kinds: ['gauge'] },
 ];
 
-/** The word that stands for {@link COLLECTOR_UNIT_SUFFIXES} on the command line. */
 export const COLLECTOR_PRESET = 'collector';
 
 /** A value quoted for an error message, cut short: a command line can hold anything. */

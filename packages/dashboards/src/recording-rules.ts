@@ -1,15 +1,10 @@
 // Recording rules: every rate and quantile the dashboard and the alerts read, recorded once per
-// target (`job`, `instance` kept), so a panel joins it to `target_info` to filter by server and
-// run. Quantiles across servers are taken at query time from the recorded bucket rates: a p99
-// cannot be averaged, but bucket rates can be summed.
-// - Every raw series is read under each naming (`eitherNaming`): JS servers scraped directly and
-//   servers behind a Collector (unit suffixes) land in the same recorded series.
-// - Every windowed series is kept only while ITS OWN raw series had a sample within
-//   `FRESH_WINDOW`: a dead process drops out within 50 s instead of the 5 minutes its rate window
-//   covers, while a failed scrape (every series of the target stale for one scrape) changes
-//   nothing. Instant reads go through `last_over_time(…[50s])` for the same reason.
-// - No rule depends on a liveness judgement (`up`, `target_info`): liveness has alerts of its
-//   own, and the rules also work under a metric filter that drops `target_info` (NeMo Lens).
+// target (`job`, `instance` kept; quantiles across servers are taken at query time from the
+// bucket rates). Every raw series is read under each naming, so servers scraped directly and
+// behind a Collector land in one recorded series. Every windowed series is kept only while its
+// own raw series had a sample within FRESH_WINDOW: a dead process drops out within 50 s, a failed
+// scrape changes nothing. No rule depends on `up` or `target_info`, so the rules also work under
+// a metric filter that drops `target_info` (NeMo Lens).
 
 import { type InstrumentId, OUTCOMES } from '@gym/constants';
 import { eitherNaming, type Naming } from './prometheus-names.js';
@@ -28,29 +23,19 @@ import {
 /** Outcomes that count as failing work (cancelled is the caller going away, not a failure). */
 export const FAILING_OUTCOMES = OUTCOMES.filter((outcome) => ['error', 'timeout', 'crashed'].includes(outcome));
 
-/**
- * The fewest calls in one rate window over which a share of failing or refused calls is
- * recorded: below it 1 failure of 3 calls is noise, not a 33% failure rate.
- */
+/** The fewest calls in one rate window for a share of failing or refused calls: 1 failure in 3 is noise. */
 export const MIN_CALLS_PER_WINDOW = 100;
 
-/**
- * How long a series counts after its last sample: 50 s bridges two failed scrapes in a row at a
- * 15 s scrape interval, and a dead process still leaves within one evaluation of a 1-minute
- * interval (see the README's "Scrape interval").
- */
+/** How long a series counts after its last sample: two failed 15 s scrapes in a row, less than a 1 m evaluation. */
 const FRESH_WINDOW = '50s';
 
-/** The labels a Prometheus exporter adds from the instrumentation scope: not part of a server's identity. */
+/** Labels from the instrumentation scope: not part of a server's identity. */
 const SCOPE_LABELS = ['otel_scope_name', 'otel_scope_version', 'otel_scope_schema_url'];
 
 /** The matchers of one Gym series that is not a histogram bucket. */
 const GYM_SERIES = '{__name__=~"gym_.+", le=""}';
 
-/**
- * The recorded series names, in Prometheus' `level:metric:operations` convention, built from the
- * un-suffixed name so every naming lands in one recorded series.
- */
+/** The recorded series names (`level:metric:operations`), from the un-suffixed name. */
 export function recordedNames(names: Naming) {
   const plain = (id: InstrumentId): string => names(id)[0]!.base;
   const w = RATE_WINDOW;
@@ -114,8 +99,7 @@ export function recordingRules(names: Naming, timeScale = 1) {
   const fresh = scaled(FRESH_WINDOW, timeScale);
   const tenMinutes = scaled('10m', timeScale);
   const rate = (series: string): string => `rate(${series}[${window}])`;
-  // An instant read that bridges a failed scrape and ends with its process (the default
-  // lookback, 5 minutes, would keep a dead process's last value that long).
+  // An instant read that ends with its process (the default lookback keeps it 5 minutes).
   const latest = (name: string): string => `last_over_time(${name}[${fresh}])`;
   const over = (fn: string) => whileFresh((name) => `${fn}(${name}[${window}])`, fresh);
   const enoughCalls = `>= (${MIN_CALLS_PER_WINDOW} / ${ms(window) / 1000})`;
@@ -134,9 +118,8 @@ export function recordingRules(names: Naming, timeScale = 1) {
     // A target that answers now: its target_info is fresh (a failed scrape marks it stale at
     // once) and its scrape did not fail. Servers behind a Collector have no `up` of their own.
     targetUp: `max ${by(...target)} (${TARGET_INFO}) unless on (job, instance) (up == 0)`,
-    // What each topology can see of its servers, counted per job: the instances exporting Gym
-    // series (buckets left out: fewer series), and behind a Collector the instances whose
-    // target_info it forwards.
+    // The instances of a job exporting Gym series (buckets left out), and those whose target_info
+    // a Collector forwards.
     gymSeriesCount: `count ${by(...target)} (${GYM_SERIES})`,
     gymSeriesInstances: `count ${by('job')} (${r.gymSeriesCount})`,
     gymSeriesInstancesMin: `min_over_time(${r.gymSeriesInstances}[${tenMinutes}])`,
@@ -152,9 +135,8 @@ export function recordingRules(names: Naming, timeScale = 1) {
     rolloutBucketRate: sumRate([...target, 'le'], 'rolloutDuration', 'bucket'),
     verifyBucketRate: sumRate([...target, 'le'], 'verifyDuration', 'bucket'),
     verifyCountRate: sumRate(target, 'verifyDuration', 'count'),
-    // completed = round(success_rate × calls) is a counter, so its rate over the calls' rate is
-    // the share of the window's calls that completed. Per series (every label but the scope's),
-    // then summed: two processes under one instance label cannot cover for each other.
+    // completed = round(success_rate × calls) is a counter: its rate over the calls' rate is the
+    // window's share. Per series, then summed: two processes under one instance cannot cover for each other.
     verifyCalls: `sum ${withoutScope} (${eitherNaming(names, 'verifyDuration', 'count', latest)})`,
     verifyCompleted: `round(max ${withoutScope} (${eitherNaming(names, 'verifySuccessRate', 'series', latest)}) * ${r.verifyCalls})`,
     // Both written just before, in this evaluation: `and` keeps the ratio only while fresh.
@@ -164,13 +146,11 @@ export function recordingRules(names: Naming, timeScale = 1) {
     concurrencySaturation:
       `sum ${by(...LIMIT_LABELS)} (${eitherNaming(names, 'concurrencyActive')})` +
       ` / sum ${by(...LIMIT_LABELS)} (${eitherNaming(names, 'concurrencyLimit')})`,
-    // Over the window, from every scrape: one scrape caught between a release and the next
-    // hand-off does not make a saturated limit look free.
+    // Over the window: one scrape between a release and the next hand-off does not look free.
     concurrencySaturationAvg: `${perLimit('sum', 'concurrencyActive', over('avg_over_time'))} / ${perLimit('sum', 'concurrencyLimit', over('avg_over_time'))}`,
     concurrencyQueueMax: perLimit('sum', 'concurrencyQueueDepth', over('max_over_time')),
-    // A queue that stopped moving: how often the oldest wait or the depth went DOWN in the
-    // window (resets() counts decreases). Neither going down while the oldest waits is a limit
-    // that completes nothing.
+    // How often the oldest wait or the depth went DOWN in the window (resets() counts decreases):
+    // neither going down while the oldest waits is a limit that completes nothing.
     oldestWait: perLimit('max', 'concurrencyOldestWait', latest),
     oldestWaitMin: perLimit('max', 'concurrencyOldestWait', over('min_over_time')),
     oldestWaitDrops: perLimit('sum', 'concurrencyOldestWait', over('resets')),
@@ -178,11 +158,10 @@ export function recordingRules(names: Naming, timeScale = 1) {
     admissionTimeoutsRate: sumRate(LIMIT_LABELS, 'admissionTimeouts'),
     admissionCancelledRate: sumRate(LIMIT_LABELS, 'admissionCancelled'),
     admissionRejectedRate: sumRate(LIMIT_LABELS, 'admissionRejected'),
-    // Rejected at once (queue full) or timed out waiting; a limit without a deadline has no
-    // timeout series, hence the `or`.
+    // Rejected (queue full) or timed out; a limit without a deadline has no timeout series.
     admissionRefusedRate: `(${r.admissionRejectedRate} + on (${LIMIT_LABELS.join(', ')}) ${r.admissionTimeoutsRate}) or ${r.admissionRejectedRate} or ${r.admissionTimeoutsRate}`,
-    // Per limit, its refusals as a share of every call on that server that asked a limit:
-    // the admitted ones (one queue-duration point each) and the refused ones (none).
+    // Per limit, its refusals as a share of every call on that server that asked a limit
+    // (admitted ones record one queue-duration point each, refused ones none).
     admissionRefusedRatio:
       `${r.admissionRefusedRate} / on (job, instance) group_left ()` +
       ` ((sum ${by(...target)} (${r.admissionRefusedRate}) + on (job, instance) ${r.operationQueueCountRate}) ${enoughCalls})`,
@@ -193,16 +172,14 @@ export function recordingRules(names: Naming, timeScale = 1) {
     sandboxStartupBucketRate: sumRate([...target, LABELS.provider, 'le'], 'sandboxStartupDuration', 'bucket'),
     sandboxExecBucketRate: sumRate([...target, LABELS.provider, 'le'], 'sandboxExecDuration', 'bucket'),
     sandboxCreateRetryRate: sumRate([...target, LABELS.provider], 'sandboxCreateRetry'),
-    // One point per stage per process, recorded once at startup: the mean of the process's points
-    // stays readable for as long as the process lives (a rate would empty 5 minutes after startup).
+    // One point per stage, recorded at startup: the mean stays readable while the process lives.
     startupStageDuration: `sum ${by(...stage)} (${eitherNaming(names, 'serverStartupStageDuration', 'sum', latest)}) / sum ${by(...stage)} (${eitherNaming(names, 'serverStartupStageDuration', 'count', latest)})`,
     poolQueueBucketRate: sumRate([...POOL_LABELS, 'le'], 'httpPoolQueueDuration', 'bucket'),
     poolQueueCountRate: sumRate(POOL_LABELS, 'httpPoolQueueDuration', 'count'),
     poolQueueP50: `histogram_quantile(0.5, ${r.poolQueueBucketRate})`,
     poolConnectRate: sumRate(POOL_LABELS, 'httpPoolConnectTotal'),
-    // The share of the calls to a destination that queued for a connection; 0 for a destination
-    // with calls and no wait point yet. Clamped to 1: the histogram starts later than the
-    // counter, so the two rates' extrapolations can cross.
+    // 0 for a destination with calls and no wait yet; clamped to 1, as the histogram starts later
+    // than the counter and the two rates' extrapolations can cross.
     poolQueuedRatio: `clamp_max(${r.poolQueueCountRate} / on (${POOL_LABELS.join(', ')}) (${r.poolConnectRate} > 0), 1) or (${r.poolConnectRate} * 0)`,
   };
   const rules = Object.entries(exprs).map(([key, expr]) => ({ record: r[key as keyof RecordedNames], expr }));

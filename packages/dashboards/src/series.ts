@@ -45,10 +45,7 @@ export const TARGET_INFO = 'target_info';
 /** The rate window of every recording rule. */
 export const RATE_WINDOW = '5m';
 
-/**
- * The metric-name prefixes NeMo Lens' Prometheus keeps (its `metric_relabel_configs` keep rule):
- * `target_info`, `process_*`, `v8js_*` and `nodejs_*` never arrive behind it.
- */
+/** The metric-name prefixes NeMo Lens' Prometheus keeps (its `metric_relabel_configs` keep rule). */
 export const LENS_KEPT_PREFIXES = [
   'dl_',
   'megatron_',
@@ -80,10 +77,7 @@ export function ms(duration: string): number {
   return Number(count) * UNIT_MS[unit as keyof typeof UNIT_MS];
 }
 
-/**
- * A Prometheus duration times `scale`, in the largest unit that divides it: `scaled('5m', 1)` is
- * `5m`, `scaled('5m', 1 / 15)` is `20s`. Scale 1 is the shipped rules.
- */
+/** A Prometheus duration times `scale`, in the largest unit that divides it (`scaled('5m', 1 / 15)` is `20s`). */
 export function scaled(duration: string, scale: number): string {
   const total = Math.round(ms(duration) * scale);
   if (!(total >= 1)) throw new RangeError(`${duration} scaled by ${scale} is under a millisecond`);
