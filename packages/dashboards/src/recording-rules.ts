@@ -7,7 +7,7 @@
 // a metric filter that drops `target_info` (NeMo Lens).
 
 import { type InstrumentId, OUTCOMES } from '@gym/constants';
-import { eitherNaming, type Naming } from './prometheus-names.js';
+import { eitherNaming, type Naming, type PrometheusSeriesNames } from './prometheus-names.js';
 import {
   by,
   LABELS,
@@ -87,11 +87,6 @@ export function recordedNames(names: Naming) {
 
 type RecordedNames = ReturnType<typeof recordedNames>;
 
-/** `windowed(name)` kept only while `name` had a sample within `fresh`. */
-export function whileFresh(windowed: (name: string) => string, fresh: string): (name: string) => string {
-  return (name) => `(${windowed(name)} and present_over_time(${name}[${fresh}]))`;
-}
-
 /** The recording rule group; `timeScale` multiplies every range window, the names keep the shipped one. */
 export function recordingRules(names: Naming, timeScale = 1) {
   const r = recordedNames(names);
@@ -101,12 +96,11 @@ export function recordingRules(names: Naming, timeScale = 1) {
   const rate = (series: string): string => `rate(${series}[${window}])`;
   // An instant read that ends with its process (the default lookback keeps it 5 minutes).
   const latest = (name: string): string => `last_over_time(${name}[${fresh}])`;
-  const over = (fn: string) => whileFresh((name) => `${fn}(${name}[${window}])`, fresh);
+  // `fn(name[window])`, kept only while `name` itself had a sample within the fresh window.
+  const over = (fn: string) => (name: string) => `(${fn}(${name}[${window}]) and present_over_time(${name}[${fresh}]))`;
   const enoughCalls = `>= (${MIN_CALLS_PER_WINDOW} / ${ms(window) / 1000})`;
-  const rateOf = (id: InstrumentId, part: 'series' | 'bucket' | 'sum' | 'count' = 'series') =>
-    eitherNaming(names, id, part, whileFresh(rate, fresh));
-  const sumRate = (labels: readonly string[], id: InstrumentId, part?: 'bucket' | 'sum' | 'count') =>
-    `sum ${by(...labels)} (${rateOf(id, part)})`;
+  const sumRate = (labels: readonly string[], id: InstrumentId, part: keyof PrometheusSeriesNames = 'series') =>
+    `sum ${by(...labels)} (${eitherNaming(names, id, part, over('rate'))})`;
   const perLimit = (agg: string, id: InstrumentId, wrap: (name: string) => string) =>
     `${agg} ${by(...LIMIT_LABELS)} (${eitherNaming(names, id, 'series', wrap)})`;
   const withoutScope = `without (${SCOPE_LABELS.join(', ')})`;
