@@ -4,9 +4,13 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { writeGenerated } from './generate.js';
-import { COLLECTOR_PRESET, checkNameSuffixes, parseNameSuffix } from './prometheus-names.js';
-import { SERIES_UNITS } from './series.js';
-import type { UnitSuffix } from './types.js';
+import {
+  COLLECTOR_PRESET,
+  checkNameSuffixes,
+  parseNameSuffix,
+  SERIES_UNITS,
+  type UnitSuffix,
+} from './prometheus-names.js';
 
 const HELP = `Usage: gym-dashboards --out <dir> [--name-suffix <rule>]... [--quiet]
 
@@ -41,8 +45,6 @@ function main(argv: readonly string[]): number {
         quiet: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h' },
       },
-      strict: true,
-      allowPositionals: false,
     });
     if (values.help === true) {
       process.stdout.write(HELP);
@@ -53,7 +55,7 @@ function main(argv: readonly string[]): number {
     if (values.out?.[0] === undefined || values.out[0].trim() === '') throw new Error('--out <dir> is required');
     out = resolve(values.out[0]);
     quiet = values.quiet;
-    nameSuffixes = checkNameSuffixes((values['name-suffix'] ?? []).flatMap(parseNameSuffix), SERIES_UNITS);
+    nameSuffixes = checkNameSuffixes((values['name-suffix'] ?? []).flatMap(parseNameSuffix));
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\nRun with --help for the options.\n`);
     return 2;

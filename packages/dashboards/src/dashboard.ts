@@ -1,18 +1,16 @@
-// The Grafana dashboard, built with the Grafana Foundation SDK's typed builders (the JSON is
-// never edited by hand) from one table of rows and panels. Rows go from the core story (is the
-// limit or the work slow?) to the causes (which limit, which outcome, the process itself,
-// sandboxes). Every query reads recorded series where a rate or quantile is involved, joined to
-// `target_info` so the service, server and run variables filter every panel the same way.
+// The Grafana dashboard, from one table of rows and panels: the core story (is the limit or the
+// work slow?) first, then the causes. Every query is joined to `target_info`, so the service,
+// server and run variables filter every panel the same way.
 
 import * as common from '@grafana/grafana-foundation-sdk/common';
 import * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import * as prometheus from '@grafana/grafana-foundation-sdk/prometheus';
 import * as timeseries from '@grafana/grafana-foundation-sdk/timeseries';
-import { OUTCOMES } from '@gym/constants';
-import { ALERT_NAMES } from './alert-rules.js';
-import { eitherNaming, type Naming, recordedNames } from './naming.js';
-import { by } from './recording-rules.js';
-import { keptByLens, LABELS, LENS_KEPT_PREFIXES, type SeriesId, TARGET_INFO } from './series.js';
+import { type InstrumentId, OUTCOMES } from '@gym/constants';
+import { alertRules } from './alert-rules.js';
+import { eitherNaming, type Naming } from './prometheus-names.js';
+import { recordedNames } from './recording-rules.js';
+import { by, keptByLens, LABELS, LENS_KEPT_PREFIXES, TARGET_INFO } from './series.js';
 
 const VARIABLES = { datasource: 'datasource', service: 'job', server: 'server', run: 'run_id' } as const;
 const DATASOURCE: common.DataSourceRef = { type: 'prometheus', uid: `\${${VARIABLES.datasource}}` };
@@ -27,14 +25,9 @@ function selectedTargets(extraLabels: readonly string[] = [], withServer = true)
   return `max ${by('job', 'instance', ...extraLabels)} (${TARGET_INFO}{${matchers.join(', ')}})`;
 }
 
-/** `expr` restricted to the selected processes (the join keeps expr's labels, value unchanged). */
-function selected(expr: string): string {
-  return `(${expr} * on (job, instance) group_left () ${selectedTargets()})`;
-}
-
-/** `agg by (labels)` of `expr` over the selected processes. */
+/** `agg by (labels)` of `expr` over the selected processes (the join keeps expr's labels and value). */
 function over(agg: string, labels: readonly string[], expr: string): string {
-  return `${agg} ${by(...labels)} (${selected(expr)})`;
+  return `${agg} ${by(...labels)} ((${expr} * on (job, instance) group_left () ${selectedTargets()}))`;
 }
 
 /** `agg by (server, instance, extra)` of `expr`, with the server name copied onto each series. */
@@ -81,12 +74,9 @@ function panel(title: string, unit: string, description: string, ...targets: Tar
   return builder;
 }
 
-/**
- * What a panel says when its series do not pass NeMo Lens' metric filter (empty there), or ''.
- * Decided from the instrument names, so a renamed instrument keeps its panel honest.
- */
-export function filteredNote(names: Naming, ...ids: SeriesId[]): string {
-  const dropped = ids.flatMap((id) => names.variants(id).map((variant) => variant.base)).filter((n) => !keptByLens(n));
+/** What a panel says when its series do not pass NeMo Lens' metric filter (empty there), or ''. */
+function filteredNote(names: Naming, ...ids: InstrumentId[]): string {
+  const dropped = ids.flatMap((id) => names(id).map((variant) => variant.base)).filter((n) => !keptByLens(n));
   if (dropped.length === 0) return '';
   const prefixes = [...new Set(dropped.map((name) => `${name.split('_')[0]}_`))];
   return (
@@ -98,7 +88,7 @@ export function filteredNote(names: Naming, ...ids: SeriesId[]): string {
 /** The rows of the dashboard, in order, each with its panels. */
 function rows(names: Naming): Record<string, timeseries.PanelBuilder[]> {
   const r = recordedNames(names);
-  const raw = (id: SeriesId): string => eitherNaming(names, id, 'series');
+  const raw = (id: InstrumentId): string => eitherNaming(names, id);
   const { operation: op, outcome, provider, destination, serverName, startupStage } = LABELS;
   const limit = [LABELS.component, LABELS.limitName];
   const limitLegend = `{{${LABELS.component}}}/{{${LABELS.limitName}}}`;
@@ -292,10 +282,10 @@ function rows(names: Naming): Record<string, timeseries.PanelBuilder[]> {
   };
 }
 
-/** The template variables that select processes: [name, label, values query, description]. */
+/** The template variables that select processes. */
 function labelVariables(): dashboard.QueryVariableBuilder[] {
   const fromService = `${TARGET_INFO}{job=~"$${VARIABLES.service}"}`;
-  const variables: [name: string, label: string, values: string, description: string][] = [
+  const variables = [
     [
       VARIABLES.service,
       'Service (job)',
@@ -314,7 +304,7 @@ function labelVariables(): dashboard.QueryVariableBuilder[] {
       `label_values(${fromService}, ${LABELS.runId})`,
       'The run id shared by the whole fleet (resource attribute nemo.run.id, read from target_info).',
     ],
-  ];
+  ] as const;
   return variables.map(([name, label, values, description]) =>
     new dashboard.QueryVariableBuilder(name)
       .label(label)
@@ -332,6 +322,9 @@ function labelVariables(): dashboard.QueryVariableBuilder[] {
 
 /** The dashboard, as the Grafana JSON model. */
 export function buildDashboard(names: Naming): dashboard.Dashboard {
+  const alerts = alertRules(names)
+    .rules.map(({ alert }) => alert)
+    .join('|');
   const builder = new dashboard.DashboardBuilder('Gym telemetry: where the time goes')
     .uid('gym-telemetry')
     .description(
@@ -351,7 +344,7 @@ export function buildDashboard(names: Naming): dashboard.Dashboard {
         .iconColor('red')
         .target(
           new prometheus.DataqueryBuilder()
-            .expr(`ALERTS{alertstate="firing", alertname=~"${ALERT_NAMES.join('|')}", job=~"$${VARIABLES.service}"}`)
+            .expr(`ALERTS{alertstate="firing", alertname=~"${alerts}", job=~"$${VARIABLES.service}"}`)
             .refId('Anno')
             .interval('60s'),
         )

@@ -1,19 +1,35 @@
-// One function turns an OpenTelemetry instrument name into the Prometheus series names a
-// scrape of the OpenTelemetry JS Prometheus exporter shows: every character outside
-// [a-zA-Z0-9_] becomes `_` (runs of `_` collapse to one); a monotonic sum gets `_total`
-// unless it already ends with it; a histogram is read as `_bucket`/`_sum`/`_count`; and NO
-// unit suffix is added (the unit goes to a `# UNIT` comment). Every name in the dashboard and
-// the rules comes from here, so a pipeline that renames series is adapted in one place.
+// The Prometheus names of every series of the instrument table of @gym/constants, as the
+// OpenTelemetry JS Prometheus exporter writes them (no unit suffix), as an OpenTelemetry
+// Collector writes them (unit suffixes), and with the suffixes the caller adds.
 
-import type { InstrumentEntry, InstrumentKind } from '@gym/constants';
-import type { SeriesKind, UnitSuffix } from './types.js';
+import { INSTRUMENTS, type InstrumentEntry, type InstrumentId, type InstrumentKind } from '@gym/constants';
+
+/**
+ * How a series reaches Prometheus, which decides the suffixes its name gets:
+ * `histogram` → `_bucket`, `_sum`, `_count`; `counter` (a monotonic sum) → `_total`;
+ * `gauge` (gauges and up-down counters) → none.
+ */
+export type SeriesKind = 'histogram' | 'counter' | 'gauge';
+
+/**
+ * A name suffix some pipeline adds for a unit, e.g. an OpenTelemetry Collector's Prometheus
+ * exporter writes `gym_verify_duration_ms_milliseconds_bucket` for unit `ms`.
+ */
+export interface UnitSuffix {
+  /** The instrument unit this applies to, e.g. `ms`. */
+  readonly unit: string;
+  /** What is appended to the name (before `_bucket`/`_total`), without the leading underscore, e.g. `milliseconds`. */
+  readonly suffix: string;
+  /** Only series of these kinds get it (default: every kind). */
+  readonly kinds?: readonly SeriesKind[];
+}
 
 const SUFFIX_PATTERN = /^[a-zA-Z][a-zA-Z0-9_]{0,62}$/;
-/** Suffixes Prometheus gives a meaning of its own (`x_total_total`, `x_bucket_bucket` would follow). */
+/** Suffixes with a meaning of their own in Prometheus. */
 const RESERVED_SUFFIXES = ['total', 'bucket', 'sum', 'count', 'created', 'info'];
 const KINDS: readonly SeriesKind[] = ['histogram', 'counter', 'gauge'];
 
-/** How the Prometheus exporters type each kind of instrument, which decides the name's suffixes. */
+/** How the Prometheus exporters type each kind of instrument. */
 export const PROMETHEUS_KIND: Readonly<Record<InstrumentKind, SeriesKind>> = {
   histogram: 'histogram',
   counter: 'counter',
@@ -24,38 +40,35 @@ export const PROMETHEUS_KIND: Readonly<Record<InstrumentKind, SeriesKind>> = {
   'observable gauge': 'gauge',
 };
 
+/** Every unit of `INSTRUMENTS`, each once: what `--name-suffix <unit>=<suffix>` accepts. */
+export const SERIES_UNITS: readonly string[] = [...new Set(Object.values(INSTRUMENTS).map(({ unit }) => unit))].filter(
+  (unit) => unit !== '',
+);
+
 /** A metric or label name as the exporter sanitises it (`nemo.gym.server.name` → `nemo_gym_server_name`). */
 export function sanitizeName(name: string): string {
   const sanitized = name.replace(/[^a-zA-Z0-9_]/g, '_').replace(/_{2,}/g, '_');
   return /^[0-9]/.test(sanitized) ? `_${sanitized}` : sanitized;
 }
 
-/** Names of one series in Prometheus. */
+/** Names of one series in Prometheus: `series` is what to select (a counter's `_total`, a histogram's `_bucket`). */
 export interface PrometheusSeriesNames {
-  /** The base name: the gauge itself, the histogram without `_bucket`, the counter without `_total`. */
   readonly base: string;
-  /** What to select: the gauge, the counter's `_total`, or for a histogram its `_bucket`. */
   readonly series: string;
-  /** Histogram only: `<base>_bucket`, `<base>_sum`, `<base>_count`. */
   readonly bucket: string;
   readonly sum: string;
   readonly count: string;
 }
 
-/**
- * The Prometheus names of an instrument, as the OpenTelemetry JS Prometheus exporter writes
- * them, optionally with a unit suffix a pipeline adds (placed before `_bucket`/`_total`, and
- * not repeated when the name already ends with it).
- */
+/** The Prometheus names of an instrument, with the unit suffix a pipeline adds (not repeated if already there). */
 export function prometheusNames(
   instrument: Pick<InstrumentEntry, 'name' | 'kind' | 'unit'>,
   suffixes: readonly UnitSuffix[] = [],
 ): PrometheusSeriesNames {
-  const { unit } = instrument;
   const kind = PROMETHEUS_KIND[instrument.kind];
   let base = sanitizeName(instrument.name);
   if (kind === 'counter' && base.endsWith('_total')) base = base.slice(0, -'_total'.length);
-  const suffix = suffixes.find((rule) => rule.unit === unit && (rule.kinds ?? KINDS).includes(kind))?.suffix;
+  const suffix = suffixes.find((rule) => rule.unit === instrument.unit && (rule.kinds ?? KINDS).includes(kind))?.suffix;
   if (suffix !== undefined && !base.endsWith(`_${suffix}`)) base = `${base}_${suffix}`;
   return {
     base,
@@ -66,10 +79,7 @@ export function prometheusNames(
   };
 }
 
-/**
- * The suffixes an OpenTelemetry Collector (Prometheus exporter or remote write, with metric
- * suffixes on) adds for the units our instruments use. `1` becomes `_ratio` on gauges only.
- */
+/** The suffixes an OpenTelemetry Collector adds for the units our instruments use (`_ratio` on gauges only). */
 export const COLLECTOR_UNIT_SUFFIXES: readonly UnitSuffix[] = [
   { unit: 'ms', suffix: 'milliseconds' },
   { unit: 's', suffix: 'seconds' },
@@ -77,18 +87,14 @@ export const COLLECTOR_UNIT_SUFFIXES: readonly UnitSuffix[] = [
   { unit: '1', suffix: 'ratio', kinds: ['gauge'] },
 ];
 
-/** The word that stands for {@link COLLECTOR_UNIT_SUFFIXES} on the command line. */
-export const COLLECTOR_PRESET = 'collector' as const;
+export const COLLECTOR_PRESET = 'collector';
 
 /** A value quoted for an error message, cut short: a command line can hold anything. */
 function quote(value: string): string {
   return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
 }
 
-/**
- * Parses one `--name-suffix` value: `collector` (the Collector's unit suffixes) or
- * `<unit>=<suffix>`, e.g. `ms=milliseconds`, for {@link checkNameSuffixes} to check.
- */
+/** Parses one `--name-suffix` value: `collector` or `<unit>=<suffix>`, for {@link checkNameSuffixes}. */
 export function parseNameSuffix(value: string): readonly UnitSuffix[] {
   if (value === COLLECTOR_PRESET) return COLLECTOR_UNIT_SUFFIXES;
   const at = value.indexOf('=');
@@ -98,22 +104,21 @@ export function parseNameSuffix(value: string): readonly UnitSuffix[] {
 }
 
 /**
- * Checks unit suffixes given through the API or the CLI: each unit among `knownUnits`, each
- * suffix a name that is not a Prometheus type suffix such as `total`, and no two rules giving
- * one unit and kind different suffixes (only the first would apply, silently). Returns the rules
- * without those that only repeat earlier ones; a RangeError names the first bad rule.
+ * Checks unit suffixes from the API or the CLI: a known unit, a suffix that is a name and no
+ * Prometheus type suffix, and one suffix per unit and kind (only the first would apply). Returns
+ * the rules without those that only repeat earlier ones; a RangeError names the first bad rule.
  */
-export function checkNameSuffixes(rules: readonly UnitSuffix[], knownUnits: readonly string[]): readonly UnitSuffix[] {
+export function checkNameSuffixes(rules: readonly UnitSuffix[]): readonly UnitSuffix[] {
   const first = new Map<string, UnitSuffix>();
   return rules.filter((rule) => {
     const { unit, suffix } = rule;
     if (
-      !knownUnits.includes(unit) ||
+      !SERIES_UNITS.includes(unit) ||
       !SUFFIX_PATTERN.test(suffix) ||
       RESERVED_SUFFIXES.includes(suffix.toLowerCase())
     ) {
       throw new RangeError(
-        `name suffix ${quote(`${unit}=${suffix}`)} is not valid; expected unit one of ${knownUnits.join(', ')} and a suffix matching ${SUFFIX_PATTERN}, not one of ${RESERVED_SUFFIXES.join(', ')}`,
+        `name suffix ${quote(`${unit}=${suffix}`)} is not valid; expected unit one of ${SERIES_UNITS.join(', ')} and a suffix matching ${SUFFIX_PATTERN}, not one of ${RESERVED_SUFFIXES.join(', ')}`,
       );
     }
     let adds = false;
@@ -128,7 +133,31 @@ export function checkNameSuffixes(rules: readonly UnitSuffix[], knownUnits: read
         );
       }
     }
-    // A rule that only repeats earlier ones changes no name: it is dropped.
     return adds;
   });
+}
+
+/** The Prometheus names of one series in each naming read, the JS exporter's first, each once. */
+export type Naming = (id: InstrumentId) => readonly PrometheusSeriesNames[];
+
+/** Names for JS servers scraped directly, servers behind a Collector, and a pipeline adding `suffixes`. */
+export function naming(suffixes: readonly UnitSuffix[] = []): Naming {
+  const pipelines = [[], COLLECTOR_UNIT_SUFFIXES, suffixes];
+  return (id) => {
+    const seen = new Set<string>();
+    return pipelines
+      .map((pipeline) => prometheusNames(INSTRUMENTS[id], pipeline))
+      .filter((names) => !seen.has(names.base) && seen.add(names.base) !== undefined);
+  };
+}
+
+/** `wrap(name)` for each naming of one series, joined with `or` (the names differ, so no label set is dropped). */
+export function eitherNaming(
+  names: Naming,
+  id: InstrumentId,
+  part: keyof PrometheusSeriesNames = 'series',
+  wrap: (name: string) => string = (name) => name,
+): string {
+  const each = names(id).map((variant) => wrap(variant[part]));
+  return each.length === 1 ? each[0]! : `(${each.join(' or ')})`;
 }

@@ -10,8 +10,8 @@ import { INSTRUMENTS, type InstrumentId } from '@gym/constants';
 import { GENERATED_PATHS, generate } from '@gym/dashboards';
 import { describe, expect, it, jest } from '@jest/globals';
 import { parse } from 'yaml';
-import { ALERT_NAMES } from '../src/alert-rules.js';
-import { prometheusNames } from '../src/prometheus-names.js';
+import { alertRules } from '../src/alert-rules.js';
+import { naming, prometheusNames } from '../src/prometheus-names.js';
 import { keptByLens } from '../src/series.js';
 import { type JsonPanel, panelQueries, readDashboard } from './support/dashboard-queries.js';
 import { packageFile } from './support/paths.js';
@@ -235,7 +235,7 @@ describe('what the dashboard and rules read', () => {
       groups: { rules: { alert: string; annotations: Record<string, string> }[] }[];
     };
     const alerts = groups.groups.flatMap((group) => group.rules);
-    expect(alerts.map((alert) => alert.alert)).toEqual([...ALERT_NAMES]);
+    expect(alerts.map((alert) => alert.alert)).toEqual(alertRules(naming()).rules.map((rule) => rule.alert));
     for (const alert of alerts) {
       expect(alert.annotations.summary).toEqual(expect.any(String));
       expect(alert.annotations.description).toEqual(expect.any(String));

@@ -14,7 +14,8 @@ import { requireTools } from '@gym/test-kit';
 import { describe, expect, it, jest } from '@jest/globals';
 import { parse } from 'yaml';
 import { COLLECTOR_UNIT_SUFFIXES } from '../src/prometheus-names.js';
-import { MIN_CALLS_PER_WINDOW, scaled } from '../src/recording-rules.js';
+import { MIN_CALLS_PER_WINDOW } from '../src/recording-rules.js';
+import { scaled } from '../src/series.js';
 import { packageFile } from './support/paths.js';
 
 // promtool as a child process on a loaded machine: a generous bound, not a speed claim.
