@@ -20,14 +20,7 @@ import {
   METRIC_OPERATION_QUEUE_DURATION,
 } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
-import {
-  AdmissionRejectedError,
-  AdmissionTimeoutError,
-  type MeterableLimit,
-  meteredLimit,
-  type OperationLimit,
-  resourcesOperation,
-} from '@gym/operations';
+import { AdmissionRejectedError, AdmissionTimeoutError, meteredLimit, resourcesOperation } from '@gym/operations';
 import {
   capture,
   captureDiag,
@@ -48,37 +41,13 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { AggregationTemporality } from '@opentelemetry/sdk-metrics';
 import { Mutex, Semaphore, withTimeout } from 'async-mutex';
 import pLimit from 'p-limit';
-import pLimit6 from 'p-limit-6';
 import { countingLimit, FakeClock } from './helpers.js';
+import { KINDS, metered, OPERATION_LIMITS } from './kinds.js';
+
+const EACH_KIND = KINDS.map((kind) => [kind.name, kind] as const);
 
 const OPTIONS = { operation: 'verify', executor: 'subprocess' } as const;
 const EXPORTING = { metricsExporting: true, tracesExporting: false, spanGroups: [], orchestrator: false };
-
-/** Every kind of limit, with `n` slots (a Mutex has one). */
-const KINDS: [string, (n: number) => MeterableLimit][] = [
-  ['Semaphore', (n) => new Semaphore(n)],
-  ['Mutex', () => new Mutex()],
-  ['p-limit 7', (n) => pLimit(n)],
-  ['p-limit 6', (n) => pLimit6(n)],
-  ['acquire()/release()', (n) => countingLimit(n)],
-];
-/** The capacity option a limit of this kind takes: only an acquire()/release() object needs one. */
-const capacityOf = (name: string, n: number) => (name === 'acquire()/release()' ? n : undefined);
-
-/** The same, plus each wrapped in a metered limit, plus unlimited work. */
-const ALL_KINDS: [string, (n: number) => OperationLimit | null][] = [
-  ...KINDS,
-  ...KINDS.map(([name, make]): [string, (n: number) => OperationLimit] => [
-    `metered ${name}`,
-    (n) =>
-      meteredLimit(make(n), {
-        component: 'other',
-        limitName: 'kinds',
-        capacity: capacityOf(name, n),
-      }),
-  ]),
-  ['null', () => null],
-];
 
 /** The five gauges of one limit (the only one exported, unless `attributes` says which). */
 function gauges(m: Awaited<ReturnType<typeof collectMetrics>>, attributes?: Record<string, string>) {
@@ -99,8 +68,9 @@ afterEach(() => {
   resetDiag();
 });
 
-describe('the body runs in its caller’s async context', () => {
-  describe.each(ALL_KINDS)('%s', (_kind, make) => {
+// Every limit kind is held to its caller's async context by the rules of kinds.ts; unlimited work here.
+describe('null (unlimited work): the body runs in its caller’s async context', () => {
+  describe.each([['null', () => null]])('%s', (_kind, make) => {
     it.each([
       ['off, no signal', false, false],
       ['off, with a signal', false, true],
@@ -108,7 +78,7 @@ describe('the body runs in its caller’s async context', () => {
       ['measured, with a signal', true, true],
     ])('%s: every body reads its own request’s AsyncLocalStorage', async (_name, measured, withSignal) => {
       const { meterProvider } = createMetricHarness();
-      const limit = make(2);
+      const limit = make();
       const store = new AsyncLocalStorage<number>();
       const wrong: number[] = [];
       await Promise.all(
@@ -138,7 +108,7 @@ describe('the body runs in its caller’s async context', () => {
       metrics.setGlobalMeterProvider(meterProvider);
       setTelemetryState(EXPORTING);
       const spans = createSpanHarness();
-      const limit = make(2);
+      const limit = make();
       const parents = Array.from({ length: 10 }, (_, i) => spans.parent(`parent-${i}`));
       await Promise.all(
         parents.map(({ context: parent }, i) =>
@@ -160,19 +130,14 @@ describe('the body runs in its caller’s async context', () => {
 });
 
 describe('admission: a call that finds a free slot is never refused', () => {
-  describe.each(KINDS.filter(([name]) => name !== 'Mutex'))('%s', (kind, make) => {
+  describe.each(KINDS.filter((kind) => kind.sized).map((kind) => [kind.name, kind] as const))('%s', (_name, kind) => {
     it.each([
       ['maxQueued 0', 0],
       ['maxQueued 2', 2],
     ])(
       '%s: a burst exactly as large as the free slots plus the queue runs whole; one more is refused',
       async (_n, maxQueued) => {
-        const limit = meteredLimit(make(8), {
-          component: 'other',
-          limitName: 'burst',
-          capacity: capacityOf(kind, 8),
-          maxQueued,
-        });
+        const limit = metered(kind.make(8), { limitName: 'burst', maxQueued });
         const hold = deferred();
         const calls = Array.from({ length: 8 + maxQueued + 1 }, () =>
           capture(resourcesOperation(limit, { ...OPTIONS, signal: new AbortController().signal }, () => hold.promise)),
@@ -190,48 +155,6 @@ describe('admission: a call that finds a free slot is never refused', () => {
   });
 });
 
-describe('direct callers of the same limiter never overtake a waiting operation', () => {
-  it.each<[string, () => { limit: OperationLimit; direct: (fn: () => unknown) => Promise<unknown> }]>([
-    [
-      'p-limit 7',
-      () => {
-        const l = pLimit(1);
-        return { limit: l, direct: (fn) => l(fn) };
-      },
-    ],
-    [
-      'p-limit 6',
-      () => {
-        const l = pLimit6(1);
-        return { limit: l, direct: (fn) => l(fn) };
-      },
-    ],
-    [
-      'Semaphore (runExclusive)',
-      () => {
-        const s = new Semaphore(1);
-        return { limit: s, direct: (fn) => s.runExclusive(fn) };
-      },
-    ],
-  ])('%s: the operation runs before the direct calls queued after it', async (_kind, make) => {
-    const { limit, direct } = make();
-    const { meterProvider } = createMetricHarness();
-    const log: string[] = [];
-    const hold = deferred();
-    const holder = direct(() => hold.promise);
-    await settle();
-    const op = resourcesOperation(limit, { ...OPTIONS, meterProvider, signal: new AbortController().signal }, () => {
-      log.push('operation');
-    });
-    await settle();
-    const directs = Array.from({ length: 50 }, () => direct(() => log.push('direct')));
-    hold.resolve();
-    await Promise.all([holder, op, ...directs]);
-    expect(log[0]).toBe('operation');
-    expect(log).toHaveLength(51);
-  });
-});
-
 describe('limit and available are read live at collection', () => {
   it('a Semaphore: setValue shows at the next collection; active is this limit’s own count', async () => {
     const { meterProvider, reader } = createMetricHarness();
@@ -244,23 +167,24 @@ describe('limit and available are read live at collection', () => {
     expect(gaugeValue(m, METRIC_CONCURRENCY_AVAILABLE)).toBe(2);
   });
 
-  it.each([
-    ['p-limit 7', pLimit],
-    ['p-limit 6', pLimit6],
-  ])('%s: a change of concurrency shows at the next collection', async (_kind, make) => {
-    const { meterProvider, reader } = createMetricHarness();
-    const limiter = make(2);
-    const limit = meteredLimit(limiter, { component: 'other', limitName: 'live_plimit', meterProvider });
-    const hold = deferred();
-    const running = limit.run(() => hold.promise);
-    limiter.concurrency = 5;
-    const m = await collectMetrics(reader);
-    expect(gaugeValue(m, METRIC_CONCURRENCY_LIMIT)).toBe(5);
-    expect(gaugeValue(m, METRIC_CONCURRENCY_ACTIVE)).toBe(1);
-    expect(gaugeValue(m, METRIC_CONCURRENCY_AVAILABLE)).toBe(4);
-    hold.resolve();
-    await running;
-  });
+  it.each(KINDS.filter((kind) => kind.make(1).resize !== undefined).map((kind) => [kind.name, kind] as const))(
+    '%s: a change of size shows at the next collection',
+    async (_name, kind) => {
+      const { meterProvider, reader } = createMetricHarness();
+      const made = kind.make(2);
+      const limit = metered(made, { limitName: 'live_size', meterProvider });
+      made.resize?.(5);
+      const hold = deferred();
+      const running = limit.run(() => hold.promise);
+      await settle();
+      const m = await collectMetrics(reader);
+      expect(gaugeValue(m, METRIC_CONCURRENCY_LIMIT)).toBe(5);
+      expect(gaugeValue(m, METRIC_CONCURRENCY_ACTIVE)).toBe(1);
+      expect(gaugeValue(m, METRIC_CONCURRENCY_AVAILABLE)).toBe(4);
+      hold.resolve();
+      await running;
+    },
+  );
 
   it('pLimit(Infinity) is no limit: no gauge point (it is never saturated); its admission counters are', async () => {
     const { meterProvider, reader } = createMetricHarness();
@@ -321,7 +245,7 @@ describe('a signal that is not a real AbortSignal is refused with a TypeError be
     ['a look-alike whose aborted getter throws', throwing],
     ['an object made from AbortSignal.prototype', Object.create(AbortSignal.prototype)],
   ];
-  describe.each(ALL_KINDS)('%s', (_kind, make) => {
+  describe.each(OPERATION_LIMITS)('%s', (_kind, make) => {
     it.each(lookAlikes)('%s', async (_name, signal) => {
       const limit = make(1);
       let ran = false;
@@ -335,30 +259,6 @@ describe('a signal that is not a real AbortSignal is refused with a TypeError be
       expect(ran).toBe(false);
       // Nothing was taken: the next call gets the slot at once.
       expect(await resourcesOperation(limit, OPTIONS, () => 'free')).toBe('free');
-    });
-  });
-});
-
-describe('p-limit: the slot is free when the operation returns', () => {
-  describe.each([
-    ['p-limit 7', pLimit],
-    ['p-limit 6', pLimit6],
-  ])('%s', (_kind, make) => {
-    it.each([
-      ['off', false],
-      ['measured', true],
-    ])('%s: activeCount is 0 as soon as await returns, whether the body returns or throws', async (_name, measured) => {
-      const { meterProvider } = createMetricHarness();
-      const limiter = make(3);
-      const options = { ...OPTIONS, meterProvider: measured ? meterProvider : undefined };
-      await resourcesOperation(limiter, options, async () => 1);
-      expect(limiter.activeCount).toBe(0);
-      await capture(
-        resourcesOperation(limiter, options, async () => {
-          throw new Error('body failed');
-        }),
-      );
-      expect(limiter.activeCount).toBe(0);
     });
   });
 });
@@ -689,13 +589,11 @@ it('serverName is bounded like limit names: beyond 64 distinct ones a limit work
 });
 
 describe('queue time: refusals record none; cancelled and timed-out waits record what they really waited', () => {
-  it.each(KINDS)('%s', async (kind, make) => {
+  it.each(EACH_KIND)('%s', async (_name, kind) => {
     jest.useFakeTimers();
     const { meterProvider, reader } = createMetricHarness();
-    const limit = meteredLimit(make(1), {
-      component: 'other',
+    const limit = metered(kind.make(1), {
       limitName: 'waited',
-      capacity: capacityOf(kind, 1),
       admissionTimeoutMs: 100,
       maxQueued: 2,
       meterProvider,
@@ -734,16 +632,11 @@ describe('queue time: refusals record none; cancelled and timed-out waits record
 });
 
 describe('gym.concurrency.oldest_wait_ms: the age of the oldest call waiting now, 0 when nobody waits', () => {
-  it.each(KINDS)('%s', async (kind, make) => {
+  it.each(EACH_KIND)('%s', async (_name, kind) => {
     const clock = new FakeClock();
     try {
       const { meterProvider, reader } = createMetricHarness();
-      const limit = meteredLimit(make(1), {
-        component: 'other',
-        limitName: 'oldest',
-        capacity: capacityOf(kind, 1),
-        meterProvider,
-      });
+      const limit = metered(kind.make(1), { limitName: 'oldest', meterProvider });
       const oldest = async () => gaugeValue(await collectMetrics(reader), METRIC_CONCURRENCY_OLDEST_WAIT);
       const holds = [deferred(), deferred(), deferred()] as const;
       const first = limit.run(() => holds[0].promise);
@@ -805,14 +698,9 @@ it('oldest_wait_ms: waits that end out of order (aborted, timed out) leave the o
 });
 
 describe('an admission deadline costs a call that finds a free slot nothing: no timer, until a call waits', () => {
-  it.each(KINDS)('%s', async (kind, make) => {
+  it.each(EACH_KIND)('%s', async (_name, kind) => {
     jest.useFakeTimers();
-    const limit = meteredLimit(make(1), {
-      component: 'other',
-      limitName: 'deadline_free',
-      capacity: capacityOf(kind, 1),
-      admissionTimeoutMs: 1000,
-    });
+    const limit = metered(kind.make(1), { limitName: 'deadline_free', admissionTimeoutMs: 1000 });
     const hold = deferred();
     const holder = limit.run(() => hold.promise);
     expect(jest.getTimerCount()).toBe(0); // not even for a moment
