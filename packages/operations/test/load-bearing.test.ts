@@ -12,7 +12,7 @@ import {
   METRIC_OPERATION_QUEUE_DURATION,
   METRIC_OPERATION_QUEUED,
 } from '@gym/constants';
-import { type OperationLimit, resourcesOperation } from '@gym/operations';
+import { resourcesOperation } from '@gym/operations';
 import {
   collectMetrics,
   counterValue,
@@ -21,8 +21,7 @@ import {
   type PullMetricReader,
 } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { Mutex, Semaphore } from 'async-mutex';
-import pLimit from 'p-limit';
+import { KINDS } from './kinds.js';
 
 const SERIES = { [ATTR_OPERATION]: 'verify', [ATTR_EXECUTOR]: 'subprocess' };
 
@@ -43,14 +42,10 @@ async function counts(reader: PullMetricReader) {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-describe.each<[string, () => OperationLimit]>([
-  ['async-mutex Semaphore(1)', () => new Semaphore(1)],
-  ['async-mutex Mutex', () => new Mutex()],
-  ['p-limit(1)', () => pLimit(1)],
-])('limit 1 (%s), two operations', (_kind, makeLimit) => {
+describe.each(KINDS.map((kind) => [kind.name, kind] as const))('limit 1 (%s), two operations', (_name, kind) => {
   it("the second's queue time equals the first's run time; queued reaches 1, active never exceeds 1, both end at 0", async () => {
     const { meterProvider: provider, reader } = createMetricHarness();
-    const limit = makeLimit();
+    const { limit } = kind.make(1);
     const options = { operation: 'verify', executor: 'subprocess', meterProvider: provider } as const;
     const seen: { queued: number | undefined; active: number | undefined }[] = [];
 

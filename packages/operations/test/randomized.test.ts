@@ -25,93 +25,18 @@ import {
   METRIC_OPERATION_QUEUE_DURATION,
   METRIC_OPERATION_QUEUED,
 } from '@gym/constants';
-import { AdmissionRejectedError, AdmissionTimeoutError, meteredLimit, resourcesOperation } from '@gym/operations';
+import { AdmissionRejectedError, AdmissionTimeoutError, resourcesOperation } from '@gym/operations';
 import { collectMetrics, DeltaPullMetricReader, PullMetricReader, pointsOf, sameAttributes } from '@gym/test-kit';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { Attributes } from '@opentelemetry/api';
 import { type Histogram, MeterProvider, type MetricData } from '@opentelemetry/sdk-metrics';
-import { Mutex, Semaphore } from 'async-mutex';
-import pLimit from 'p-limit';
-import pLimit6 from 'p-limit-6';
-import { countingLimit, prng } from './helpers.js';
+import { prng } from './helpers.js';
+import { KINDS, metered } from './kinds.js';
 
 const CALLS = 10_000;
 const SEED = 0x5eed1;
 const LIMIT = { [ATTR_CONCURRENCY_COMPONENT]: 'resources', [ATTR_CONCURRENCY_LIMIT_NAME]: 'random' };
 const SERIES = { [ATTR_OPERATION]: 'verify', [ATTR_EXECUTOR]: 'subprocess' };
-
-/**
- * A limit kind: the raw limiter, how to call it directly (an acquire()/release() object cannot
- * say whether a slot is free, so direct callers beside ours are left out there), how to resize it,
- * what its limit is now.
- */
-interface Kind {
-  readonly raw: Parameters<typeof meteredLimit>[0];
-  readonly capacity?: number;
-  readonly direct: ((body: () => Promise<unknown>) => Promise<unknown>) | undefined;
-  resize(random: () => number): void;
-  slots(): number;
-}
-
-const KINDS: [string, () => Kind][] = [
-  [
-    'Semaphore',
-    () => {
-      const s = new Semaphore(4);
-      let slots = 4;
-      return {
-        raw: s,
-        direct: (body) => s.runExclusive(body),
-        // setValue sets the free units: only done while nothing is held, so the total is that.
-        resize: (random) => {
-          if (s.getValue() !== slots) return;
-          slots = 2 + Math.floor(random() * 5);
-          s.setValue(slots);
-        },
-        slots: () => slots,
-      };
-    },
-  ],
-  [
-    'Mutex',
-    () => {
-      const m = new Mutex();
-      return { raw: m, direct: (body) => m.runExclusive(body), resize: () => {}, slots: () => 1 };
-    },
-  ],
-  ...(
-    [
-      ['p-limit 7', pLimit],
-      ['p-limit 6', pLimit6],
-    ] as const
-  ).map(([name, make]): [string, () => Kind] => [
-    name,
-    () => {
-      const l = make(4);
-      return {
-        raw: l,
-        direct: (body) => l(body),
-        resize: (random) => {
-          l.concurrency = 2 + Math.floor(random() * 5);
-        },
-        slots: () => l.concurrency,
-      };
-    },
-  ]),
-  [
-    'acquire()/release()',
-    () => {
-      const c = countingLimit(4);
-      return {
-        raw: c,
-        capacity: 4,
-        direct: undefined,
-        resize: () => {},
-        slots: () => 4,
-      };
-    },
-  ],
-];
 
 afterEach(() => {
   jest.useRealTimers();
@@ -125,18 +50,17 @@ function histogramCount(m: Map<string, MetricData>, name: string, attributes: At
   return pointsOf<Histogram>(m, name).find((p) => sameAttributes(p.attributes, attributes))?.value.count ?? 0;
 }
 
-describe.each(KINDS)('%s', (_name, make) => {
+describe.each(KINDS.map((kind) => [kind.name, kind] as const))('%s', (_name, of) => {
   it(`${CALLS} mixed calls: every exported number equals what the callers counted`, async () => {
     jest.useFakeTimers();
     const random = prng(SEED);
     const cumulative = new PullMetricReader();
     const delta = new DeltaPullMetricReader();
     const meterProvider = new MeterProvider({ readers: [cumulative, delta] });
-    const kind = make();
-    const limit = meteredLimit(kind.raw, {
+    const kind = of.make(4);
+    const limit = metered(kind, {
       component: 'resources',
       limitName: 'random',
-      capacity: kind.capacity,
       admissionTimeoutMs: 3,
       maxQueued: Math.min(6, 2 * kind.slots()),
       meterProvider,
@@ -250,8 +174,9 @@ describe.each(KINDS)('%s', (_name, make) => {
     };
 
     for (let i = 0; i < CALLS; i++) {
-      if (random() < 0.15 && kind.direct !== undefined) {
-        // A direct caller of the raw limiter, beside ours: never counted by us.
+      if (random() < 0.15 && of.tellsFree) {
+        // A direct caller of the raw limiter, beside ours: never counted by us (left out where the
+        // limiter cannot tell a free slot: there only our own counts judge the limit).
         const holdMs = Math.floor(random() * 6);
         outstanding++;
         void kind
@@ -270,7 +195,7 @@ describe.each(KINDS)('%s', (_name, make) => {
         await jest.advanceTimersByTimeAsync(Math.ceil(12 / kind.slots()));
         if (i % 500 === 499) await checkLive();
         if (i % 1000 === 999) await collectDelta();
-        if (i % 300 === 299) kind.resize(random);
+        if (i % 300 === 299) kind.resize?.(2 + Math.floor(random() * 5));
       }
     }
     while (outstanding > 0) await jest.advanceTimersByTimeAsync(10);
