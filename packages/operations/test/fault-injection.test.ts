@@ -12,7 +12,7 @@ import {
   METRIC_OPERATION_DURATION,
   METRIC_OPERATION_QUEUED,
 } from '@gym/constants';
-import { meteredLimit, resourcesOperation } from '@gym/operations';
+import { meteredLimit, type OperationLimit, resourcesOperation } from '@gym/operations';
 import {
   capture,
   captureDiag,
@@ -35,6 +35,7 @@ import {
 import { Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
 import { countingLimit, providerOf } from './helpers.js';
+import { KINDS } from './kinds.js';
 
 const SERIES = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'thread' };
 const OPTIONS = { operation: 'tool', executor: 'thread' } as const;
@@ -273,17 +274,15 @@ describe('a clock that throws', () => {
     };
   }
 
-  const KINDS = [
-    ['p-limit', () => pLimit(1)],
-    ['Semaphore', () => new Semaphore(1)],
-    ['acquire()/release()', () => countingLimit(1)],
+  const LIMITS: [string, () => OperationLimit | null][] = [
+    ...KINDS.map((kind): [string, () => OperationLimit] => [kind.name, () => kind.make(1).limit]),
     ['null', () => null],
-  ] as const;
+  ];
 
   // Reads: 1 asked, 2 held, 3 ended. Before the fix, a failing 1st or 2nd read rejected with the
   // clock's error, skipped the body and leaked counts; on the raced path it kept the slot forever.
   it.each(
-    KINDS.flatMap(([kind, make]) =>
+    LIMITS.flatMap(([kind, make]) =>
       [1, 2, 3].flatMap((nth) => [[kind, nth, 'no signal', make] as const, [kind, nth, 'a signal', make] as const]),
     ),
   )(

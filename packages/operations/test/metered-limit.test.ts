@@ -41,6 +41,7 @@ import { AggregationTemporality, DataPointType, type MetricData } from '@opentel
 import { Mutex, Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
 import { countingLimit } from './helpers.js';
+import { KINDS, metered } from './kinds.js';
 
 afterEach(() => {
   jest.useRealTimers();
@@ -73,36 +74,6 @@ const ATTRS = (limitName: string, serverName?: string) => ({
   [ATTR_CONCURRENCY_LIMIT_NAME]: limitName,
   ...(serverName === undefined ? {} : { [ATTR_SERVER_NAME]: serverName }),
 });
-
-interface Kind {
-  name: string;
-  /** A limit of 2 slots and the options that go with it. */
-  make: () => { limit: MeterableLimit; extra: Partial<MeteredLimitOptions>; isFree: () => boolean };
-}
-
-const KINDS: Kind[] = [
-  {
-    name: 'async-mutex Semaphore',
-    make: () => {
-      const s = new Semaphore(2);
-      return { limit: s, extra: {}, isFree: () => s.getValue() === 2 };
-    },
-  },
-  {
-    name: 'p-limit',
-    make: () => {
-      const l = pLimit(2);
-      return { limit: l, extra: {}, isFree: () => l.activeCount + l.pendingCount === 0 };
-    },
-  },
-  {
-    name: 'acquire()/release() limit',
-    make: () => {
-      const c = countingLimit(2);
-      return { limit: c, extra: { capacity: 2 }, isFree: () => c.free === 2 };
-    },
-  },
-];
 
 describe('instruments', () => {
   it('exports exactly the eight gym.concurrency.* instruments with their kinds, units, value types and attribute keys', async () => {
@@ -482,18 +453,18 @@ describe('programming errors throw at once, naming the value and what is allowed
   });
 });
 
-describe.each(KINDS)('admission on a $name', ({ make }) => {
+// Every kind that can have two slots.
+describe.each(KINDS.filter((kind) => kind.sized))('admission on a $name', (kind) => {
   function setup(options: Partial<MeteredLimitOptions> = {}) {
     const { meterProvider: provider, reader } = createMetricHarness();
-    const { limit: inner, extra, isFree } = make();
-    const limit = meteredLimit(inner, {
+    const made = kind.make(2);
+    const limit = metered(made, {
       component: 'resources',
       limitName: 'admission',
       meterProvider: provider,
-      ...extra,
       ...options,
     });
-    return { provider, reader, limit, isFree };
+    return { provider, reader, limit, isFree: made.isFree };
   }
 
   /** Fills both slots; returns a function that frees them. */

@@ -21,15 +21,15 @@ import { AggregationTemporality } from '@opentelemetry/sdk-metrics';
 import { Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
 import { providerOf } from './helpers.js';
+import { KINDS } from './kinds.js';
 
 const OPTIONS = { operation: 'tool', executor: 'inline' } as const;
 
-it.each([
-  ['p-limit', () => pLimit(2)],
-  ['Semaphore', () => new Semaphore(2)],
-])('a %s used once and dropped is collected', async (_kind, make) => {
+const EACH_KIND = KINDS.map((kind) => [kind.name, kind] as const);
+
+it.each(EACH_KIND)('a %s used once and dropped is collected', async (_name, kind) => {
   const ref = await (async () => {
-    const limit = make();
+    const { limit } = kind.make(2);
     await resourcesOperation(limit, OPTIONS, () => 1);
     return new WeakRef(limit);
   })();
@@ -102,13 +102,10 @@ describe('measured', () => {
     expect(await collectedByGc(ref)).toBe(true);
   });
 
-  it.each([
-    ['p-limit', () => pLimit(2)],
-    ['Semaphore', () => new Semaphore(2)],
-  ])('a %s measured last and dropped is collected a second later', async (_kind, make) => {
+  it.each(EACH_KIND)('a %s measured last and dropped is collected a second later', async (_name, kind) => {
     const { meterProvider } = createMetricHarness();
     const ref = await (async () => {
-      const limit = make();
+      const { limit } = kind.make(2);
       await resourcesOperation(limit, { ...OPTIONS, meterProvider }, () => 1);
       return new WeakRef(limit);
     })();
