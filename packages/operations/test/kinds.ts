@@ -50,6 +50,8 @@ export interface Made {
 
 export interface Kind {
   readonly name: string;
+  /** How the package's errors name the kind among those it accepts. */
+  readonly named: string;
   /** A new limiter of `slots` slots, or of its one slot when the kind is not `sized`. */
   make(slots: number): Made;
   /** It can have more than one slot. */
@@ -131,11 +133,32 @@ function acquireRelease(slots: number): Made {
 }
 
 export const KINDS: readonly Kind[] = [
-  { name: 'async-mutex Semaphore', make: semaphore, sized: true, fifo: true, tellsFree: true },
-  { name: 'async-mutex Mutex', make: mutex, sized: false, fifo: true, tellsFree: true },
-  { name: 'p-limit 7', make: pLimitOf(pLimit), sized: true, fifo: true, tellsFree: true },
-  { name: 'p-limit 6', make: pLimitOf(pLimit6 as typeof pLimit), sized: true, fifo: true, tellsFree: true },
-  { name: 'acquire()/release() object', make: acquireRelease, sized: true, fifo: true, tellsFree: false },
+  {
+    name: 'async-mutex Semaphore',
+    named: 'async-mutex Semaphore',
+    make: semaphore,
+    sized: true,
+    fifo: true,
+    tellsFree: true,
+  },
+  { name: 'async-mutex Mutex', named: 'Mutex', make: mutex, sized: false, fifo: true, tellsFree: true },
+  { name: 'p-limit 7', named: 'p-limit limiter', make: pLimitOf(pLimit), sized: true, fifo: true, tellsFree: true },
+  {
+    name: 'p-limit 6',
+    named: 'p-limit limiter',
+    make: pLimitOf(pLimit6 as typeof pLimit),
+    sized: true,
+    fifo: true,
+    tellsFree: true,
+  },
+  {
+    name: 'acquire()/release() object',
+    named: 'an object with acquire()',
+    make: acquireRelease,
+    sized: true,
+    fifo: true,
+    tellsFree: false,
+  },
 ];
 
 /** `made` wrapped in a metered limit (its `capacity` given where the kind needs one). */

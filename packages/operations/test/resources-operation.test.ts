@@ -340,7 +340,7 @@ describe('outcome and edge cases', () => {
 
 describe('programming errors other than bounded values', () => {
   it.each([
-    ['undefined limit', undefined, /limit must be an async-mutex Semaphore or Mutex, a p-limit limiter/],
+    ['undefined limit', undefined, /^resourcesOperation: limit must be .+, or null for unlimited work; got undefined$/],
     ['a number', 3, /got number 3$/],
     ['a plain function', () => {}, /got function$/],
     ['an object without acquire', { release() {} }, /got object \(Object\) \{\}$/],
