@@ -35,7 +35,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { AggregationTemporality } from '@opentelemetry/sdk-metrics';
 import { Mutex, Semaphore, withTimeout } from 'async-mutex';
 import pLimit from 'p-limit';
-import { countingLimit, FakeClock } from './helpers.js';
+import { countingLimit, FakeClock, useFakeTimers } from './helpers.js';
 import { KINDS, metered, OPERATION_LIMITS } from './kinds.js';
 
 const EACH_KIND = KINDS.map((kind) => [kind.name, kind] as const);
@@ -586,7 +586,7 @@ it('serverName is bounded like limit names: beyond 64 distinct ones a limit work
 
 describe('queue time: refusals record none; cancelled and timed-out waits record what they really waited', () => {
   it.each(EACH_KIND)('%s', async (_name, kind) => {
-    jest.useFakeTimers();
+    useFakeTimers();
     const { meterProvider, reader } = createMetricHarness();
     const limit = metered(kind.make(1), {
       limitName: 'waited',
@@ -695,7 +695,7 @@ it('oldest_wait_ms: waits that end out of order (aborted, timed out) leave the o
 
 describe('an admission deadline costs a call that finds a free slot nothing: no timer, until a call waits', () => {
   it.each(EACH_KIND)('%s', async (_name, kind) => {
-    jest.useFakeTimers();
+    useFakeTimers();
     const limit = metered(kind.make(1), { limitName: 'deadline_free', admissionTimeoutMs: 1000 });
     const hold = deferred();
     const holder = limit.run(() => hold.promise);

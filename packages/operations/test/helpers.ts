@@ -46,6 +46,17 @@ export function prng(seed: number): () => number {
   };
 }
 
+/** Jest's modern fake timers' options. */
+type FakeTimersConfig = Exclude<Parameters<typeof jest.useFakeTimers>[0], { legacyFakeTimers?: true } | undefined>;
+
+/**
+ * Jest's fake timers, with microtasks left real (`queueMicrotask`, `process.nextTick`): a
+ * limiter and the SDK settle their promises as they do in production, and only time is faked.
+ */
+export function useFakeTimers(config: FakeTimersConfig = {}): void {
+  jest.useFakeTimers({ ...config, doNotFake: ['nextTick', 'queueMicrotask', ...(config.doNotFake ?? [])] });
+}
+
 /**
  * Jest's fake clock behind `performance.now()`, the package's clock (timers, microtasks and
  * `Date` stay real), starting at 0. `time` moves it; `reads` counts the package's reads of it.
@@ -56,13 +67,11 @@ export class FakeClock {
   readonly #reads;
 
   constructor() {
-    jest.useFakeTimers({
+    useFakeTimers({
       now: 0,
       doNotFake: [
         'Date',
         'hrtime',
-        'nextTick',
-        'queueMicrotask',
         'setImmediate',
         'clearImmediate',
         'setInterval',

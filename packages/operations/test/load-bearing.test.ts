@@ -13,12 +13,13 @@ import {
   type PullMetricReader,
 } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { useFakeTimers } from './helpers.js';
 import { KINDS } from './kinds.js';
 
 const SERIES = { [ATTR_OPERATION]: 'verify', [ATTR_EXECUTOR]: 'subprocess' };
 
 beforeEach(() => {
-  jest.useFakeTimers({ now: 1_000_000 });
+  useFakeTimers({ now: 1_000_000 });
 });
 afterEach(() => {
   jest.useRealTimers();

@@ -37,7 +37,7 @@ import { metrics } from '@opentelemetry/api';
 import { AggregationTemporality, type MetricData } from '@opentelemetry/sdk-metrics';
 import { Mutex, Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
-import { countingLimit, exportedShape, rowsWith, tableShapes } from './helpers.js';
+import { countingLimit, exportedShape, rowsWith, tableShapes, useFakeTimers } from './helpers.js';
 import { KINDS, metered } from './kinds.js';
 
 afterEach(() => {
@@ -451,7 +451,7 @@ describe.each(KINDS.filter((kind) => kind.sized))('admission on a $name', (kind)
   });
 
   it('admissionTimeoutMs: a wait that runs out rejects with AdmissionTimeoutError, counts as a timeout (not cancelled), never holds a slot', async () => {
-    jest.useFakeTimers();
+    useFakeTimers();
     const { limit, reader, isFree } = setup({ admissionTimeoutMs: 100 });
     const free = await fill(limit);
     let ran = false;
@@ -515,7 +515,7 @@ describe.each(KINDS.filter((kind) => kind.sized))('admission on a $name', (kind)
   });
 
   it('in resourcesOperation: timed-out and aborted waits record their queue wait, a refusal none; no duration point', async () => {
-    jest.useFakeTimers();
+    useFakeTimers();
     const { provider, reader, limit, isFree } = setup({ admissionTimeoutMs: 100, maxQueued: 2 });
     const options = { operation: 'judge', executor: 'inline', meterProvider: provider } as const;
     const hold = deferred();

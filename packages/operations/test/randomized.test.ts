@@ -19,7 +19,7 @@ import { collectMetrics, DeltaPullMetricReader, PullMetricReader, pointsOf, same
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { Attributes } from '@opentelemetry/api';
 import { type Histogram, MeterProvider, type MetricData } from '@opentelemetry/sdk-metrics';
-import { prng } from './helpers.js';
+import { prng, useFakeTimers } from './helpers.js';
 import { KINDS, metered } from './kinds.js';
 
 const CALLS = 10_000;
@@ -41,7 +41,7 @@ function histogramCount(m: Map<string, MetricData>, name: string, attributes: At
 
 describe.each(KINDS.map((kind) => [kind.name, kind] as const))('%s', (_name, of) => {
   it(`${CALLS} mixed calls: every exported number equals what the callers counted`, async () => {
-    jest.useFakeTimers();
+    useFakeTimers();
     const random = prng(SEED);
     const cumulative = new PullMetricReader();
     const delta = new DeltaPullMetricReader();

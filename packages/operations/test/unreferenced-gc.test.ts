@@ -14,7 +14,7 @@ import { metrics } from '@opentelemetry/api';
 import { AggregationTemporality } from '@opentelemetry/sdk-metrics';
 import { Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
-import { providerOf } from './helpers.js';
+import { providerOf, useFakeTimers } from './helpers.js';
 import { KINDS } from './kinds.js';
 
 const OPTIONS = { operation: 'tool', executor: 'inline' } as const;
@@ -76,8 +76,8 @@ describe('a metered limit is held weakly: once collected, it leaves the export w
 describe('measured', () => {
   // Only the timer that forgets the last call is fake; what collectedByGc awaits stays real.
   beforeEach(() => {
-    jest.useFakeTimers({
-      doNotFake: ['Date', 'hrtime', 'nextTick', 'performance', 'queueMicrotask', 'setImmediate', 'clearImmediate'],
+    useFakeTimers({
+      doNotFake: ['Date', 'hrtime', 'performance', 'setImmediate', 'clearImmediate'],
     });
   });
   afterEach(() => {
