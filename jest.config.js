@@ -27,6 +27,7 @@ export const otelLine = major > 22 || (major === 22 && minor >= 15) ? 3 : 2;
 /** The suites the `packed` project runs over the installed tarballs. */
 export const PACKED_SUITES = [
   'packages/operations/test/defects.test.ts',
+  'packages/operations/test/kinds.test.ts',
   'packages/operations/test/randomized.test.ts',
   'packages/operations/test/two-copies.test.ts',
   'packages/operations/test/unreferenced.test.ts',

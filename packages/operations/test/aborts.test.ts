@@ -1,10 +1,10 @@
 // Aborts, attacked: a signal that aborts in the gap between "a slot was granted" and "the body
 // starts"; one signal shared by 1,000 waiting operations; and 1,000 operations that abort while
-// queued on a p-limit limiter. Every case runs measured (an injected meter) and unmeasured.
+// queued on every limit kind. Every case runs measured (an injected meter) and unmeasured.
 
 import { getEventListeners } from 'node:events';
-import { ATTR_EXECUTOR, ATTR_OPERATION, METRIC_OPERATION_ACTIVE, METRIC_OPERATION_QUEUED } from '@gym/constants';
-import { meteredLimit, type OperationLimit, resourcesOperation } from '@gym/operations';
+import { ATTR_EXECUTOR, ATTR_OPERATION, INSTRUMENTS } from '@gym/constants';
+import { type OperationLimit, resourcesOperation } from '@gym/operations';
 import {
   capture,
   collectMetrics,
@@ -17,9 +17,8 @@ import {
 } from '@gym/test-kit';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { MeterProvider } from '@opentelemetry/sdk-metrics';
-import { Mutex, Semaphore } from 'async-mutex';
-import pLimit from 'p-limit';
-import { countingLimit, FakeClock } from './helpers.js';
+import { FakeClock } from './helpers.js';
+import { KINDS, metered } from './kinds.js';
 
 afterEach(() => {
   jest.restoreAllMocks();
@@ -33,56 +32,30 @@ interface Made {
   isFree: () => boolean;
 }
 
-const KINDS: [string, () => Made][] = [
+/** Every kind with one slot, raw and in a metered limit with a deadline and a queue bound. */
+const LIMITS: [string, () => Made][] = KINDS.flatMap((kind): [string, () => Made][] => [
   [
-    'async-mutex Semaphore',
+    kind.name,
     () => {
-      const s = new Semaphore(1);
-      return { limit: s, isFree: () => s.getValue() === 1 && !s.isLocked() };
+      const made = kind.make(1);
+      return { limit: made.limit, isFree: made.isFree };
     },
   ],
   [
-    'async-mutex Mutex',
+    `metered limit over ${kind.name}`,
     () => {
-      const m = new Mutex();
-      return { limit: m, isFree: () => !m.isLocked() };
-    },
-  ],
-  [
-    'p-limit',
-    () => {
-      const l = pLimit(1);
-      return { limit: l, isFree: () => l.activeCount + l.pendingCount === 0 };
-    },
-  ],
-  [
-    'acquire()/release() object',
-    () => {
-      const c = countingLimit(1);
-      return { limit: c, isFree: () => c.free === 1 };
-    },
-  ],
-  ...(['semaphore', 'p-limit', 'acquire-release'] as const).map((inner): [string, () => Made] => [
-    `metered limit over ${inner}`,
-    () => {
-      const wrapped = inner === 'semaphore' ? new Semaphore(1) : inner === 'p-limit' ? pLimit(1) : countingLimit(1);
-      const limit = meteredLimit(wrapped, {
-        component: 'resources',
-        limitName: 'abort_attack',
-        capacity: inner === 'acquire-release' ? 1 : undefined,
-        admissionTimeoutMs: 60_000,
-        maxQueued: 5_000,
-      });
+      const made = kind.make(1);
+      const limit = metered(made, { limitName: 'abort_attack', admissionTimeoutMs: 60_000, maxQueued: 5_000 });
       return {
         limit,
         isFree: () => {
           const state = limit.state();
-          return state.active === 0 && state.queued === 0 && state.available === 1;
+          return state.active === 0 && state.queued === 0 && state.available === 1 && made.isFree();
         },
       };
     },
-  ]),
-];
+  ],
+]);
 
 const PATHS: [string, () => { provider?: MeterProvider; reader?: PullMetricReader }][] = [
   [
@@ -102,7 +75,7 @@ function afterMicrotasks(depth: number, fn: () => void): void {
   void chain.then(fn);
 }
 
-describe.each(KINDS)('%s', (_kind, make) => {
+describe.each(LIMITS)('%s', (_kind, make) => {
   describe.each(PATHS)('%s', (_path, sdk) => {
     it('a signal that aborts at any microtask after the holder leaves: the body never starts with an aborted signal; if it did not run, the call rejects with the reason and the slot is back', async () => {
       const outcomes = new Set<string>();
@@ -147,8 +120,8 @@ describe.each(KINDS)('%s', (_kind, make) => {
         expect({ depth, free: isFree() }).toEqual({ depth, free: true });
         if (reader !== undefined) {
           const m = await collectMetrics(reader);
-          expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
-          expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+          expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(0);
+          expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0);
         }
       }
       // The sweep covered both sides of the race: some aborts came before the start, some after.
@@ -207,16 +180,17 @@ describe.each(KINDS)('%s', (_kind, make) => {
   });
 });
 
-describe('p-limit: 1,000 queued operations abort', () => {
+describe.each(KINDS.map((kind) => [kind.name, kind] as const))('%s: 1,000 queued operations abort', (_kind, kind) => {
   describe.each(PATHS)('%s', (_path, sdk) => {
     it.each([
       ['a holder without a signal', false],
       ['a holder with a signal', true],
     ])(
-      '%s: every caller leaves at once; p-limit’s own queue gives their places straight back, no body runs',
+      '%s: every caller leaves at once; the limit’s own queue gives their places straight back, no body runs',
       async (_name, holderHasSignal) => {
         const { provider, reader } = sdk();
-        const limit = pLimit(1);
+        const made = kind.make(1);
+        const limit = made.limit;
         const clock = new FakeClock();
         const options = { operation: 'tool', executor: 'inline', meterProvider: provider } as const;
         const hold = deferred();
@@ -235,18 +209,18 @@ describe('p-limit: 1,000 queued operations abort', () => {
           ),
         );
         await settle();
-        expect(limit.activeCount).toBe(1);
+        expect(made.held()).toBe(1);
 
         const reason = new Error('clients went away');
         controller.abort(reason);
-        // Their places stay in p-limit's own queue (p-limit cannot withdraw one) until it reaches them.
-        expect(limit.activeCount).toBe(1);
+        // Their places stay in the limit's own queue (no limit can withdraw one) until it reaches them.
+        expect(made.held()).toBe(1);
         const results = await Promise.all(waiters);
         expect(results.every((r) => !r.ok && r.error === reason)).toBe(true);
         if (reader !== undefined) {
           const m = await collectMetrics(reader);
-          expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
-          expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(1);
+          expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(0);
+          expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(1);
         }
 
         let nextStarted = false;
@@ -260,7 +234,8 @@ describe('p-limit: 1,000 queued operations abort', () => {
         expect(await next).toBe('next'); // after the 1,000 places, each given back at once
         expect(nextStarted).toBe(true);
         expect(ran).toBe(0);
-        expect(limit.activeCount + limit.pendingCount).toBe(0);
+        await settle();
+        expect(made.isFree()).toBe(true);
       },
     );
   });

@@ -7,6 +7,8 @@ import { capture, deferred, settle } from '@gym/test-kit';
 import { afterEach, expect, it, jest } from '@jest/globals';
 import { E_ALREADY_LOCKED, E_TIMEOUT, Mutex, Semaphore, tryAcquire, withTimeout } from 'async-mutex';
 
+import { useFakeTimers } from './helpers.js';
+
 const OPTIONS = { operation: 'tool', executor: 'inline' } as const;
 
 afterEach(() => {
@@ -29,7 +31,7 @@ it.each<[string, () => { inner: { isLocked(): boolean }; limit: { acquire(): Pro
     },
   ],
 ])('withTimeout(%s): a wait past its timeout rejects with E_TIMEOUT and never runs the body', async (_kind, make) => {
-  jest.useFakeTimers();
+  useFakeTimers();
   const { inner, limit } = make();
   const hold = deferred();
   const holder = resourcesOperation(limit, OPTIONS, () => hold.promise);

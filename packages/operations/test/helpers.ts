@@ -1,8 +1,10 @@
 // Operations-only test helpers. Everything generic (metric harness, readers, deferred,
 // diag capture) comes from @gym/test-kit.
 
+import { INSTRUMENTS } from '@gym/constants';
 import { jest } from '@jest/globals';
-import type { Meter, MeterProvider } from '@opentelemetry/api';
+import { type Meter, type MeterProvider, ValueType } from '@opentelemetry/api';
+import { DataPointType, type MetricData } from '@opentelemetry/sdk-metrics';
 
 /** A minimal counting semaphore of the acquire()/release-function kind. */
 export function countingLimit(size: number) {
@@ -44,6 +46,17 @@ export function prng(seed: number): () => number {
   };
 }
 
+/** Jest's modern fake timers' options. */
+type FakeTimersConfig = Exclude<Parameters<typeof jest.useFakeTimers>[0], { legacyFakeTimers?: true } | undefined>;
+
+/**
+ * Jest's fake timers, with microtasks left real (`queueMicrotask`, `process.nextTick`): a
+ * limiter and the SDK settle their promises as they do in production, and only time is faked.
+ */
+export function useFakeTimers(config: FakeTimersConfig = {}): void {
+  jest.useFakeTimers({ ...config, doNotFake: ['nextTick', 'queueMicrotask', ...(config.doNotFake ?? [])] });
+}
+
 /**
  * Jest's fake clock behind `performance.now()`, the package's clock (timers, microtasks and
  * `Date` stay real), starting at 0. `time` moves it; `reads` counts the package's reads of it.
@@ -54,13 +67,11 @@ export class FakeClock {
   readonly #reads;
 
   constructor() {
-    jest.useFakeTimers({
+    useFakeTimers({
       now: 0,
       doNotFake: [
         'Date',
         'hrtime',
-        'nextTick',
-        'queueMicrotask',
         'setImmediate',
         'clearImmediate',
         'setInterval',
@@ -95,4 +106,45 @@ export class FakeClock {
 /** A provider whose every meter is `meter` (to record on one given meter). */
 export function providerOf(meter: Meter): MeterProvider {
   return { getMeter: () => meter };
+}
+
+/** An instrument as the SDK exports it, in the words of the instrument table (`INSTRUMENTS`). */
+export function exportedShape(m: MetricData) {
+  const kind =
+    m.dataPointType === DataPointType.HISTOGRAM
+      ? 'histogram'
+      : m.dataPointType === DataPointType.SUM
+        ? m.isMonotonic
+          ? 'counter'
+          : 'up-down counter'
+        : 'gauge';
+  return {
+    name: m.descriptor.name,
+    kind,
+    unit: m.descriptor.unit,
+    valueType: m.descriptor.valueType === ValueType.INT ? 'int' : 'double',
+  };
+}
+
+interface Row {
+  readonly name: string;
+  readonly kind: string;
+  readonly unit: string;
+  readonly valueType: string;
+  readonly attributes: readonly string[];
+}
+
+/** The rows of the instrument table whose points may carry the attribute `key`. */
+export function rowsWith(key: string): Row[] {
+  return (Object.values(INSTRUMENTS) as readonly Row[]).filter((row) => row.attributes.includes(key));
+}
+
+/** The same rows as {@link exportedShape} says them (an SDK cannot tell an observable instrument). */
+export function tableShapes(key: string) {
+  return rowsWith(key).map((row) => ({
+    name: row.name,
+    kind: row.kind.replace(/^observable /, ''),
+    unit: row.unit,
+    valueType: row.valueType,
+  }));
 }

@@ -1,26 +1,15 @@
 // The exported shape: instrument names, kinds, units, bucket boundaries and attribute keys,
-// read back from a real SDK. These are the strings Gym's dashboards query, so they are
-// asserted as literals here as well as through the constants.
+// read back from a real SDK and held to the instrument table of @gym/constants (`INSTRUMENTS`),
+// whose strings docs/telemetry.md's contract test holds to the contract.
 
 import { readFileSync } from 'node:fs';
-import {
-  ATTR_EXECUTOR,
-  ATTR_OPERATION,
-  ATTR_OUTCOME,
-  METRIC_OPERATION_ACTIVE,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUE_DURATION,
-  METRIC_OPERATION_QUEUED,
-  OPERATION_BOUNDARIES_MS,
-} from '@gym/constants';
+import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OUTCOME, INSTRUMENTS, OPERATION_BOUNDARIES_MS } from '@gym/constants';
 import { resourcesOperation } from '@gym/operations';
 import { collectMetrics, counterValue, createMetricHarness, deferred, histogramPoint } from '@gym/test-kit';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
-import { ValueType } from '@opentelemetry/api';
-import { DataPointType } from '@opentelemetry/sdk-metrics';
 import { Semaphore } from 'async-mutex';
 import { SCOPE } from '../src/scope.js';
-import { FakeClock } from './helpers.js';
+import { exportedShape, FakeClock, tableShapes } from './helpers.js';
 
 afterEach(() => {
   jest.restoreAllMocks();
@@ -47,52 +36,14 @@ describe('instruments', () => {
     expect(resourceMetrics.scopeMetrics).toHaveLength(1);
     const scope = resourceMetrics.scopeMetrics[0]!;
     expect(scope.scope).toMatchObject({ name: '@gym/operations', version: SCOPE.version });
-    const shapes = scope.metrics
-      .map((m) => ({
-        name: m.descriptor.name,
-        monotonic: m.dataPointType === DataPointType.SUM ? m.isMonotonic : undefined,
-        unit: m.descriptor.unit,
-        valueType: m.descriptor.valueType,
-        points: m.dataPointType,
-      }))
-      .sort((a, b) => a.name.localeCompare(b.name));
-    expect(shapes).toEqual([
-      {
-        name: 'gym.resources.operation.active',
-        monotonic: false, // an up-down counter
-        unit: '{operation}',
-        valueType: ValueType.INT,
-        points: DataPointType.SUM,
-      },
-      {
-        name: 'gym.resources.operation.duration_ms',
-        monotonic: undefined,
-        unit: 'ms',
-        valueType: ValueType.DOUBLE,
-        points: DataPointType.HISTOGRAM,
-      },
-      {
-        name: 'gym.resources.operation.queue_duration_ms',
-        monotonic: undefined,
-        unit: 'ms',
-        valueType: ValueType.DOUBLE,
-        points: DataPointType.HISTOGRAM,
-      },
-      {
-        name: 'gym.resources.operation.queued',
-        monotonic: false, // an up-down counter
-        unit: '{operation}',
-        valueType: ValueType.INT,
-        points: DataPointType.SUM,
-      },
-    ]);
-    // The same strings through the shared constants.
-    expect(shapes.map((s) => s.name).sort()).toEqual(
+    const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
+    expect(scope.metrics.map(exportedShape).sort(byName)).toEqual(tableShapes(ATTR_OPERATION).sort(byName));
+    expect(scope.metrics.map((m) => m.descriptor.name).sort()).toEqual(
       [
-        METRIC_OPERATION_ACTIVE,
-        METRIC_OPERATION_DURATION,
-        METRIC_OPERATION_QUEUE_DURATION,
-        METRIC_OPERATION_QUEUED,
+        INSTRUMENTS.operationQueueDuration.name,
+        INSTRUMENTS.operationDuration.name,
+        INSTRUMENTS.operationQueued.name,
+        INSTRUMENTS.operationActive.name,
       ].sort(),
     );
   });
@@ -101,22 +52,20 @@ describe('instruments', () => {
     const { reader } = await oneOperation();
     const m = await collectMetrics(reader);
     const keys = (name: string) => m.get(name)!.dataPoints.map((p) => Object.keys(p.attributes).sort());
-    const base = ['nemo.gym.resources.executor', 'nemo.gym.resources.operation'];
-    expect(keys('gym.resources.operation.queue_duration_ms')).toEqual([base]);
-    expect(keys('gym.resources.operation.queued')).toEqual([base]);
-    expect(keys('gym.resources.operation.active')).toEqual([base]);
-    expect(keys('gym.resources.operation.duration_ms')).toEqual([
-      ['nemo.gym.resources.executor', 'nemo.gym.resources.operation', 'nemo.gym.resources.operation.outcome'],
-    ]);
-    expect([ATTR_OPERATION, ATTR_EXECUTOR, ATTR_OUTCOME]).toEqual([
-      'nemo.gym.resources.operation',
-      'nemo.gym.resources.executor',
-      'nemo.gym.resources.operation.outcome',
-    ]);
-    expect(m.get('gym.resources.operation.duration_ms')!.dataPoints[0]!.attributes).toEqual({
-      'nemo.gym.resources.operation': 'judge',
-      'nemo.gym.resources.executor': 'inline',
-      'nemo.gym.resources.operation.outcome': 'ok',
+    for (const row of [
+      INSTRUMENTS.operationQueueDuration,
+      INSTRUMENTS.operationDuration,
+      INSTRUMENTS.operationQueued,
+      INSTRUMENTS.operationActive,
+    ]) {
+      expect(keys(row.name)).toEqual([[...row.attributes].sort()]);
+    }
+    expect(INSTRUMENTS.operationQueued.attributes).toEqual([ATTR_OPERATION, ATTR_EXECUTOR]);
+    expect(INSTRUMENTS.operationDuration.attributes).toEqual([ATTR_OPERATION, ATTR_EXECUTOR, ATTR_OUTCOME]);
+    expect(m.get(INSTRUMENTS.operationDuration.name)!.dataPoints[0]!.attributes).toEqual({
+      [ATTR_OPERATION]: 'judge',
+      [ATTR_EXECUTOR]: 'inline',
+      [ATTR_OUTCOME]: 'ok',
     });
   });
 
@@ -131,12 +80,11 @@ describe('instruments', () => {
     }
     const m = await collectMetrics(reader);
     const series = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'thread' };
-    const queue = histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, series);
-    const run = histogramPoint(m, METRIC_OPERATION_DURATION, { ...series, [ATTR_OUTCOME]: 'ok' });
-    const expected = [1, 5, 10, 50, 100, 500, 1000, 5000, 10000, 30000, 60000, 300000, 1800000];
-    expect(queue.buckets.boundaries).toEqual(expected);
-    expect(run.buckets.boundaries).toEqual(expected);
-    expect(run.buckets.boundaries).toEqual([...OPERATION_BOUNDARIES_MS]);
+    const queue = histogramPoint(m, INSTRUMENTS.operationQueueDuration.name, series);
+    const run = histogramPoint(m, INSTRUMENTS.operationDuration.name, { ...series, [ATTR_OUTCOME]: 'ok' });
+    expect(queue.buckets.boundaries).toEqual(INSTRUMENTS.operationQueueDuration.boundaries);
+    expect(run.buckets.boundaries).toEqual(INSTRUMENTS.operationDuration.boundaries);
+    expect(INSTRUMENTS.operationDuration.boundaries).toEqual(OPERATION_BOUNDARIES_MS);
     //                          ≤1  ≤5 ≤10 …                                    ≤1.8M  >1.8M
     expect(run.buckets.counts).toEqual([2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1]);
     expect(queue.buckets.counts[0]).toBe(6); // unlimited work: every queue wait is 0
@@ -164,18 +112,18 @@ describe('caching per meter', () => {
 
     const a = await collectMetrics(first.reader);
     const b = await collectMetrics(second.reader);
-    expect(counterValue(a, METRIC_OPERATION_ACTIVE, series)).toBe(1);
-    expect(counterValue(b, METRIC_OPERATION_ACTIVE, series)).toBe(0);
-    expect(histogramPoint(b, METRIC_OPERATION_QUEUE_DURATION, series).count).toBe(1);
+    expect(counterValue(a, INSTRUMENTS.operationActive.name, series)).toBe(1);
+    expect(counterValue(b, INSTRUMENTS.operationActive.name, series)).toBe(0);
+    expect(histogramPoint(b, INSTRUMENTS.operationQueueDuration.name, series).count).toBe(1);
     hold.resolve();
     await running;
-    expect(counterValue(await collectMetrics(first.reader), METRIC_OPERATION_ACTIVE, series)).toBe(0);
+    expect(counterValue(await collectMetrics(first.reader), INSTRUMENTS.operationActive.name, series)).toBe(0);
   });
 
   it('only series that were used are reported by the live counts', async () => {
     const { reader } = await oneOperation();
     const m = await collectMetrics(reader);
-    expect(m.get(METRIC_OPERATION_QUEUED)!.dataPoints).toHaveLength(1);
-    expect(m.get(METRIC_OPERATION_ACTIVE)!.dataPoints).toHaveLength(1);
+    expect(m.get(INSTRUMENTS.operationQueued.name)!.dataPoints).toHaveLength(1);
+    expect(m.get(INSTRUMENTS.operationActive.name)!.dataPoints).toHaveLength(1);
   });
 });

@@ -3,16 +3,8 @@
 // waits exactly as long as the first runs. Time is Jest's fake clock (which also drives
 // `performance.now()`, the default clock), so nothing here depends on the machine's speed.
 
-import {
-  ATTR_EXECUTOR,
-  ATTR_OPERATION,
-  ATTR_OUTCOME,
-  METRIC_OPERATION_ACTIVE,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUE_DURATION,
-  METRIC_OPERATION_QUEUED,
-} from '@gym/constants';
-import { type OperationLimit, resourcesOperation } from '@gym/operations';
+import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OUTCOME, INSTRUMENTS } from '@gym/constants';
+import { resourcesOperation } from '@gym/operations';
 import {
   collectMetrics,
   counterValue,
@@ -21,13 +13,13 @@ import {
   type PullMetricReader,
 } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { Mutex, Semaphore } from 'async-mutex';
-import pLimit from 'p-limit';
+import { useFakeTimers } from './helpers.js';
+import { KINDS } from './kinds.js';
 
 const SERIES = { [ATTR_OPERATION]: 'verify', [ATTR_EXECUTOR]: 'subprocess' };
 
 beforeEach(() => {
-  jest.useFakeTimers({ now: 1_000_000 });
+  useFakeTimers({ now: 1_000_000 });
 });
 afterEach(() => {
   jest.useRealTimers();
@@ -36,21 +28,17 @@ afterEach(() => {
 async function counts(reader: PullMetricReader) {
   const m = await collectMetrics(reader);
   return {
-    queued: counterValue(m, METRIC_OPERATION_QUEUED, SERIES),
-    active: counterValue(m, METRIC_OPERATION_ACTIVE, SERIES),
+    queued: counterValue(m, INSTRUMENTS.operationQueued.name, SERIES),
+    active: counterValue(m, INSTRUMENTS.operationActive.name, SERIES),
   };
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-describe.each<[string, () => OperationLimit]>([
-  ['async-mutex Semaphore(1)', () => new Semaphore(1)],
-  ['async-mutex Mutex', () => new Mutex()],
-  ['p-limit(1)', () => pLimit(1)],
-])('limit 1 (%s), two operations', (_kind, makeLimit) => {
+describe.each(KINDS.map((kind) => [kind.name, kind] as const))('limit 1 (%s), two operations', (_name, kind) => {
   it("the second's queue time equals the first's run time; queued reaches 1, active never exceeds 1, both end at 0", async () => {
     const { meterProvider: provider, reader } = createMetricHarness();
-    const limit = makeLimit();
+    const { limit } = kind.make(1);
     const options = { operation: 'verify', executor: 'subprocess', meterProvider: provider } as const;
     const seen: { queued: number | undefined; active: number | undefined }[] = [];
 
@@ -79,8 +67,8 @@ describe.each<[string, () => OperationLimit]>([
     expect(Math.max(...seen.map((s) => s.active ?? 0))).toBe(1);
 
     const m = await collectMetrics(reader);
-    const queue = histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES);
-    const run = histogramPoint(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'ok' });
+    const queue = histogramPoint(m, INSTRUMENTS.operationQueueDuration.name, SERIES);
+    const run = histogramPoint(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OUTCOME]: 'ok' });
     // Run times: 250 (first) and 100 (second). Queue times: 0 (first) and 250 (second).
     expect(run).toMatchObject({ count: 2, sum: 350, min: 100, max: 250 });
     expect(queue).toMatchObject({ count: 2, sum: 250, min: 0 });

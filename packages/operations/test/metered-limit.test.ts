@@ -8,10 +8,7 @@ import {
   ATTR_EXECUTOR,
   ATTR_OPERATION,
   ATTR_SERVER_NAME,
-  CONCURRENCY_INSTRUMENTS,
-  METRIC_CONCURRENCY_ADMISSION_TIMEOUTS,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUE_DURATION,
+  INSTRUMENTS,
 } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
 import {
@@ -36,11 +33,12 @@ import {
   settle,
 } from '@gym/test-kit';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
-import { metrics, ValueType } from '@opentelemetry/api';
-import { AggregationTemporality, DataPointType, type MetricData } from '@opentelemetry/sdk-metrics';
+import { metrics } from '@opentelemetry/api';
+import { AggregationTemporality, type MetricData } from '@opentelemetry/sdk-metrics';
 import { Mutex, Semaphore } from 'async-mutex';
 import pLimit from 'p-limit';
-import { countingLimit } from './helpers.js';
+import { countingLimit, exportedShape, rowsWith, tableShapes, useFakeTimers } from './helpers.js';
+import { KINDS, metered } from './kinds.js';
 
 afterEach(() => {
   jest.useRealTimers();
@@ -56,15 +54,15 @@ function pointValue(m: Map<string, MetricData>, name: string, attributes: Record
 /** Every series of one attribute set, by short name. */
 async function series(reader: PullMetricReader, attributes: Record<string, string>) {
   const m = await collectMetrics(reader);
-  const at = (name: string) => pointValue(m, `gym.concurrency.${name}`, attributes);
+  const at = (row: { name: string }) => pointValue(m, row.name, attributes);
   return {
-    limit: at('limit'),
-    active: at('active'),
-    available: at('available'),
-    queueDepth: at('queue_depth'),
-    timeouts: at('admission_timeouts_total'),
-    cancelled: at('admission_cancelled_total'),
-    rejected: at('admission_rejected_total'),
+    limit: at(INSTRUMENTS.concurrencyLimit),
+    active: at(INSTRUMENTS.concurrencyActive),
+    available: at(INSTRUMENTS.concurrencyAvailable),
+    queueDepth: at(INSTRUMENTS.concurrencyQueueDepth),
+    timeouts: at(INSTRUMENTS.admissionTimeouts),
+    cancelled: at(INSTRUMENTS.admissionCancelled),
+    rejected: at(INSTRUMENTS.admissionRejected),
   };
 }
 
@@ -73,36 +71,6 @@ const ATTRS = (limitName: string, serverName?: string) => ({
   [ATTR_CONCURRENCY_LIMIT_NAME]: limitName,
   ...(serverName === undefined ? {} : { [ATTR_SERVER_NAME]: serverName }),
 });
-
-interface Kind {
-  name: string;
-  /** A limit of 2 slots and the options that go with it. */
-  make: () => { limit: MeterableLimit; extra: Partial<MeteredLimitOptions>; isFree: () => boolean };
-}
-
-const KINDS: Kind[] = [
-  {
-    name: 'async-mutex Semaphore',
-    make: () => {
-      const s = new Semaphore(2);
-      return { limit: s, extra: {}, isFree: () => s.getValue() === 2 };
-    },
-  },
-  {
-    name: 'p-limit',
-    make: () => {
-      const l = pLimit(2);
-      return { limit: l, extra: {}, isFree: () => l.activeCount + l.pendingCount === 0 };
-    },
-  },
-  {
-    name: 'acquire()/release() limit',
-    make: () => {
-      const c = countingLimit(2);
-      return { limit: c, extra: { capacity: 2 }, isFree: () => c.free === 2 };
-    },
-  },
-];
 
 describe('instruments', () => {
   it('exports exactly the eight gym.concurrency.* instruments with their kinds, units, value types and attribute keys', async () => {
@@ -116,81 +84,21 @@ describe('instruments', () => {
     });
     await limit.run(() => 'done');
     const { resourceMetrics } = await reader.collect();
-    const shapes = resourceMetrics.scopeMetrics
+    const rows = rowsWith(ATTR_CONCURRENCY_LIMIT_NAME);
+    const names = new Set(rows.map((row) => row.name));
+    const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
+    const exported = resourceMetrics.scopeMetrics
       .flatMap((s) => s.metrics.map((m) => ({ scope: s.scope.name, m })))
-      .filter(({ m }) => m.descriptor.name.startsWith('gym.concurrency.'))
-      .map(({ scope, m }) => ({
-        scope,
-        name: m.descriptor.name,
-        kind: m.dataPointType === DataPointType.SUM ? (m.isMonotonic ? 'counter' : 'up-down counter') : 'gauge',
-        unit: m.descriptor.unit,
-        valueType: m.descriptor.valueType,
-        temporality: m.aggregationTemporality,
-        keys: m.dataPoints.map((p) => Object.keys(p.attributes).sort()),
-      }))
-      .sort((a, b) => a.name.localeCompare(b.name));
-    const keys = [['nemo.gym.concurrency.component', 'nemo.gym.concurrency.limit_name', 'nemo.gym.server.name']];
-    const common = { scope: '@gym/operations', valueType: ValueType.INT, keys };
-    expect(shapes).toEqual([
-      {
-        ...common,
-        name: 'gym.concurrency.active',
-        kind: 'gauge',
-        unit: '{slot}',
-        temporality: AggregationTemporality.CUMULATIVE,
-      },
-      {
-        ...common,
-        name: 'gym.concurrency.admission_cancelled_total',
-        kind: 'counter',
-        unit: '{wait}',
-        temporality: AggregationTemporality.CUMULATIVE,
-      },
-      {
-        ...common,
-        name: 'gym.concurrency.admission_rejected_total',
-        kind: 'counter',
-        unit: '{wait}',
-        temporality: AggregationTemporality.CUMULATIVE,
-      },
-      {
-        ...common,
-        name: 'gym.concurrency.admission_timeouts_total',
-        kind: 'counter',
-        unit: '{wait}',
-        temporality: AggregationTemporality.CUMULATIVE,
-      },
-      {
-        ...common,
-        name: 'gym.concurrency.available',
-        kind: 'gauge',
-        unit: '{slot}',
-        temporality: AggregationTemporality.CUMULATIVE,
-      },
-      {
-        ...common,
-        name: 'gym.concurrency.limit',
-        kind: 'gauge',
-        unit: '{slot}',
-        temporality: AggregationTemporality.CUMULATIVE,
-      },
-      {
-        ...common,
-        name: 'gym.concurrency.oldest_wait_ms',
-        kind: 'gauge',
-        unit: 'ms',
-        valueType: ValueType.DOUBLE,
-        temporality: AggregationTemporality.CUMULATIVE,
-      },
-      {
-        ...common,
-        name: 'gym.concurrency.queue_depth',
-        kind: 'gauge',
-        unit: '{waiter}',
-        temporality: AggregationTemporality.CUMULATIVE,
-      },
-    ]);
-    expect(shapes.map((s) => s.name).sort()).toEqual([...CONCURRENCY_INSTRUMENTS].sort());
+      .filter(({ m }) => names.has(m.descriptor.name))
+      .sort((a, b) => byName(a.m.descriptor, b.m.descriptor));
+    expect(exported.map(({ m }) => exportedShape(m))).toEqual(tableShapes(ATTR_CONCURRENCY_LIMIT_NAME).sort(byName));
+    expect(exported).toHaveLength(8);
+    for (const { scope, m } of exported) {
+      expect(scope).toBe('@gym/operations');
+      expect(m.aggregationTemporality).toBe(AggregationTemporality.CUMULATIVE);
+      const row = rows.find((r) => r.name === m.descriptor.name);
+      expect(m.dataPoints.map((p) => Object.keys(p.attributes).sort())).toEqual([[...(row?.attributes ?? [])].sort()]);
+    }
     const attributes = { ...ATTRS('upstream_requests', 'policy_model'), [ATTR_CONCURRENCY_COMPONENT]: 'model' };
     expect(await series(reader, attributes)).toEqual({
       limit: 4,
@@ -203,10 +111,10 @@ describe('instruments', () => {
     });
     // The component attribute carries the component given.
     const m = await collectMetrics(reader);
-    expect(m.get('gym.concurrency.limit')?.dataPoints[0]?.attributes).toEqual({
-      'nemo.gym.concurrency.component': 'model',
-      'nemo.gym.concurrency.limit_name': 'upstream_requests',
-      'nemo.gym.server.name': 'policy_model',
+    expect(m.get(INSTRUMENTS.concurrencyLimit.name)?.dataPoints[0]?.attributes).toEqual({
+      [ATTR_CONCURRENCY_COMPONENT]: 'model',
+      [ATTR_CONCURRENCY_LIMIT_NAME]: 'upstream_requests',
+      [ATTR_SERVER_NAME]: 'policy_model',
     });
     // Held to the end: an unreferenced limit stops being reported once a collection frees it.
     expect(limit.state().limit).toBe(4);
@@ -216,7 +124,7 @@ describe('instruments', () => {
     const { meterProvider: provider, reader } = createMetricHarness();
     const limit = meteredLimit(pLimit(3), { component: 'resources', limitName: 'tools', meterProvider: provider });
     const m = await collectMetrics(reader);
-    expect(m.get('gym.concurrency.limit')?.dataPoints.map((p) => p.attributes)).toEqual([ATTRS('tools')]);
+    expect(m.get(INSTRUMENTS.concurrencyLimit.name)?.dataPoints.map((p) => p.attributes)).toEqual([ATTRS('tools')]);
     // Held to the end: an unreferenced limit stops being reported once a collection frees it.
     expect(limit.state().limit).toBe(3);
   });
@@ -230,8 +138,8 @@ describe('instruments', () => {
     });
     await limit.run(() => 1);
     const m = await collectMetrics(reader);
-    expect(m.get(METRIC_CONCURRENCY_ADMISSION_TIMEOUTS)?.dataPoints ?? []).toEqual([]);
-    expect(pointValue(m, 'gym.concurrency.admission_cancelled_total', ATTRS('no_deadline'))).toBe(0);
+    expect(m.get(INSTRUMENTS.admissionTimeouts.name)?.dataPoints ?? []).toEqual([]);
+    expect(pointValue(m, INSTRUMENTS.admissionCancelled.name, ATTRS('no_deadline'))).toBe(0);
     // A second limit of the same attribute set with a deadline brings the point (for the set).
     const withDeadline = meteredLimit(new Semaphore(1), {
       component: 'resources',
@@ -239,9 +147,7 @@ describe('instruments', () => {
       admissionTimeoutMs: 50,
       meterProvider: provider,
     });
-    expect(pointValue(await collectMetrics(reader), METRIC_CONCURRENCY_ADMISSION_TIMEOUTS, ATTRS('no_deadline'))).toBe(
-      0,
-    );
+    expect(pointValue(await collectMetrics(reader), INSTRUMENTS.admissionTimeouts.name, ATTRS('no_deadline'))).toBe(0);
     // Both held to the end: an unreferenced limit stops being reported once a collection frees it.
     expect([limit.state().limit, withDeadline.state().limit]).toEqual([1, 1]);
   });
@@ -303,14 +209,14 @@ describe('instruments', () => {
     limit.state(); // its first use while exporting
     const attributes = { [ATTR_CONCURRENCY_COMPONENT]: 'agent', [ATTR_CONCURRENCY_LIMIT_NAME]: 'global_limit' };
     const m = await collectMetrics(reader);
-    expect(pointValue(m, 'gym.concurrency.limit', attributes)).toBe(1);
-    expect(pointValue(m, 'gym.concurrency.active', attributes)).toBe(1);
+    expect(pointValue(m, INSTRUMENTS.concurrencyLimit.name, attributes)).toBe(1);
+    expect(pointValue(m, INSTRUMENTS.concurrencyActive.name, attributes)).toBe(1);
     setTelemetryState({ metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator: false });
     // It leaves the export: its idle final state once, then nothing.
     const last = await collectMetrics(reader);
-    expect(pointValue(last, 'gym.concurrency.limit', attributes)).toBe(1);
-    expect(pointValue(last, 'gym.concurrency.active', attributes)).toBe(0);
-    expect((await collectMetrics(reader)).get('gym.concurrency.limit')?.dataPoints ?? []).toEqual([]);
+    expect(pointValue(last, INSTRUMENTS.concurrencyLimit.name, attributes)).toBe(1);
+    expect(pointValue(last, INSTRUMENTS.concurrencyActive.name, attributes)).toBe(0);
+    expect((await collectMetrics(reader)).get(INSTRUMENTS.concurrencyLimit.name)?.dataPoints ?? []).toEqual([]);
     hold.resolve();
     await running;
     // Held to the end: an unreferenced limit stops being reported once a collection frees it.
@@ -482,18 +388,18 @@ describe('programming errors throw at once, naming the value and what is allowed
   });
 });
 
-describe.each(KINDS)('admission on a $name', ({ make }) => {
+// Every kind that can have two slots.
+describe.each(KINDS.filter((kind) => kind.sized))('admission on a $name', (kind) => {
   function setup(options: Partial<MeteredLimitOptions> = {}) {
     const { meterProvider: provider, reader } = createMetricHarness();
-    const { limit: inner, extra, isFree } = make();
-    const limit = meteredLimit(inner, {
+    const made = kind.make(2);
+    const limit = metered(made, {
       component: 'resources',
       limitName: 'admission',
       meterProvider: provider,
-      ...extra,
       ...options,
     });
-    return { provider, reader, limit, isFree };
+    return { provider, reader, limit, isFree: made.isFree };
   }
 
   /** Fills both slots; returns a function that frees them. */
@@ -545,7 +451,7 @@ describe.each(KINDS)('admission on a $name', ({ make }) => {
   });
 
   it('admissionTimeoutMs: a wait that runs out rejects with AdmissionTimeoutError, counts as a timeout (not cancelled), never holds a slot', async () => {
-    jest.useFakeTimers();
+    useFakeTimers();
     const { limit, reader, isFree } = setup({ admissionTimeoutMs: 100 });
     const free = await fill(limit);
     let ran = false;
@@ -609,7 +515,7 @@ describe.each(KINDS)('admission on a $name', ({ make }) => {
   });
 
   it('in resourcesOperation: timed-out and aborted waits record their queue wait, a refusal none; no duration point', async () => {
-    jest.useFakeTimers();
+    useFakeTimers();
     const { provider, reader, limit, isFree } = setup({ admissionTimeoutMs: 100, maxQueued: 2 });
     const options = { operation: 'judge', executor: 'inline', meterProvider: provider } as const;
     const hold = deferred();
@@ -636,8 +542,8 @@ describe.each(KINDS)('admission on a $name', ({ make }) => {
     const m = await collectMetrics(reader);
     const serie = { [ATTR_OPERATION]: 'judge', [ATTR_EXECUTOR]: 'inline' };
     // The refusal never waited: no queue point. The timed-out wait recorded the 100 ms it waited.
-    expect(histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, serie).count).toBe(4);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(2); // only the two holders ran
+    expect(histogramPoint(m, INSTRUMENTS.operationQueueDuration.name, serie).count).toBe(4);
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(2); // only the two holders ran
     expect(limit.state()).toMatchObject({
       active: 0,
       queued: 0,
@@ -735,8 +641,8 @@ describe('p-limit drops waiting calls (clearQueue() with rejectOnClear)', () => 
     await holder;
     await waiter;
     const m = await collectMetrics(reader);
-    expect(pointsOf(m, 'gym.resources.operation.queued').map((p) => p.value)).toEqual([0]);
-    expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(2);
+    expect(pointsOf(m, INSTRUMENTS.operationQueued.name).map((p) => p.value)).toEqual([0]);
+    expect(histogramCount(m, INSTRUMENTS.operationQueueDuration.name)).toBe(2);
   });
 
   it('a dropped call leaves the queued counts, records its wait and never runs; a call that found a free slot runs', async () => {
@@ -760,9 +666,9 @@ describe('p-limit drops waiting calls (clearQueue() with rejectOnClear)', () => 
     expect(await holder).toBe('held');
     expect(ran).toBe(0);
     const m = await collectMetrics(reader);
-    expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(3);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
-    expect(pointsOf(m, 'gym.resources.operation.queued').map((p) => p.value)).toEqual([0]);
+    expect(histogramCount(m, INSTRUMENTS.operationQueueDuration.name)).toBe(3);
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(1);
+    expect(pointsOf(m, INSTRUMENTS.operationQueued.name).map((p) => p.value)).toEqual([0]);
     expect(limit.state()).toMatchObject({ active: 0, queued: 0 });
   });
 
@@ -784,6 +690,6 @@ describe('p-limit drops waiting calls (clearQueue() with rejectOnClear)', () => 
     expect(ran).toBe(false);
     expect([limiter.activeCount, limiter.pendingCount]).toEqual([0, 0]);
     const m = await collectMetrics(reader);
-    expect(pointsOf(m, 'gym.resources.operation.queued').map((p) => p.value)).toEqual([1]);
+    expect(pointsOf(m, INSTRUMENTS.operationQueued.name).map((p) => p.value)).toEqual([1]);
   });
 });

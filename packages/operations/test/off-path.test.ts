@@ -4,14 +4,7 @@
 // state changes while it runs. These tests use the OpenTelemetry API global and the published
 // telemetry state (the only way to express "not exporting"), and restore both afterwards.
 
-import {
-  ATTR_EXECUTOR,
-  ATTR_OPERATION,
-  METRIC_OPERATION_ACTIVE,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUE_DURATION,
-  METRIC_OPERATION_QUEUED,
-} from '@gym/constants';
+import { ATTR_EXECUTOR, ATTR_OPERATION, INSTRUMENTS } from '@gym/constants';
 import { isMetricsExporting, setTelemetryState } from '@gym/core';
 import { type OperationLimit, resourcesOperation } from '@gym/operations';
 import {
@@ -26,9 +19,9 @@ import {
 } from '@gym/test-kit';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { metrics } from '@opentelemetry/api';
-import { Mutex, Semaphore } from 'async-mutex';
-import pLimit from 'p-limit';
-import { countingLimit, FakeClock } from './helpers.js';
+import { Semaphore } from 'async-mutex';
+import { FakeClock } from './helpers.js';
+import { KINDS } from './kinds.js';
 
 const SERIES = { [ATTR_OPERATION]: 'judge', [ATTR_EXECUTOR]: 'process' };
 
@@ -71,50 +64,45 @@ async function mix(limit: OperationLimit | null) {
   return { results, returned };
 }
 
-const LIMITS: [string, () => OperationLimit | null, (limit: never) => boolean][] = [
-  ['Semaphore', () => new Semaphore(1), (s: Semaphore) => s.getValue() === 1],
-  ['Mutex', () => new Mutex(), (m: Mutex) => !m.isLocked()],
-  ['p-limit', () => pLimit(1), (l: ReturnType<typeof pLimit>) => l.activeCount + l.pendingCount === 0],
-  ['acquire()/release()', () => countingLimit(1), (l: ReturnType<typeof countingLimit>) => l.free === 1],
-  ['null (nothing waits, so the "aborted while waiting" one runs)', () => null, () => true],
+const LIMITS: [string, () => { limit: OperationLimit | null; isFree: () => boolean }][] = [
+  ...KINDS.map((kind): [string, () => { limit: OperationLimit; isFree: () => boolean }] => [
+    kind.name,
+    () => kind.make(1),
+  ]),
+  ['null (nothing waits, so the "aborted while waiting" one runs)', () => ({ limit: null, isFree: () => true })],
 ];
 
 describe('metrics not exporting', () => {
-  it.each(LIMITS)(
-    '%s: only enters and leaves the limit — no clock read, no instrument, no count',
-    async (_k, make, isFree) => {
-      // A real SDK is registered globally, but the published state says metrics are off.
-      const { meterProvider: provider, reader } = createMetricHarness();
-      metrics.setGlobalMeterProvider(provider);
-      publish(false);
-      expect(isMetricsExporting()).toBe(false);
+  it.each(LIMITS)('%s: only enters and leaves the limit — no clock read, no instrument, no count', async (_k, make) => {
+    // A real SDK is registered globally, but the published state says metrics are off.
+    const { meterProvider: provider, reader } = createMetricHarness();
+    metrics.setGlobalMeterProvider(provider);
+    publish(false);
+    expect(isMetricsExporting()).toBe(false);
 
-      const limit = make();
-      const clock = new FakeClock();
-      const { results, returned } = await mix(limit);
+    const { limit, isFree } = make();
+    const clock = new FakeClock();
+    const { results, returned } = await mix(limit);
 
-      expect(returned).toBe('returned');
-      expect(results[0]).toBe('held');
-      expect(results[1]).toEqual(
-        limit === null ? { ok: true, value: 'never' } : { ok: false, error: expect.anything() },
-      );
-      expect(results[2]).toMatchObject({ ok: false, error: new Error('crash') });
-      expect(results[3]).toMatchObject({ ok: false });
-      await settle();
-      expect(isFree(limit as never)).toBe(true);
-      expect(clock.reads).toBe(0);
-      expect((await collectMetrics(reader)).size).toBe(0); // not even an instrument was created
+    expect(returned).toBe('returned');
+    expect(results[0]).toBe('held');
+    expect(results[1]).toEqual(limit === null ? { ok: true, value: 'never' } : { ok: false, error: expect.anything() });
+    expect(results[2]).toMatchObject({ ok: false, error: new Error('crash') });
+    expect(results[3]).toMatchObject({ ok: false });
+    await settle();
+    expect(isFree()).toBe(true);
+    expect(clock.reads).toBe(0);
+    expect((await collectMetrics(reader)).size).toBe(0); // not even an instrument was created
 
-      // Now turn metrics on: one operation, and the counts read as if the off ones never happened.
-      publish(true);
-      await resourcesOperation(limit, { operation: 'judge', executor: 'process' }, () => {});
-      const m = await collectMetrics(reader);
-      expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(1);
-      expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
-      expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
-      expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
-    },
-  );
+    // Now turn metrics on: one operation, and the counts read as if the off ones never happened.
+    publish(true);
+    await resourcesOperation(limit, { operation: 'judge', executor: 'process' }, () => {});
+    const m = await collectMetrics(reader);
+    expect(histogramCount(m, INSTRUMENTS.operationQueueDuration.name)).toBe(1);
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(1);
+    expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(0);
+    expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0);
+  });
 
   it('with no SDK registered and no state published, nothing is measured', async () => {
     expect(isMetricsExporting()).toBe(false);
@@ -132,9 +120,9 @@ describe('an SDK set up by the user, without @gym/otel-bootstrap', () => {
     const { returned } = await mix(new Semaphore(1));
     expect(returned).toBe('returned');
     const m = await collectMetrics(reader);
-    expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(5);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(4); // all but the one aborted while waiting
-    expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+    expect(histogramCount(m, INSTRUMENTS.operationQueueDuration.name)).toBe(5);
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(4); // all but the one aborted while waiting
+    expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0);
   });
 });
 
@@ -153,9 +141,10 @@ describe('exporting state changes mid-operation: the decision taken at entry hol
     await running;
     const m = await collectMetrics(reader);
     expect(
-      histogramPoint(m, METRIC_OPERATION_DURATION, { ...SERIES, 'nemo.gym.resources.operation.outcome': 'ok' }).sum,
+      histogramPoint(m, INSTRUMENTS.operationDuration.name, { ...SERIES, 'nemo.gym.resources.operation.outcome': 'ok' })
+        .sum,
     ).toBe(60);
-    expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+    expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0);
   });
 
   it('started while off, finished after metrics were turned on → nothing recorded, counts untouched', async () => {
@@ -174,19 +163,19 @@ describe('exporting state changes mid-operation: the decision taken at entry hol
     const readsBeforeCollect = clock.reads; // the SDK reads the same clock when it collects
     let m = await collectMetrics(reader);
     const readsAfterCollect = clock.reads;
-    expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(1);
-    expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0); // the off one is not counted
+    expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(1);
+    expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0); // the off one is not counted
     clock.time = 15;
     hold.resolve();
     await offRun;
     expect(await onRun).toBe('on');
     const ours = readsBeforeCollect + clock.reads - readsAfterCollect;
     m = await collectMetrics(reader);
-    expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(1);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
-    expect(histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES).sum).toBe(15);
-    expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
-    expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+    expect(histogramCount(m, INSTRUMENTS.operationQueueDuration.name)).toBe(1);
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(1);
+    expect(histogramPoint(m, INSTRUMENTS.operationQueueDuration.name, SERIES).sum).toBe(15);
+    expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(0);
+    expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0);
     expect(ours).toBe(3); // the on one only: asked, held, ended
   });
 });

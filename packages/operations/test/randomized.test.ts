@@ -12,106 +12,20 @@ import {
   ATTR_EXECUTOR,
   ATTR_OPERATION,
   ATTR_OUTCOME,
-  METRIC_CONCURRENCY_ACTIVE,
-  METRIC_CONCURRENCY_ADMISSION_CANCELLED,
-  METRIC_CONCURRENCY_ADMISSION_REJECTED,
-  METRIC_CONCURRENCY_ADMISSION_TIMEOUTS,
-  METRIC_CONCURRENCY_AVAILABLE,
-  METRIC_CONCURRENCY_LIMIT,
-  METRIC_CONCURRENCY_OLDEST_WAIT,
-  METRIC_CONCURRENCY_QUEUE_DEPTH,
-  METRIC_OPERATION_ACTIVE,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUE_DURATION,
-  METRIC_OPERATION_QUEUED,
+  INSTRUMENTS,
 } from '@gym/constants';
-import { AdmissionRejectedError, AdmissionTimeoutError, meteredLimit, resourcesOperation } from '@gym/operations';
+import { AdmissionRejectedError, AdmissionTimeoutError, resourcesOperation } from '@gym/operations';
 import { collectMetrics, DeltaPullMetricReader, PullMetricReader, pointsOf, sameAttributes } from '@gym/test-kit';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import type { Attributes } from '@opentelemetry/api';
 import { type Histogram, MeterProvider, type MetricData } from '@opentelemetry/sdk-metrics';
-import { Mutex, Semaphore } from 'async-mutex';
-import pLimit from 'p-limit';
-import pLimit6 from 'p-limit-6';
-import { countingLimit, prng } from './helpers.js';
+import { prng, useFakeTimers } from './helpers.js';
+import { KINDS, metered } from './kinds.js';
 
 const CALLS = 10_000;
 const SEED = 0x5eed1;
 const LIMIT = { [ATTR_CONCURRENCY_COMPONENT]: 'resources', [ATTR_CONCURRENCY_LIMIT_NAME]: 'random' };
 const SERIES = { [ATTR_OPERATION]: 'verify', [ATTR_EXECUTOR]: 'subprocess' };
-
-/**
- * A limit kind: the raw limiter, how to call it directly (an acquire()/release() object cannot
- * say whether a slot is free, so direct callers beside ours are left out there), how to resize it,
- * what its limit is now.
- */
-interface Kind {
-  readonly raw: Parameters<typeof meteredLimit>[0];
-  readonly capacity?: number;
-  readonly direct: ((body: () => Promise<unknown>) => Promise<unknown>) | undefined;
-  resize(random: () => number): void;
-  slots(): number;
-}
-
-const KINDS: [string, () => Kind][] = [
-  [
-    'Semaphore',
-    () => {
-      const s = new Semaphore(4);
-      let slots = 4;
-      return {
-        raw: s,
-        direct: (body) => s.runExclusive(body),
-        // setValue sets the free units: only done while nothing is held, so the total is that.
-        resize: (random) => {
-          if (s.getValue() !== slots) return;
-          slots = 2 + Math.floor(random() * 5);
-          s.setValue(slots);
-        },
-        slots: () => slots,
-      };
-    },
-  ],
-  [
-    'Mutex',
-    () => {
-      const m = new Mutex();
-      return { raw: m, direct: (body) => m.runExclusive(body), resize: () => {}, slots: () => 1 };
-    },
-  ],
-  ...(
-    [
-      ['p-limit 7', pLimit],
-      ['p-limit 6', pLimit6],
-    ] as const
-  ).map(([name, make]): [string, () => Kind] => [
-    name,
-    () => {
-      const l = make(4);
-      return {
-        raw: l,
-        direct: (body) => l(body),
-        resize: (random) => {
-          l.concurrency = 2 + Math.floor(random() * 5);
-        },
-        slots: () => l.concurrency,
-      };
-    },
-  ]),
-  [
-    'acquire()/release()',
-    () => {
-      const c = countingLimit(4);
-      return {
-        raw: c,
-        capacity: 4,
-        direct: undefined,
-        resize: () => {},
-        slots: () => 4,
-      };
-    },
-  ],
-];
 
 afterEach(() => {
   jest.useRealTimers();
@@ -125,18 +39,17 @@ function histogramCount(m: Map<string, MetricData>, name: string, attributes: At
   return pointsOf<Histogram>(m, name).find((p) => sameAttributes(p.attributes, attributes))?.value.count ?? 0;
 }
 
-describe.each(KINDS)('%s', (_name, make) => {
+describe.each(KINDS.map((kind) => [kind.name, kind] as const))('%s', (_name, of) => {
   it(`${CALLS} mixed calls: every exported number equals what the callers counted`, async () => {
-    jest.useFakeTimers();
+    useFakeTimers();
     const random = prng(SEED);
     const cumulative = new PullMetricReader();
     const delta = new DeltaPullMetricReader();
     const meterProvider = new MeterProvider({ readers: [cumulative, delta] });
-    const kind = make();
-    const limit = meteredLimit(kind.raw, {
+    const kind = of.make(4);
+    const limit = metered(kind, {
       component: 'resources',
       limitName: 'random',
-      capacity: kind.capacity,
       admissionTimeoutMs: 3,
       maxQueued: Math.min(6, 2 * kind.slots()),
       meterProvider,
@@ -151,25 +64,25 @@ describe.each(KINDS)('%s', (_name, make) => {
     const deltaSums = { timeouts: 0, cancelled: 0, rejected: 0, queueWaits: 0, ok: 0, error: 0 };
     const collectDelta = async () => {
       const m = await collectMetrics(delta);
-      deltaSums.timeouts += point(m, METRIC_CONCURRENCY_ADMISSION_TIMEOUTS, LIMIT) ?? 0;
-      deltaSums.cancelled += point(m, METRIC_CONCURRENCY_ADMISSION_CANCELLED, LIMIT) ?? 0;
-      deltaSums.rejected += point(m, METRIC_CONCURRENCY_ADMISSION_REJECTED, LIMIT) ?? 0;
-      deltaSums.queueWaits += histogramCount(m, METRIC_OPERATION_QUEUE_DURATION, SERIES);
-      deltaSums.ok += histogramCount(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'ok' });
-      deltaSums.error += histogramCount(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'error' });
+      deltaSums.timeouts += point(m, INSTRUMENTS.admissionTimeouts.name, LIMIT) ?? 0;
+      deltaSums.cancelled += point(m, INSTRUMENTS.admissionCancelled.name, LIMIT) ?? 0;
+      deltaSums.rejected += point(m, INSTRUMENTS.admissionRejected.name, LIMIT) ?? 0;
+      deltaSums.queueWaits += histogramCount(m, INSTRUMENTS.operationQueueDuration.name, SERIES);
+      deltaSums.ok += histogramCount(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OUTCOME]: 'ok' });
+      deltaSums.error += histogramCount(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OUTCOME]: 'error' });
       return m;
     };
     /** At a quiet point (every microtask drained): the live numbers equal the callers' own. */
     const checkLive = async () => {
       const m = await collectMetrics(cumulative);
       expect({
-        queueDepth: point(m, METRIC_CONCURRENCY_QUEUE_DEPTH, LIMIT),
-        active: point(m, METRIC_CONCURRENCY_ACTIVE, LIMIT),
+        queueDepth: point(m, INSTRUMENTS.concurrencyQueueDepth.name, LIMIT),
+        active: point(m, INSTRUMENTS.concurrencyActive.name, LIMIT),
       }).toEqual({ queueDepth: seen.waiting, active: seen.running });
       // Direct callers hold slots too: the free slots are at most the limit's size.
-      expect(point(m, METRIC_CONCURRENCY_AVAILABLE, LIMIT)).toBeLessThanOrEqual(kind.slots());
+      expect(point(m, INSTRUMENTS.concurrencyAvailable.name, LIMIT)).toBeLessThanOrEqual(kind.slots());
       // The oldest wait: 0 with nobody waiting, and never beyond the deadline (3 ms, fake time).
-      const oldest = point(m, METRIC_CONCURRENCY_OLDEST_WAIT, LIMIT) ?? Number.NaN;
+      const oldest = point(m, INSTRUMENTS.concurrencyOldestWait.name, LIMIT) ?? Number.NaN;
       if (seen.waiting === 0) expect(oldest).toBe(0);
       else expect(oldest >= 0 && oldest <= 3).toBe(true);
     };
@@ -250,8 +163,9 @@ describe.each(KINDS)('%s', (_name, make) => {
     };
 
     for (let i = 0; i < CALLS; i++) {
-      if (random() < 0.15 && kind.direct !== undefined) {
-        // A direct caller of the raw limiter, beside ours: never counted by us.
+      if (random() < 0.15 && of.tellsFree) {
+        // A direct caller of the raw limiter, beside ours: never counted by us (left out where the
+        // limiter cannot tell a free slot: there only our own counts judge the limit).
         const holdMs = Math.floor(random() * 6);
         outstanding++;
         void kind
@@ -270,7 +184,7 @@ describe.each(KINDS)('%s', (_name, make) => {
         await jest.advanceTimersByTimeAsync(Math.ceil(12 / kind.slots()));
         if (i % 500 === 499) await checkLive();
         if (i % 1000 === 999) await collectDelta();
-        if (i % 300 === 299) kind.resize(random);
+        if (i % 300 === 299) kind.resize?.(2 + Math.floor(random() * 5));
       }
     }
     while (outstanding > 0) await jest.advanceTimersByTimeAsync(10);
@@ -305,21 +219,21 @@ describe.each(KINDS)('%s', (_name, make) => {
       error: outcomes.error,
     };
     expect({
-      limit: point(m, METRIC_CONCURRENCY_LIMIT, LIMIT),
-      available: point(m, METRIC_CONCURRENCY_AVAILABLE, LIMIT),
-      active: point(m, METRIC_CONCURRENCY_ACTIVE, LIMIT),
-      queueDepth: point(m, METRIC_CONCURRENCY_QUEUE_DEPTH, LIMIT),
-      oldest: point(m, METRIC_CONCURRENCY_OLDEST_WAIT, LIMIT),
-      timeouts: point(m, METRIC_CONCURRENCY_ADMISSION_TIMEOUTS, LIMIT),
-      cancelled: point(m, METRIC_CONCURRENCY_ADMISSION_CANCELLED, LIMIT),
-      rejected: point(m, METRIC_CONCURRENCY_ADMISSION_REJECTED, LIMIT),
-      queued: point(m, METRIC_OPERATION_QUEUED, SERIES),
-      running: point(m, METRIC_OPERATION_ACTIVE, SERIES),
-      queueWaits: histogramCount(m, METRIC_OPERATION_QUEUE_DURATION, SERIES),
-      ok: histogramCount(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'ok' }),
-      error: histogramCount(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'error' }),
+      limit: point(m, INSTRUMENTS.concurrencyLimit.name, LIMIT),
+      available: point(m, INSTRUMENTS.concurrencyAvailable.name, LIMIT),
+      active: point(m, INSTRUMENTS.concurrencyActive.name, LIMIT),
+      queueDepth: point(m, INSTRUMENTS.concurrencyQueueDepth.name, LIMIT),
+      oldest: point(m, INSTRUMENTS.concurrencyOldestWait.name, LIMIT),
+      timeouts: point(m, INSTRUMENTS.admissionTimeouts.name, LIMIT),
+      cancelled: point(m, INSTRUMENTS.admissionCancelled.name, LIMIT),
+      rejected: point(m, INSTRUMENTS.admissionRejected.name, LIMIT),
+      queued: point(m, INSTRUMENTS.operationQueued.name, SERIES),
+      running: point(m, INSTRUMENTS.operationActive.name, SERIES),
+      queueWaits: histogramCount(m, INSTRUMENTS.operationQueueDuration.name, SERIES),
+      ok: histogramCount(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OUTCOME]: 'ok' }),
+      error: histogramCount(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OUTCOME]: 'error' }),
     }).toEqual(expected);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'cancelled' })).toBe(
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OUTCOME]: 'cancelled' })).toBe(
       outcomes.cancelled,
     );
 
@@ -332,7 +246,7 @@ describe.each(KINDS)('%s', (_name, make) => {
       ok: outcomes.ok,
       error: outcomes.error,
     });
-    expect(point(last, METRIC_CONCURRENCY_LIMIT, LIMIT)).toBe(kind.slots());
+    expect(point(last, INSTRUMENTS.concurrencyLimit.name, LIMIT)).toBe(kind.slots());
     await meterProvider.shutdown();
   }, 120_000);
 });
