@@ -1,9 +1,8 @@
-// The request and allocation records, and the writer of typed input → span attributes, checked
-// by plain code where it is written. As in OpenTelemetry itself, telemetry input never throws: a
-// field this package does not know (a typo such as `memoryMB`) is ignored and reported once, and
-// a value that breaks its rule is dropped with one diag warning. An absent or dropped amount is
-// named under `…unspecified`, never written as 0. A record is one span, ended at once (a record,
-// not a measure of provisioning); whatever goes wrong after the gate is reported once and dropped.
+// The package's scope and gate, the request and allocation records, and the writer of typed
+// input → span attributes. Telemetry input never throws: an unknown field (a typo such as
+// `memoryMB`) is ignored and a value that breaks its rule is dropped, each with one diag warning.
+// An absent or dropped amount is named under `…unspecified`, never written as 0. A record is one
+// span, ended at once (a record, not a measure of provisioning).
 
 import { randomUUID } from 'node:crypto';
 import {
@@ -18,9 +17,9 @@ import {
   SPAN_SANDBOX_ALLOCATION,
   SPAN_SANDBOX_REQUEST,
 } from '@gym/constants';
-import { describeValue } from '@gym/core/internal';
-import { type Attributes, context, SpanKind } from '@opentelemetry/api';
-import { reporter, sandboxTracer } from './scope.js';
+import { currentSpanGroups, isTracesExporting } from '@gym/core';
+import { createReporter, describeValue, resolveTracer } from '@gym/core/internal';
+import { type Attributes, context, SpanKind, type Tracer } from '@opentelemetry/api';
 import type {
   RecordRequestOptions,
   ResourceAllocation,
@@ -33,6 +32,23 @@ import type {
   SandboxSpec,
   SandboxTelemetryOptions,
 } from './types.js';
+
+export const SCOPE = Object.freeze({ name: '@gym/sandbox-telemetry' });
+export const reporter = createReporter(SCOPE.name);
+
+/** Whether the `sandbox` span group is on: it gates the lifecycle metrics and the records alike. */
+export function sandboxGroupOn(): boolean {
+  return currentSpanGroups().has('sandbox');
+}
+
+/**
+ * The tracer of a record, or `undefined` when nothing would be exported: an injected provider
+ * whatever the span groups; the global one only while traces export and `sandbox` is on.
+ */
+export function sandboxTracer(options: SandboxTelemetryOptions | undefined): Tracer | undefined {
+  if (options?.tracerProvider == null && (!isTracesExporting() || !sandboxGroupOn())) return undefined;
+  return resolveTracer(options, SCOPE, reporter);
+}
 
 type Written = Record<string, string | number>;
 /** A value's test, and the rule as a warning states it. */

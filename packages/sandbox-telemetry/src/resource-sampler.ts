@@ -22,8 +22,7 @@ import {
   readGymVariable,
 } from '@gym/core/internal';
 import { type Attributes, type Context, context, SpanKind, type Tracer } from '@opentelemetry/api';
-import { isAttributeValue, isFreeKey, recordAttributes } from './records.js';
-import { reporter, sandboxGroupOn, sandboxTracer } from './scope.js';
+import { isAttributeValue, isFreeKey, recordAttributes, reporter, sandboxGroupOn, sandboxTracer } from './records.js';
 import type {
   ResourceProvider,
   ResourceSamplerOptions,
