@@ -19,7 +19,7 @@ import {
 } from '@gym/constants';
 import { currentSpanGroups, isTracesExporting } from '@gym/core';
 import { createReporter, describeValue, resolveTracer } from '@gym/core/internal';
-import { type Attributes, context, SpanKind, type Tracer } from '@opentelemetry/api';
+import { type Attributes, type Context, context, SpanKind, type Tracer } from '@opentelemetry/api';
 import type {
   RecordRequestOptions,
   ResourceAllocation,
@@ -98,13 +98,9 @@ export function recordRequest(
   if (tracer === undefined) return NOT_RECORDED;
   let carried = NOT_RECORDED;
   try {
-    const requestId = randomUUID();
     const caller = attributes === undefined ? {} : callerAttributes(attributes);
-    carried = Object.freeze({ [ATTR_SANDBOX_REQUEST_ID]: requestId, ...caller });
-    // Own keys first: the SDK's attribute count limit then drops caller keys first.
-    const own = { [ATTR_SANDBOX_REQUEST_ID]: requestId, ...requestedAttributes(spec), ...caller };
-    const span = { kind: SpanKind.INTERNAL, attributes: own };
-    tracer.startSpan(SPAN_SANDBOX_REQUEST, span, options?.context ?? context.active()).end();
+    carried = Object.freeze({ [ATTR_SANDBOX_REQUEST_ID]: randomUUID(), ...caller });
+    writeRecord(tracer, SPAN_SANDBOX_REQUEST, carried, requestedAttributes(spec), options?.context ?? context.active());
   } catch (error) {
     reporter.warnOnce('request-span', 'writing a gym.sandbox.request span failed; it was dropped', error);
   }
@@ -129,8 +125,7 @@ export function recordAllocation<H extends SandboxHandle>(
     try {
       const allocation = await provider.resourceAllocation!(handle);
       const own = { [ATTR_SANDBOX_ID]: handle.id, ...allocationAttributes(allocation) };
-      const span = { kind: SpanKind.INTERNAL, attributes: recordAttributes(attributes, own) };
-      tracer.startSpan(SPAN_SANDBOX_ALLOCATION, span, parent).end();
+      writeRecord(tracer, SPAN_SANDBOX_ALLOCATION, attributes, own, parent);
       return allocation;
     } catch (error) {
       reporter.warnOnce('allocation', 'a sandbox allocation could not be told or written; it was dropped', error);
@@ -217,16 +212,23 @@ function callerAttributes(attributes: SandboxAttributes): SandboxAttributes {
 }
 
 /**
- * The request id (when carried), then `own`, then the rest of `carried`: the SDK's attribute
- * count limit drops caller keys first, and a carried key never replaces one of ours.
+ * Writes one record, a span ended at once, with the request id (when carried), then `own`, then
+ * the rest of `carried`: the SDK's attribute count limit drops caller keys first, and a carried
+ * key never replaces one of ours.
  */
-export function recordAttributes(carried: SandboxAttributes, own: Attributes): Attributes {
+export function writeRecord(
+  tracer: Tracer,
+  name: string,
+  carried: SandboxAttributes,
+  own: Attributes,
+  parent: Context,
+) {
   const attributes: Attributes = {};
   const requestId = carried[ATTR_SANDBOX_REQUEST_ID];
   if (requestId !== undefined) attributes[ATTR_SANDBOX_REQUEST_ID] = requestId;
   Object.assign(attributes, own);
   for (const key of Object.keys(carried)) if (!(key in attributes)) attributes[key] = carried[key];
-  return attributes;
+  tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent).end();
 }
 
 function writeAmounts(out: Written, amounts: SandboxResourceAmounts, prefix: string, where: string): Written {

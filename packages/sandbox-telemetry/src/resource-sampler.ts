@@ -1,7 +1,6 @@
-// Periodic resource samples of one sandbox, as spans in its trace. A fixed-rate interval that
-// skips (and counts) a tick while the previous sample still runs, rather than a chain of
-// timeouts: a slow provider shows up as a number on the final record instead of silently
-// stretching the interval. The provider call and the record are the two edges, one catch each.
+// Periodic resource samples of one sandbox, as spans in its trace. A fixed-rate interval skips
+// (and counts) a tick while the previous sample still runs: a slow provider shows up as a number
+// on the final record instead of silently stretching the interval.
 
 import {
   ATTR_SANDBOX_ID,
@@ -21,15 +20,14 @@ import {
   MIN_SAMPLE_INTERVAL_SECONDS,
   readGymVariable,
 } from '@gym/core/internal';
-import { type Attributes, type Context, context, SpanKind, type Tracer } from '@opentelemetry/api';
-import { isAttributeValue, isFreeKey, recordAttributes, reporter, sandboxGroupOn, sandboxTracer } from './records.js';
+import { type Attributes, type Context, context, type Tracer } from '@opentelemetry/api';
+import { isAttributeValue, isFreeKey, reporter, sandboxGroupOn, sandboxTracer, writeRecord } from './records.js';
 import type {
   ResourceProvider,
   ResourceSamplerOptions,
   ResourceSamplerState,
   ResourceSamplerStats,
   SandboxAttributes,
-  SandboxAttributeValue,
   SandboxHandle,
 } from './types.js';
 
@@ -100,14 +98,14 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
     intervalSeconds: number,
     options?: ResourceSamplerOptions,
   ) {
-    this.#provider = provider;
-    this.#handle = handle;
-    this.#attributes = attributes;
-    this.#intervalMs = checkedInterval(intervalSeconds, 'ResourceSampler intervalSeconds') * 1000;
     const stopTimeout = options?.stopTimeoutSeconds ?? 5;
     if (!(stopTimeout >= 0 && stopTimeout <= MAX_TIMER_SECONDS)) {
       throw invalidChoice('stopTimeoutSeconds', stopTimeout, `a number of seconds from 0 to ${MAX_TIMER_SECONDS}`);
     }
+    this.#provider = provider;
+    this.#handle = handle;
+    this.#attributes = attributes;
+    this.#intervalMs = checkedInterval(intervalSeconds, 'ResourceSampler intervalSeconds') * 1000;
     this.#stopTimeoutMs = stopTimeout * 1000;
     this.#options = options;
   }
@@ -128,8 +126,7 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
     this.#tracer = tracer;
     this.#parent = this.#handle.context ?? context.active();
     this.#state = 'running';
-    this.#timer = setInterval(() => this.#tick(), this.#intervalMs);
-    this.#timer.unref();
+    this.#timer = setInterval(() => this.#tick(), this.#intervalMs).unref();
   }
 
   /**
@@ -152,8 +149,7 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
     });
     let deadline: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<Outcome>((resolve) => {
-      deadline = setTimeout(resolve, this.#stopTimeoutMs, TIMED_OUT);
-      deadline.unref(); // it bounds a wait; it is no reason for the process to stay alive
+      deadline = setTimeout(resolve, this.#stopTimeoutMs, TIMED_OUT).unref(); // it keeps no process alive
     });
     void Promise.race([this.#inFlight ?? this.#sample(), timedOut]).then((outcome) => {
       clearTimeout(deadline);
@@ -170,14 +166,13 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
       return;
     }
     void this.#sample().then((outcome) => {
-      // Once stopping, stop() owns this sample: it becomes the final record.
-      if (this.#state !== 'running') return;
+      if (this.#state !== 'running') return; // once stopping, this sample is stop()'s final record
       this.#inFlight = undefined;
       this.#record(outcome, false);
     });
   }
 
-  /** One provider call, marked as the running sample before the provider runs. Never rejects. */
+  /** One provider call, published as the running sample before the provider runs. Never rejects. */
   #sample(): Promise<Outcome> {
     let settle!: (outcome: Outcome) => void;
     const pending = new Promise<Outcome>((resolve) => {
@@ -198,7 +193,7 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
   /** Counts what went wrong and writes the record; a regular tick with no good value writes nothing. */
   #record(outcome: Outcome, final: boolean): void {
     try {
-      let values: Record<string, SandboxAttributeValue> | undefined;
+      let values: Attributes | undefined;
       if (outcome === TIMED_OUT) {
         this.#fail('timeout', `the final sample did not settle within ${this.#stopTimeoutMs} ms; recorded without it`);
       } else if ('error' in outcome) {
@@ -207,7 +202,6 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
         values = this.#clean(outcome.value);
       }
       if (!final && values === undefined) return;
-      // Own keys first (the id, the final flag and counters, the sample), the caller's last.
       const own: Attributes = { [ATTR_SANDBOX_ID]: this.#handle.id };
       if (final) {
         own[ATTR_SANDBOX_RESOURCE_FINAL] = true;
@@ -215,8 +209,7 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
         own[ATTR_SANDBOX_SAMPLER_DROPPED] = this.#stats.dropped;
         own[ATTR_SANDBOX_SAMPLER_SKIPPED] = this.#stats.skipped;
       }
-      const span = { kind: SpanKind.INTERNAL, attributes: recordAttributes(this.#attributes, { ...own, ...values }) };
-      this.#tracer!.startSpan(SPAN_SANDBOX_RESOURCE_SAMPLE, span, this.#parent).end();
+      writeRecord(this.#tracer!, SPAN_SANDBOX_RESOURCE_SAMPLE, this.#attributes, { ...own, ...values }, this.#parent!);
       this.#stats.samples++;
     } catch (error) {
       this.#fail('span', 'writing a gym.sandbox.resource.sample span failed; it was dropped', error);
@@ -224,12 +217,12 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
   }
 
   /** The sample's good values (undefined when none), counting each bad one as dropped. */
-  #clean(sample: unknown): Record<string, SandboxAttributeValue> | undefined {
+  #clean(sample: unknown): Attributes | undefined {
     if (sample === null || typeof sample !== 'object' || Array.isArray(sample)) {
       this.#fail('shape', `the provider returned ${describeValue(sample)} instead of an attributes object`);
       return undefined;
     }
-    let values: Record<string, SandboxAttributeValue> | undefined;
+    let values: Attributes | undefined;
     for (const [key, value] of Object.entries(sample)) {
       // A carried key is the caller's: a sample may not replace it.
       if (isFreeKey(key, true) && !(key in this.#attributes) && isAttributeValue(value)) {
