@@ -1,8 +1,6 @@
-// The package's scope and gate, the request and allocation records, and the writer of typed
-// input → span attributes. Telemetry input never throws: an unknown field (a typo such as
-// `memoryMB`) is ignored and a value that breaks its rule is dropped, each with one diag warning.
-// An absent or dropped amount is named under `…unspecified`, never written as 0. A record is one
-// span, ended at once (a record, not a measure of provisioning).
+// The package's scope and gate, its records (spans ended at once) and the writer of typed input
+// → span attributes. An unknown field (a typo such as `memoryMB`) is ignored and a bad value is
+// dropped, each with one diag warning; an absent or dropped amount is `…unspecified`, never 0.
 
 import { randomUUID } from 'node:crypto';
 import {
@@ -41,10 +39,7 @@ export function sandboxGroupOn(): boolean {
   return currentSpanGroups().has('sandbox');
 }
 
-/**
- * The tracer of a record, or `undefined` when nothing would be exported: an injected provider
- * whatever the span groups; the global one only while traces export and `sandbox` is on.
- */
+/** The tracer to record on: an injected provider's, else the global one while traces export and `sandbox` is on. */
 export function sandboxTracer(options: SandboxTelemetryOptions | undefined): Tracer | undefined {
   if (options?.tracerProvider == null && (!isTracesExporting() || !sandboxGroupOn())) return undefined;
   return resolveTracer(options, SCOPE, reporter);
@@ -70,24 +65,18 @@ const IDENTITY: Rule = [
 ];
 const VALUE: Rule = [isAttributeValue, 'a string, a boolean or a finite number'];
 
-/** Typed field, key suffix and rule, in the order the keys are written. */
-const AMOUNT_FIELDS = [
-  ['cpu', 'cpu', AMOUNT],
-  ['memoryMib', 'memory_mib', AMOUNT],
-  ['diskGib', 'disk_gib', AMOUNT],
-  ['gpu', 'gpu', AMOUNT],
-  ['gpuType', 'gpu_type', GPU_TYPE],
-] as const satisfies readonly (readonly [keyof SandboxResourceAmounts, string, Rule])[];
-const AMOUNT_KEYS = AMOUNT_FIELDS.map(([field]) => field);
+/** Each amount's key suffix, in the order the keys are written. */
+const SUFFIX = { cpu: 'cpu', memoryMib: 'memory_mib', diskGib: 'disk_gib', gpu: 'gpu', gpuType: 'gpu_type' } as const;
+const AMOUNT_KEYS = Object.keys(SUFFIX) as (keyof SandboxResourceAmounts)[];
 
 /** What {@link recordRequest} returns while nothing is recorded: shared, frozen, empty. */
 const NOT_RECORDED: SandboxAttributes = Object.freeze({});
 const NOTHING: Promise<undefined> = Promise.resolve(undefined);
 
 /**
- * Records one sandbox request before provisioning (a create that then fails still counts) and
- * returns the attributes every later record of that sandbox carries: a new request id and the
- * caller's `attributes`. While nothing would be exported, a shared empty object.
+ * Records one sandbox request before provisioning (a create that then fails still counts). Returns
+ * what every later record of that sandbox carries (a new request id and the caller's
+ * `attributes`), or a shared empty object while nothing would be exported.
  */
 export function recordRequest(
   spec: SandboxSpec,
@@ -108,9 +97,8 @@ export function recordRequest(
 }
 
 /**
- * Asks `provider` what it gave an owned sandbox and records it, parented to `handle.context`
- * (else the active context). Resolves to the allocation when recorded, else `undefined`
- * (nothing exporting: the provider is not even asked). Never rejects.
+ * Asks `provider` what it gave an owned sandbox and records it, parented to `handle.context` (else
+ * the active context). Resolves to the allocation when recorded, else `undefined`; never rejects.
  */
 export function recordAllocation<H extends SandboxHandle>(
   handle: H,
@@ -234,10 +222,11 @@ export function writeRecord(
 function writeAmounts(out: Written, amounts: SandboxResourceAmounts, prefix: string, where: string): Written {
   unknownFields(amounts, AMOUNT_KEYS, where);
   const unspecified: string[] = [];
-  for (const [field, suffix, rule] of AMOUNT_FIELDS) {
+  for (const field of AMOUNT_KEYS) {
     const value = amounts[field];
-    if (value !== undefined && valid(value, rule, `${where}.${field}`)) out[prefix + suffix] = value;
-    else unspecified.push(suffix);
+    const rule = field === 'gpuType' ? GPU_TYPE : AMOUNT;
+    if (value !== undefined && valid(value, rule, `${where}.${field}`)) out[prefix + SUFFIX[field]] = value;
+    else unspecified.push(SUFFIX[field]);
   }
   if (unspecified.length > 0) out[`${prefix}unspecified`] = unspecified.sort().join(',');
   return out;

@@ -1,10 +1,7 @@
-// One sandbox's lifecycle metrics and Gym 0.7.0's lifecycle spans (`gym.sandbox.start` around a
-// create, `gym.sandbox.exec` around an exec, `gym.sandbox.stop` around a close), each the active
-// span of what it wraps and ended when that settles. Whether to count a sandbox is decided when
-// its create starts and holds to its release, so telemetry switched on mid-life never subtracts
-// what it did not add. Gym gates these metrics on the `sandbox` span group too.
+// One sandbox's lifecycle metrics and Gym 0.7.0's lifecycle spans, gated (as in Gym) by the
+// `sandbox` span group. Whether to count a sandbox is decided when its create starts and holds to
+// its release, so telemetry switched on mid-life never subtracts what it did not add.
 
-import { isPromise } from 'node:util/types';
 import {
   ATTR_SANDBOX_ID,
   ATTR_SANDBOX_PROVIDER,
@@ -28,12 +25,13 @@ const instrumentsOf = perMeter((meter) => ({
   createRetries: createInstrument(meter, INSTRUMENTS.sandboxCreateRetry),
 }));
 type Instruments = ReturnType<typeof instrumentsOf>;
-/** Called once what was run returned or threw, or what it returned settled; `span` when one was opened. */
 type Settled = (ok: boolean, outcome: unknown, span?: Span) => void;
 
 /**
- * The lifecycle metrics of one sandbox, by `nemo.gym.sandbox.provider`. The constructor throws
- * a `RangeError` for a provider name that is not one (on or off); nothing else here throws.
+ * The lifecycle metrics and spans of one sandbox, by `nemo.gym.sandbox.provider`: `gym.sandbox.start`
+ * around a create, `gym.sandbox.exec` around an exec, `gym.sandbox.stop` around a close, each the
+ * active span of what it wraps, ended when that settles. The constructor throws a `RangeError` for
+ * a provider name that is not one (on or off); nothing else here throws.
  */
 export class SandboxLifecycle {
   readonly #attributes: Attributes;
@@ -115,10 +113,7 @@ export class SandboxLifecycle {
     });
   }
 
-  /**
-   * Runs `run` as the active span `name` (when spans record), and once it settled calls
-   * `settled` and ends the span. Nothing to observe: `run` runs as it is.
-   */
+  /** Runs `run` as the active span `name` (when spans record); once it settled, calls `settled` and ends the span. */
   #run<T>(name: string | undefined, run: () => T, settled: Settled | undefined): T {
     const tracer = name === undefined ? undefined : sandboxTracer(this.#options);
     const span = tracer && safely(() => tracer.startSpan(name!, { attributes: this.#attributes }));
@@ -155,7 +150,7 @@ export class SandboxLifecycle {
     if (added !== undefined) safely(() => added.active.add(-1, this.#attributes));
   }
 
-  /** The instruments to record on now, or `undefined`. Off, one read of the shared state. Never throws. */
+  /** The instruments to record on now, or `undefined`. Off, one read of the shared state. */
   #instruments(): Instruments | undefined {
     const options = this.#options;
     if (options.meterProvider == null && !isMetricsExporting()) return undefined;
@@ -246,7 +241,7 @@ function observe<T>(run: () => T, settled: Settled): T {
     };
   // A promise of this realm (its built-in `then` starts nothing) comes back as a derived promise
   // that settles the same way, so a rejection nobody handles stays unhandled.
-  if (then === promiseThen && isPromise(result)) return forward(promiseThen as Then)() as T;
+  if (then === promiseThen) return forward(promiseThen as Then)() as T;
   // A Proxy may not replace a frozen own `then`: such a thenable comes back as a bare thenable.
   const own = Reflect.getOwnPropertyDescriptor(thenable, 'then');
   // biome-ignore lint/suspicious/noThenProperty: it stands in for a thenable
