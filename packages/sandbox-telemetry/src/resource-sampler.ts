@@ -20,7 +20,7 @@ import {
   MIN_SAMPLE_INTERVAL_SECONDS,
   readGymVariable,
 } from '@gym/core/internal';
-import { type Attributes, type Context, context, type Tracer } from '@opentelemetry/api';
+import { type Attributes, context } from '@opentelemetry/api';
 import { isAttributeValue, isFreeKey, reporter, sandboxGroupOn, sandboxTracer, writeRecord } from './records.js';
 import type {
   ResourceProvider,
@@ -83,8 +83,8 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
   #timer: ReturnType<typeof setInterval> | undefined;
   #inFlight: Promise<Outcome> | undefined;
   #stopped: Promise<void> | undefined;
-  #tracer: Tracer | undefined;
-  #parent: Context | undefined;
+  /** Writes a record with the sandbox's carried attributes, parented where `start()` decided. */
+  #write: ((own: Attributes) => void) | undefined;
 
   /**
    * @param intervalSeconds usually {@link samplingInterval}(); 0, or a value outside 0.1 to
@@ -123,8 +123,8 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
     if (this.#state !== 'idle' || this.#intervalMs === 0) return;
     const tracer = sandboxTracer(this.#options);
     if (tracer === undefined || !this.#handle.owned || this.#provider.resourceSample === undefined) return;
-    this.#tracer = tracer;
-    this.#parent = this.#handle.context ?? context.active();
+    const parent = this.#handle.context ?? context.active();
+    this.#write = (own) => writeRecord(tracer, SPAN_SANDBOX_RESOURCE_SAMPLE, this.#attributes, own, parent);
     this.#state = 'running';
     this.#timer = setInterval(() => this.#tick(), this.#intervalMs).unref();
   }
@@ -209,7 +209,7 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
         own[ATTR_SANDBOX_SAMPLER_DROPPED] = this.#stats.dropped;
         own[ATTR_SANDBOX_SAMPLER_SKIPPED] = this.#stats.skipped;
       }
-      writeRecord(this.#tracer!, SPAN_SANDBOX_RESOURCE_SAMPLE, this.#attributes, { ...own, ...values }, this.#parent!);
+      this.#write!({ ...own, ...values });
       this.#stats.samples++;
     } catch (error) {
       this.#fail('span', 'writing a gym.sandbox.resource.sample span failed; it was dropped', error);

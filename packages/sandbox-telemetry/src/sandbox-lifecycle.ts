@@ -212,11 +212,10 @@ function observe<T>(run: () => T, settled: Settled): T {
     settled(true, result);
     return result;
   }
-  let done = false;
-  const once = (ok: boolean, outcome: unknown): void => {
-    if (done) return;
-    done = true;
-    settled(ok, outcome);
+  let pending: Settled | undefined = settled;
+  const once: Settled = (ok, outcome) => {
+    pending?.(ok, outcome); // the first settlement only
+    pending = undefined;
   };
   const forward =
     (original: Then): Then =>
