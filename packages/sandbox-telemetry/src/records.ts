@@ -139,9 +139,7 @@ export function isFreeKey(key: string, sample: boolean): boolean {
 
 /** Whether `value` may be written: a string, a boolean or a finite number. */
 export function isAttributeValue(value: unknown): value is SandboxAttributeValue {
-  return (
-    typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))
-  );
+  return typeof value === 'number' ? Number.isFinite(value) : typeof value === 'string' || typeof value === 'boolean';
 }
 
 /** `spec.resources` under `nemo.gym.sandbox.requested.`, by the amount rules of {@link allocationAttributes}. */
@@ -204,19 +202,13 @@ function callerAttributes(attributes: SandboxAttributes): SandboxAttributes {
  * the rest of `carried`: the SDK's attribute count limit drops caller keys first, and a carried
  * key never replaces one of ours.
  */
-export function writeRecord(
-  tracer: Tracer,
-  name: string,
-  carried: SandboxAttributes,
-  own: Attributes,
-  parent: Context,
-) {
+export function writeRecord(tracer: Tracer, name: string, carried: SandboxAttributes, own: Attributes, at: Context) {
   const attributes: Attributes = {};
   const requestId = carried[ATTR_SANDBOX_REQUEST_ID];
   if (requestId !== undefined) attributes[ATTR_SANDBOX_REQUEST_ID] = requestId;
   Object.assign(attributes, own);
   for (const key of Object.keys(carried)) if (!(key in attributes)) attributes[key] = carried[key];
-  tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent).end();
+  tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, at).end();
 }
 
 function writeAmounts(out: Written, amounts: SandboxResourceAmounts, prefix: string, where: string): Written {
