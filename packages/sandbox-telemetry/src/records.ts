@@ -123,9 +123,8 @@ export function recordAllocation<H extends SandboxHandle>(
 }
 
 /**
- * Whether a caller's attribute (or, with `sample`, a provider's sample value) may use `key`:
- * under `nemo.gym.sandbox.`, and not a key this package writes itself. A sample may also write
- * under `…resource.`, except the final flag and the sampler's counters.
+ * Whether a caller's attribute (or, with `sample`, a sample value) may use `key`: one under
+ * `nemo.gym.sandbox.` that this package does not write; a sample may also write `…resource.*`.
  */
 export function isFreeKey(key: string, sample: boolean): boolean {
   if (!key.startsWith(SANDBOX_ATTRIBUTE_PREFIX) || key === ATTR_SANDBOX_ID || key === ATTR_SANDBOX_REQUEST_ID) {
@@ -198,9 +197,8 @@ function callerAttributes(attributes: SandboxAttributes): SandboxAttributes {
 }
 
 /**
- * Writes one record, a span ended at once, with the request id (when carried), then `own`, then
- * the rest of `carried`: the SDK's attribute count limit drops caller keys first, and a carried
- * key never replaces one of ours.
+ * Writes one record, a span ended at once: the request id, `own`, then the rest of `carried` (the
+ * SDK's attribute count limit drops caller keys first; a carried key never replaces one of ours).
  */
 export function writeRecord(tracer: Tracer, name: string, carried: SandboxAttributes, own: Attributes, at: Context) {
   const attributes: Attributes = {};

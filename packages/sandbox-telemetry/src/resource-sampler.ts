@@ -36,9 +36,8 @@ const TIMED_OUT = Symbol('timed out');
 type Outcome = { readonly value: unknown } | { readonly error: unknown } | typeof TIMED_OUT;
 
 /**
- * Seconds between sandbox resource samples, or 0 (do not sample): the published telemetry
- * state's interval, else `NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS` read by
- * @gym/core's one grammar, while traces export and the `sandbox` span group is on.
+ * Seconds between sandbox resource samples while traces export and the `sandbox` span group is
+ * on (the published state's, else `NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS`), else 0.
  */
 export function samplingInterval(): number {
   if (!isTracesExporting() || !sandboxGroupOn()) return 0;
@@ -83,7 +82,6 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
   #timer: ReturnType<typeof setInterval> | undefined;
   #inFlight: Promise<Outcome> | undefined;
   #stopped: Promise<void> | undefined;
-  /** Writes a record with the sandbox's carried attributes, parented where `start()` decided. */
   #write: ((own: Attributes) => void) | undefined;
 
   /**

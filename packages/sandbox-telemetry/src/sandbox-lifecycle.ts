@@ -86,7 +86,7 @@ export class SandboxLifecycle {
     if (instruments !== undefined) safely(() => instruments.createRetries.add(1, this.#attributes));
   }
 
-  /** Runs `exec` and records its duration, to its settlement when it returns a thenable, however it ends. */
+  /** Runs `exec` and records its duration (to its settlement when it returns a thenable), however it ends. */
   exec<T>(exec: () => T): T {
     return this.#run(SPAN_SANDBOX_EXEC, exec, this.#timer('execDuration'));
   }
@@ -168,8 +168,7 @@ export class SandboxLifecycle {
   }
 }
 
-/** Whether this copy already said that the `sandbox` group is off: the hot path skips the reporter. */
-let groupOffReported = false;
+let groupOffReported = false; // by this copy: the hot path then skips the reporter
 const GROUP_OFF =
   `the 'sandbox' span group is off, so the sandbox lifecycle metrics (gym.sandbox.*) are not recorded ` +
   `(Gym's rule; the default span groups leave it out): add it, e.g. NEMO_GYM_OTEL_SPAN_GROUPS=default,sandbox`;
@@ -192,11 +191,9 @@ const promiseThen = Promise.prototype.then;
 type Then = (this: unknown, onFulfilled?: unknown, onRejected?: unknown) => unknown;
 
 /**
- * Runs `run` and calls `settled` once, when it returned or threw, or what it returned settled.
- * It never calls a `then` the caller would not have called: work that starts in `then` (a
- * superagent request, a mongoose `Query`, a knex builder) runs exactly as often as without
- * telemetry. Each `then` the caller calls (an `await` calls one) calls the thenable's own
- * `then` once, with handlers that report the first settlement before they pass it on.
+ * Runs `run` and calls `settled` once it returned or threw, or what it returned settled. It never
+ * calls a `then` the caller would not have called, so work that starts in `then` (a superagent
+ * request, a mongoose `Query`, a knex builder) runs exactly as often as without telemetry.
  */
 function observe<T>(run: () => T, settled: Settled): T {
   let result: T;
@@ -238,15 +235,12 @@ function observe<T>(run: () => T, settled: Settled): T {
         throw error;
       }
     };
-  // A promise of this realm (its built-in `then` starts nothing) comes back as a derived promise
-  // that settles the same way, so a rejection nobody handles stays unhandled.
+  // The built-in `then` starts nothing: a derived promise (a rejection nobody handles stays unhandled).
   if (then === promiseThen) return forward(promiseThen as Then)() as T;
-  // A Proxy may not replace a frozen own `then`: such a thenable comes back as a bare thenable.
   const own = Reflect.getOwnPropertyDescriptor(thenable, 'then');
-  // biome-ignore lint/suspicious/noThenProperty: it stands in for a thenable
+  // biome-ignore lint/suspicious/noThenProperty: a Proxy may not replace a frozen own `then`
   if (own?.configurable === false && own.writable === false) return { then: forward(own.value as Then) } as T;
-  // Any other thenable (execa's subprocess, a promise of another realm) comes back as a Proxy
-  // that is the thenable in everything but its `then`.
+  // Any other thenable (execa's subprocess, a promise of another realm): the thenable in all but `then`.
   let original: unknown;
   let forwarding: Then | undefined;
   return new Proxy(thenable, {
