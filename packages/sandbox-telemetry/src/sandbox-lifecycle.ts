@@ -66,9 +66,7 @@ export class SandboxLifecycle {
     const instruments = this.#instruments();
     const started = instruments === undefined ? 0 : performance.now();
     return this.#run(SPAN_SANDBOX_START, create, (created, outcome, span) => {
-      if (created && span !== undefined && sandboxId !== undefined) {
-        this.#id = safely(() => sandboxId(outcome as Awaited<T>));
-      }
+      if (created && span && sandboxId) this.#id = safely(() => sandboxId(outcome as Awaited<T>));
       if (this.#state !== 'creating') return; // released while creating: adds nothing
       this.#state = created ? 'held' : 'new';
       if (!created || instruments === undefined) return;
