@@ -46,18 +46,13 @@ export function createProcessResourceProvider(options?: ProcessResourceProviderO
 
     async resourceSample(handle) {
       const dir = `${procRoot}/${handle.pid}`;
-      let stat: string;
-      let status: string;
-      try {
-        [stat, status] = await Promise.all([readFile(`${dir}/stat`, 'utf8'), readFile(`${dir}/status`, 'utf8')]);
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code ?? String(error);
-        throw new Error(`process ${handle.pid} is gone (cannot read ${dir}: ${code})`, { cause: error });
-      }
+      const read = (name: string) => readFile(`${dir}/${name}`, 'utf8');
+      const [stat, status] = await Promise.all([read('stat'), read('status')]).catch((error: NodeJS.ErrnoException) => {
+        throw new Error(`process ${handle.pid} is gone (cannot read ${dir}: ${error.code ?? error})`, { cause: error });
+      });
       const atMs = performance.now();
-      // The command name (field 2) is in parentheses and may hold spaces and parentheses, so
-      // fields are counted from the last `)`: state is field 3, utime and stime 14 and 15,
-      // starttime 22.
+      // The command name (field 2) may hold spaces and parentheses, so fields count from the last
+      // `)`: state is field 3, utime and stime 14 and 15, starttime 22.
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const [state, startTime] = [fields[0], fields[19]];
       const cpuTicks = Number(fields[11]) + Number(fields[12]);
