@@ -1,26 +1,25 @@
-// The recorder. `GymMetrics` holds where to record (an injected provider, else the global
-// provider while exporting); its four instruments come from the meter it resolves, made once
-// per meter from their @gym/constants entries. The free functions delegate to one default
-// instance. `gym.server.request_duration_ms` is not written on purpose: undimensioned, it
-// would merge every route.
-//
-// Nothing here throws into the caller: a bad value is dropped (never clamped: a clamped
-// duration would be a lie in a dashboard) and reported once per recorder, field and kind of
-// mistake; a meter, provider or logger that throws is reported once and retried on the next
-// call. One try/catch per recording method, at its edge.
+// NeMo Gym's rollout, verify and fleet instruments. `gym.server.request_duration_ms` is never
+// written: undimensioned, it would merge every route. A bad value is dropped, never clamped (a
+// clamped duration would lie on a dashboard).
 
-import { INSTRUMENTS, METRIC_SERVERS_ACTIVE } from '@gym/constants';
-import { createInstrument, describeValue, perMeter, resolveMeter, sharedSlot } from '@gym/core/internal';
+import { INSTRUMENTS } from '@gym/constants';
+import { getTelemetryState } from '@gym/core';
+import {
+  createInstrument,
+  createReporter,
+  describeValue,
+  perMeter,
+  resolveMeter,
+  sharedSlot,
+} from '@gym/core/internal';
 import type { MeterProvider } from '@opentelemetry/api';
-import { isOrchestrator } from './orchestrator.js';
-import { reporter, SCOPE } from './scope.js';
+
+export const SCOPE = Object.freeze({ name: '@gym/metrics' });
+export const reporter = createReporter(SCOPE.name);
 
 /** Where a {@link GymMetrics} records. */
 export interface MetricsOptions {
-  /**
-   * Record on this provider's `@gym/metrics` meter. Absent or `null`: the global MeterProvider,
-   * and only while metrics are exporting.
-   */
+  /** Record on this provider's `@gym/metrics` meter. Absent or `null`: the global MeterProvider, only while metrics export. */
   readonly meterProvider?: MeterProvider | null | undefined;
 }
 
@@ -31,23 +30,37 @@ const instrumentsOf = perMeter((meter) => ({
   serversActive: createInstrument(meter, INSTRUMENTS.serversActive),
 }));
 
-/** Name of the shared slot of the verify tally; the shape below is only ever extended. */
+// Process-wide state lives in @gym/core shared slots, so every copy of the package agrees. A
+// slot's name carries its shape version; a shape is only ever extended.
 export const VERIFY_TALLY_SLOT = '@gym/metrics/verify-tally@1';
+export type VerifyTally = { calls: number; completed: number };
+export const ORCHESTRATOR_SLOT = '@gym/metrics/orchestrator@1';
+export type OrchestratorDeclaration = { declared: boolean | undefined };
 
-/** Verify calls counted so far in this process. */
-export interface VerifyTally {
-  calls: number;
-  completed: number;
-}
-
-// Process-wide and cumulative (Gym's definition of the rate; a window would need a clock on
-// the hot path), counted even while nothing exports, and shared by every copy of the package.
+// Cumulative (Gym's definition of the rate), and counted even while nothing exports.
 const tally = sharedSlot<VerifyTally>(VERIFY_TALLY_SLOT, () => ({ calls: 0, completed: 0 }));
+const declaration = sharedSlot<OrchestratorDeclaration>(ORCHESTRATOR_SLOT, () => ({ declared: undefined }));
 
 /**
- * Records the `gym.*` rollout, verify and fleet instruments. Nothing it does throws into the
- * caller: a bad value is dropped and reported once through `diag`, and a failing meter or
- * provider is reported once and tried again on the next call.
+ * Declares whether this process is the fleet's orchestrator, the one writer of
+ * `gym.servers.active` (a second writer would make the gauge flap between two truths). It wins
+ * over the published telemetry state in both directions.
+ *
+ * @param isOrchestrator - `true` (the default) to declare, `false` to withdraw.
+ */
+export function declareOrchestrator(isOrchestrator = true): void {
+  declaration.declared = isOrchestrator === true;
+}
+
+/** The explicit declaration if one was made, else `getTelemetryState()?.orchestrator`, else `false`. */
+export function isOrchestrator(): boolean {
+  return declaration.declared ?? getTelemetryState()?.orchestrator === true;
+}
+
+/**
+ * Records the `gym.*` rollout, verify and fleet instruments. Nothing it does throws: a bad value
+ * is dropped with one `diag` warning per kind of mistake, and a failing meter is reported once
+ * and tried again on the next call.
  *
  * ```ts
  * const gym = new GymMetrics({ meterProvider });
@@ -57,25 +70,13 @@ const tally = sharedSlot<VerifyTally>(VERIFY_TALLY_SLOT, () => ({ calls: 0, comp
 export class GymMetrics {
   readonly #source: MetricsOptions | undefined;
 
-  /**
-   * @param options - `meterProvider`: record on its `@gym/metrics` meter. Absent (or `null`):
-   *   the global MeterProvider, only while metrics are exporting.
-   */
   constructor(options?: MetricsOptions) {
     this.#source = options?.meterProvider != null ? { meterProvider: options.meterProvider } : undefined;
   }
 
-  /**
-   * Records one rollout's duration into `gym.rollout.duration_ms`. A negative, NaN, infinite or
-   * non-number `ms` is dropped with one diag warning per kind of mistake.
-   *
-   * @param ms - The rollout's wall time in milliseconds, a finite number >= 0.
-   */
+  /** Records one rollout's wall time in milliseconds, a finite number >= 0, into `gym.rollout.duration_ms`. */
   recordRolloutDuration(ms: number): void {
-    if (!isDuration(ms)) {
-      reportInvalid('recordRolloutDuration', 'ms', ms, 'duration', DROPPED_CALL);
-      return;
-    }
+    if (invalid('recordRolloutDuration', 'ms', ms)) return;
     try {
       const meter = resolveMeter(this.#source, SCOPE, reporter);
       if (meter !== undefined) instrumentsOf(meter).rolloutDuration.record(ms);
@@ -85,25 +86,17 @@ export class GymMetrics {
   }
 
   /**
-   * Records one verify call: its duration into `gym.verify.duration_ms` and the cumulative
-   * success fraction of this process into `gym.verify.success_rate`.
-   *
-   * The tally behind the fraction counts every call with a boolean `succeeded`, even while
-   * metrics are not exporting, and is shared by every recorder and every copy of this package
-   * in the process. An invalid `ms` drops only the duration point (one diag warning per kind
-   * of mistake): the outcome still counts, so a failure is never hidden by a bad number. A
-   * non-boolean `succeeded` drops the whole call.
+   * Records one verify call: its duration into `gym.verify.duration_ms` and the success
+   * fraction of every call so far in this process (counted even while metrics do not export)
+   * into `gym.verify.success_rate`. An invalid `ms` drops only the duration point: a failure is
+   * never hidden by a bad number.
    *
    * @param ms - The verify call's wall time in milliseconds, a finite number >= 0.
    * @param succeeded - Whether the verify call completed (not whether the task passed).
    */
   recordVerify(ms: number, succeeded: boolean): void {
-    if (typeof succeeded !== 'boolean') {
-      reportInvalid('recordVerify', 'succeeded', succeeded, 'flag', DROPPED_CALL);
-      return;
-    }
-    const validMs = isDuration(ms);
-    if (!validMs) reportInvalid('recordVerify', 'ms', ms, 'duration', DROPPED_POINT);
+    if (invalid('recordVerify', 'succeeded', succeeded)) return;
+    const validMs = !invalid('recordVerify', 'ms', ms);
     try {
       tally.calls += 1;
       if (succeeded) tally.completed += 1;
@@ -118,20 +111,15 @@ export class GymMetrics {
   }
 
   /**
-   * Sets `gym.servers.active` to the number of servers in the fleet. Only the orchestrator
-   * writes it: after the servers start, and 0 before they shut down. In a process that has not
-   * declared itself the orchestrator (`declareOrchestrator()`, or the published telemetry
-   * state) it is refused: nothing is recorded and one diag warning is written for the process.
-   * A negative, non-integer, NaN or infinite `count` is dropped with one warning per kind of
-   * mistake.
+   * Sets `gym.servers.active` to the number of servers in the fleet: after the servers start,
+   * and 0 before they shut down. Only the orchestrator ({@link declareOrchestrator}, or the
+   * published telemetry state) writes it; elsewhere nothing is recorded and one diag warning
+   * is written for the process.
    *
    * @param count - Servers in the fleet, an integer >= 0.
    */
   recordActiveServers(count: number): void {
-    if (!(Number.isInteger(count) && count >= 0)) {
-      reportInvalid('recordActiveServers', 'count', count, 'count', DROPPED_CALL);
-      return;
-    }
+    if (invalid('recordActiveServers', 'count', count)) return;
     try {
       // Resolved first: the refusal speaks only when the write would have been exported.
       const meter = resolveMeter(this.#source, SCOPE, reporter);
@@ -144,64 +132,49 @@ export class GymMetrics {
   }
 }
 
-/** The recorder of the free functions: the global provider, while metrics are exporting. */
 const DEFAULT = new GymMetrics();
+/** {@link GymMetrics.recordRolloutDuration} on the global provider, while metrics export. */
+export const recordRolloutDuration = (ms: number): void => DEFAULT.recordRolloutDuration(ms);
+/** {@link GymMetrics.recordVerify} on the global provider (the tally counts even while metrics do not export). */
+export const recordVerify = (ms: number, succeeded: boolean): void => DEFAULT.recordVerify(ms, succeeded);
+/** {@link GymMetrics.recordActiveServers} on the global provider, while metrics export. */
+export const recordActiveServers = (count: number): void => DEFAULT.recordActiveServers(count);
 
-/** {@link GymMetrics.recordRolloutDuration} on the global provider (a no-op unless metrics are exporting). */
-export function recordRolloutDuration(ms: number): void {
-  DEFAULT.recordRolloutDuration(ms);
+const ALLOWED = { ms: 'a finite number of milliseconds >= 0', count: 'an integer >= 0', succeeded: 'true or false' };
+
+/** What is wrong with `value` as `field`, or `undefined` when nothing is. */
+function mistakeOf(field: keyof typeof ALLOWED, value: unknown): string | undefined {
+  if (field === 'succeeded') return typeof value === 'boolean' ? undefined : 'not a boolean';
+  if (typeof value !== 'number') return 'not a number';
+  if (Number.isNaN(value)) return 'NaN';
+  if (!Number.isFinite(value)) return 'infinite';
+  if (value < 0) return 'negative';
+  return field === 'count' && !Number.isInteger(value) ? 'not an integer' : undefined;
 }
 
-/** {@link GymMetrics.recordVerify} on the global provider (only the tally counts unless metrics are exporting). */
-export function recordVerify(ms: number, succeeded: boolean): void {
-  DEFAULT.recordVerify(ms, succeeded);
-}
-
-/** {@link GymMetrics.recordActiveServers} on the global provider (a no-op unless metrics are exporting). */
-export function recordActiveServers(count: number): void {
-  DEFAULT.recordActiveServers(count);
-}
-
-const DROPPED_CALL = 'the call was dropped (nothing recorded)';
-const DROPPED_POINT = 'the duration point was dropped; the outcome still counts in the success rate';
-const ALLOWED = { duration: 'a finite number of milliseconds >= 0', count: 'an integer >= 0', flag: 'true or false' };
-
-/** A finite number >= 0. NaN fails the comparison: one branch on the hot path. */
-function isDuration(ms: unknown): ms is number {
-  return typeof ms === 'number' && ms >= 0 && ms !== Number.POSITIVE_INFINITY;
-}
-
-function reportInvalid(
-  recorder: string,
-  field: string,
-  value: unknown,
-  kind: keyof typeof ALLOWED,
-  dropped: string,
-): void {
-  let mistake = 'not an integer';
-  if (kind === 'flag') mistake = 'not a boolean';
-  else if (typeof value !== 'number') mistake = 'not a number';
-  else if (Number.isNaN(value)) mistake = 'NaN';
-  else if (!Number.isFinite(value)) mistake = 'infinite';
-  else if (value < 0) mistake = 'negative';
+/** Whether `value` is not a valid `field`; each kind of mistake is reported once per recorder and field. */
+function invalid(recorder: string, field: keyof typeof ALLOWED, value: unknown): boolean {
+  const mistake = mistakeOf(field, value);
+  if (mistake === undefined) return false;
+  const dropped =
+    recorder === 'recordVerify' && field === 'ms'
+      ? 'The duration point was dropped; the outcome still counts in the success rate'
+      : 'The call was dropped (nothing recorded)';
   reporter.warnOnce(
     `${recorder}.${field}:${mistake}`,
     () =>
-      `${recorder}: ${field} = ${describeValue(value)} is ${mistake}; allowed: ${ALLOWED[kind]}. ` +
-      `${dropped[0]!.toUpperCase()}${dropped.slice(1)}; later ${mistake} values of ${field} are dropped silently.`,
+      `${recorder}: ${field} = ${describeValue(value)} is ${mistake}; allowed: ${ALLOWED[field]}. ` +
+      `${dropped}; later ${mistake} values of ${field} are dropped silently.`,
   );
+  return true;
 }
 
 function reportFailure(error: unknown): void {
-  reporter.warnOnce(
-    'record',
-    'recording failed; the value was dropped and the caller carried on (the next call tries again)',
-    error,
-  );
+  reporter.warnOnce('record', 'recording failed; the value was dropped (the next call tries again)', error);
 }
 
 const REFUSAL =
-  `recordActiveServers refused: ${METRIC_SERVERS_ACTIVE} has one writer, the orchestrator, and ` +
+  `recordActiveServers refused: ${INSTRUMENTS.serversActive.name} has one writer, the orchestrator, and ` +
   'this process has not declared itself the orchestrator. Call declareOrchestrator() in the ' +
   "orchestrator process (or initialise @gym/otel-bootstrap with serverType 'orchestrator'); " +
   'servers must not write this gauge. Nothing was recorded; later calls here are refused silently.';

@@ -1,8 +1,4 @@
-// Gym's `gym.verify` span (Gym 0.7.0's `traced_verify_endpoint`): one span around one verify
-// call, in span group `verify`, with `nemo.gym.server.name` when a name is given. It is the
-// active span of the call (what the verifier starts is its child) and ends when the call
-// settles; a throw or a rejection is recorded on it with an error status and passed on
-// unchanged. Off (no tracer provider given, and traces not exporting or the group off), the
+// Gym's `gym.verify` span (Gym 0.7.0's `traced_verify_endpoint`), in span group `verify`. Off, the
 // call runs as it is, with no clock read or allocation.
 
 import { isPromise } from 'node:util/types';
@@ -10,7 +6,7 @@ import { ATTR_SERVER_NAME, SERVER_NAME_PATTERN, SPAN_VERIFY } from '@gym/constan
 import { currentSpanGroups, isTracesExporting } from '@gym/core';
 import { invalidChoice, resolveTracer } from '@gym/core/internal';
 import { context, type Span, SpanStatusCode, type TracerProvider, trace } from '@opentelemetry/api';
-import { reporter, SCOPE } from './scope.js';
+import { reporter, SCOPE } from './gym-metrics.js';
 
 /** Where and how {@link traceVerify} records. */
 export interface VerifySpanOptions {
@@ -21,9 +17,11 @@ export interface VerifySpanOptions {
 }
 
 /**
- * Runs `verify` inside Gym's `gym.verify` span and returns exactly what it returns (a promise
- * comes back as one that settles the same way). Throws a `RangeError` at once for a server
- * name that is not one (on or off); nothing else here throws.
+ * Runs `verify` inside Gym's `gym.verify` span, the active span of the call, and returns
+ * exactly what it returns (a promise comes back as one that settles the same way). The span
+ * ends when the call settles; a throw or a rejection is recorded on it with an error status
+ * and passed on unchanged. Throws a `RangeError` at once for a server name that is not one
+ * (on or off); nothing else here throws.
  *
  * ```ts
  * const result = await traceVerify(() => verifier.run(job), { serverName: 'math_verifier' });
@@ -35,55 +33,48 @@ export function traceVerify<T>(verify: () => T, options?: VerifySpanOptions): T 
     throw invalidChoice('serverName', serverName, `a string matching ${SERVER_NAME_PATTERN}`);
   }
   if (options?.tracerProvider == null && (!isTracesExporting() || !currentSpanGroups().has('verify'))) return verify();
-  const span = startSpan(options, serverName);
+  let span: Span | undefined;
+  try {
+    const attributes = serverName === undefined ? undefined : { [ATTR_SERVER_NAME]: serverName };
+    span = resolveTracer(options, SCOPE, reporter)?.startSpan(SPAN_VERIFY, { attributes });
+  } catch (error) {
+    reporter.warnOnce('verify-span', 'starting the gym.verify span failed; the call runs without it', error);
+  }
   if (span === undefined) return verify();
   let result: T;
   try {
     result = context.with(trace.setSpan(context.active(), span), verify);
   } catch (error) {
-    end(span, error, true);
+    end(span, true, error);
     throw error;
   }
   const then = (result as { then?: unknown } | null | undefined)?.then;
   if (typeof then !== 'function') {
-    end(span, undefined, false);
+    end(span);
     return result;
   }
   if (isPromise(result)) {
     return then.call(
       result,
       (value: unknown) => {
-        end(span, undefined, false);
+        end(span);
         return value;
       },
       (error: unknown) => {
-        end(span, error, true);
+        end(span, true, error);
         throw error;
       },
     ) as T;
   }
   then.call(
     result,
-    () => end(span, undefined, false),
-    (error: unknown) => end(span, error, true),
+    () => end(span),
+    (error: unknown) => end(span, true, error),
   );
   return result;
 }
 
-function startSpan(options: VerifySpanOptions | undefined, serverName: string | undefined): Span | undefined {
-  try {
-    const tracer = resolveTracer(options, SCOPE, reporter);
-    return tracer?.startSpan(
-      SPAN_VERIFY,
-      serverName === undefined ? {} : { attributes: { [ATTR_SERVER_NAME]: serverName } },
-    );
-  } catch (error) {
-    reporter.warnOnce('verify-span', 'starting the gym.verify span failed; the call runs without it', error);
-    return undefined;
-  }
-}
-
-function end(span: Span, error: unknown, failed: boolean): void {
+function end(span: Span, failed = false, error?: unknown): void {
   try {
     if (failed) {
       const exception = error instanceof Error ? error : new Error(String(error));

@@ -1,7 +1,5 @@
-// A ResourceProvider for local child processes on Linux, read straight from /proc: no native
-// module, no `ps` per sample. It reports only what the kernel says about that one process (not
-// its descendants), and invents no allocation amount. A process that is gone (or whose pid now
-// belongs to another) makes the sample reject, which the sampler drops and counts.
+// A ResourceProvider for local child processes on Linux, read straight from /proc (no native
+// module, no `ps`): only what the kernel says about that one process, not its descendants.
 
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
@@ -48,22 +46,14 @@ export function createProcessResourceProvider(options?: ProcessResourceProviderO
 
     async resourceSample(handle) {
       const dir = `${procRoot}/${handle.pid}`;
-      let stat: string;
-      let status: string;
-      try {
-        [stat, status] = await Promise.all([readFile(`${dir}/stat`, 'utf8'), readFile(`${dir}/status`, 'utf8')]);
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code ?? String(error);
-        throw new Error(`process ${handle.pid} is gone (cannot read ${dir}: ${code})`, { cause: error });
-      }
+      const read = (name: string) => readFile(`${dir}/${name}`, 'utf8');
+      const [stat, status] = await Promise.all([read('stat'), read('status')]).catch((error: NodeJS.ErrnoException) => {
+        throw new Error(`process ${handle.pid} is gone (cannot read ${dir}: ${error.code ?? error})`, { cause: error });
+      });
       const atMs = performance.now();
-      // The command name (field 2) is in parentheses and may itself hold spaces and
-      // parentheses, so fields are counted from the last `)`: state is field 3, utime and
-      // stime fields 14 and 15, starttime field 22.
-      const fields = stat
-        .slice(stat.lastIndexOf(')') + 1)
-        .trim()
-        .split(/\s+/);
+      // The command name (field 2) may hold spaces and parentheses, so fields count from the last
+      // `)`: state is field 3, utime and stime 14 and 15, starttime 22.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const [state, startTime] = [fields[0], fields[19]];
       const cpuTicks = Number(fields[11]) + Number(fields[12]);
       if (!stat.includes(')') || state === undefined || startTime === undefined || !Number.isSafeInteger(cpuTicks)) {
@@ -82,10 +72,10 @@ export function createProcessResourceProvider(options?: ProcessResourceProviderO
         const cores = Math.max(0, cpuSeconds - before.cpuSeconds) / ((atMs - before.atMs) / 1000);
         sample[ATTR_SANDBOX_RESOURCE_CPU] = round(cores);
       }
-      const rss = statusMib(status, 'VmRSS');
-      if (rss !== undefined) sample[ATTR_SANDBOX_RESOURCE_MEMORY_MIB] = rss;
-      const peak = statusMib(status, 'VmHWM');
-      if (peak !== undefined) sample[ATTR_SANDBOX_RESOURCE_MEMORY_PEAK_MIB] = peak;
+      for (const [key, attribute] of MEMORY) {
+        const kb = new RegExp(`^${key}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1];
+        if (kb !== undefined) sample[attribute] = Number(kb) / 1024; // absent (a kernel thread): no invented 0
+      }
       previous.set(handle, { startTime, cpuSeconds, atMs });
       return sample;
     },
@@ -97,8 +87,8 @@ function round(value: number): number {
   return Math.round(value * 10_000) / 10_000;
 }
 
-/** The value of a `Key:   1234 kB` line of `/proc/<pid>/status`, in MiB, or undefined when absent. */
-function statusMib(status: string, key: string): number | undefined {
-  const match = new RegExp(`^${key}:\\s+(\\d+) kB$`, 'm').exec(status);
-  return match === null ? undefined : Number(match[1]) / 1024;
-}
+/** The `Key:   1234 kB` lines of `/proc/<pid>/status` a sample reports, in MiB. */
+const MEMORY = [
+  ['VmRSS', ATTR_SANDBOX_RESOURCE_MEMORY_MIB],
+  ['VmHWM', ATTR_SANDBOX_RESOURCE_MEMORY_PEAK_MIB],
+] as const;

@@ -1,9 +1,6 @@
-// The request and allocation records, and the writer of typed input → span attributes, checked
-// by plain code where it is written. As in OpenTelemetry itself, telemetry input never throws: a
-// field this package does not know (a typo such as `memoryMB`) is ignored and reported once, and
-// a value that breaks its rule is dropped with one diag warning. An absent or dropped amount is
-// named under `…unspecified`, never written as 0. A record is one span, ended at once (a record,
-// not a measure of provisioning); whatever goes wrong after the gate is reported once and dropped.
+// The package's scope and gate, its records (spans ended at once) and the writer of typed input
+// → span attributes. An unknown field (a typo such as `memoryMB`) is ignored and a bad value is
+// dropped, each with one diag warning; an absent or dropped amount is `…unspecified`, never 0.
 
 import { randomUUID } from 'node:crypto';
 import {
@@ -18,9 +15,9 @@ import {
   SPAN_SANDBOX_ALLOCATION,
   SPAN_SANDBOX_REQUEST,
 } from '@gym/constants';
-import { describeValue } from '@gym/core/internal';
-import { type Attributes, context, SpanKind } from '@opentelemetry/api';
-import { reporter, sandboxTracer } from './scope.js';
+import { currentSpanGroups, isTracesExporting } from '@gym/core';
+import { createReporter, describeValue, resolveTracer } from '@gym/core/internal';
+import { type Attributes, type Context, context, SpanKind, type Tracer } from '@opentelemetry/api';
 import type {
   RecordRequestOptions,
   ResourceAllocation,
@@ -33,6 +30,20 @@ import type {
   SandboxSpec,
   SandboxTelemetryOptions,
 } from './types.js';
+
+export const SCOPE = Object.freeze({ name: '@gym/sandbox-telemetry' });
+export const reporter = createReporter(SCOPE.name);
+
+/** Whether the `sandbox` span group is on: it gates the lifecycle metrics and the records alike. */
+export function sandboxGroupOn(): boolean {
+  return currentSpanGroups().has('sandbox');
+}
+
+/** The tracer to record on: an injected provider's, else the global one while traces export and `sandbox` is on. */
+export function sandboxTracer(options: SandboxTelemetryOptions | undefined): Tracer | undefined {
+  if (options?.tracerProvider == null && (!isTracesExporting() || !sandboxGroupOn())) return undefined;
+  return resolveTracer(options, SCOPE, reporter);
+}
 
 type Written = Record<string, string | number>;
 /** A value's test, and the rule as a warning states it. */
@@ -54,24 +65,18 @@ const IDENTITY: Rule = [
 ];
 const VALUE: Rule = [isAttributeValue, 'a string, a boolean or a finite number'];
 
-/** Typed field, key suffix and rule, in the order the keys are written. */
-const AMOUNT_FIELDS = [
-  ['cpu', 'cpu', AMOUNT],
-  ['memoryMib', 'memory_mib', AMOUNT],
-  ['diskGib', 'disk_gib', AMOUNT],
-  ['gpu', 'gpu', AMOUNT],
-  ['gpuType', 'gpu_type', GPU_TYPE],
-] as const satisfies readonly (readonly [keyof SandboxResourceAmounts, string, Rule])[];
-const AMOUNT_KEYS = AMOUNT_FIELDS.map(([field]) => field);
+/** Each amount's key suffix, in the order the keys are written. */
+const SUFFIX = { cpu: 'cpu', memoryMib: 'memory_mib', diskGib: 'disk_gib', gpu: 'gpu', gpuType: 'gpu_type' } as const;
+const AMOUNT_KEYS = Object.keys(SUFFIX) as (keyof SandboxResourceAmounts)[];
 
 /** What {@link recordRequest} returns while nothing is recorded: shared, frozen, empty. */
 const NOT_RECORDED: SandboxAttributes = Object.freeze({});
 const NOTHING: Promise<undefined> = Promise.resolve(undefined);
 
 /**
- * Records one sandbox request before provisioning (a create that then fails still counts) and
- * returns the attributes every later record of that sandbox carries: a new request id and the
- * caller's `attributes`. While nothing would be exported, a shared empty object.
+ * Records one sandbox request before provisioning (a create that then fails still counts). Returns
+ * what every later record of that sandbox carries (a new request id and the caller's
+ * `attributes`), or a shared empty object while nothing would be exported.
  */
 export function recordRequest(
   spec: SandboxSpec,
@@ -82,13 +87,9 @@ export function recordRequest(
   if (tracer === undefined) return NOT_RECORDED;
   let carried = NOT_RECORDED;
   try {
-    const requestId = randomUUID();
     const caller = attributes === undefined ? {} : callerAttributes(attributes);
-    carried = Object.freeze({ [ATTR_SANDBOX_REQUEST_ID]: requestId, ...caller });
-    // Own keys first: the SDK's attribute count limit then drops caller keys first.
-    const own = { [ATTR_SANDBOX_REQUEST_ID]: requestId, ...requestedAttributes(spec), ...caller };
-    const span = { kind: SpanKind.INTERNAL, attributes: own };
-    tracer.startSpan(SPAN_SANDBOX_REQUEST, span, options?.context ?? context.active()).end();
+    carried = Object.freeze({ [ATTR_SANDBOX_REQUEST_ID]: randomUUID(), ...caller });
+    writeRecord(tracer, SPAN_SANDBOX_REQUEST, carried, requestedAttributes(spec), options?.context ?? context.active());
   } catch (error) {
     reporter.warnOnce('request-span', 'writing a gym.sandbox.request span failed; it was dropped', error);
   }
@@ -96,9 +97,8 @@ export function recordRequest(
 }
 
 /**
- * Asks `provider` what it gave an owned sandbox and records it, parented to `handle.context`
- * (else the active context). Resolves to the allocation when recorded, else `undefined`
- * (nothing exporting: the provider is not even asked). Never rejects.
+ * Asks `provider` what it gave an owned sandbox and records it, parented to `handle.context` (else
+ * the active context). Resolves to the allocation when recorded, else `undefined`; never rejects.
  */
 export function recordAllocation<H extends SandboxHandle>(
   handle: H,
@@ -113,8 +113,7 @@ export function recordAllocation<H extends SandboxHandle>(
     try {
       const allocation = await provider.resourceAllocation!(handle);
       const own = { [ATTR_SANDBOX_ID]: handle.id, ...allocationAttributes(allocation) };
-      const span = { kind: SpanKind.INTERNAL, attributes: recordAttributes(attributes, own) };
-      tracer.startSpan(SPAN_SANDBOX_ALLOCATION, span, parent).end();
+      writeRecord(tracer, SPAN_SANDBOX_ALLOCATION, attributes, own, parent);
       return allocation;
     } catch (error) {
       reporter.warnOnce('allocation', 'a sandbox allocation could not be told or written; it was dropped', error);
@@ -124,9 +123,8 @@ export function recordAllocation<H extends SandboxHandle>(
 }
 
 /**
- * Whether a caller's attribute (or, with `sample`, a provider's sample value) may use `key`:
- * under `nemo.gym.sandbox.`, and not a key this package writes itself. A sample may also write
- * under `…resource.`, except the final flag and the sampler's counters.
+ * Whether a caller's attribute (or, with `sample`, a sample value) may use `key`: one under
+ * `nemo.gym.sandbox.` that this package does not write; a sample may also write `…resource.*`.
  */
 export function isFreeKey(key: string, sample: boolean): boolean {
   if (!key.startsWith(SANDBOX_ATTRIBUTE_PREFIX) || key === ATTR_SANDBOX_ID || key === ATTR_SANDBOX_REQUEST_ID) {
@@ -140,9 +138,7 @@ export function isFreeKey(key: string, sample: boolean): boolean {
 
 /** Whether `value` may be written: a string, a boolean or a finite number. */
 export function isAttributeValue(value: unknown): value is SandboxAttributeValue {
-  return (
-    typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))
-  );
+  return typeof value === 'number' ? Number.isFinite(value) : typeof value === 'string' || typeof value === 'boolean';
 }
 
 /** `spec.resources` under `nemo.gym.sandbox.requested.`, by the amount rules of {@link allocationAttributes}. */
@@ -201,25 +197,26 @@ function callerAttributes(attributes: SandboxAttributes): SandboxAttributes {
 }
 
 /**
- * The request id (when carried), then `own`, then the rest of `carried`: the SDK's attribute
- * count limit drops caller keys first, and a carried key never replaces one of ours.
+ * Writes one record, a span ended at once: the request id, `own`, then the rest of `carried` (the
+ * SDK's attribute count limit drops caller keys first; a carried key never replaces one of ours).
  */
-export function recordAttributes(carried: SandboxAttributes, own: Attributes): Attributes {
+export function writeRecord(tracer: Tracer, name: string, carried: SandboxAttributes, own: Attributes, at: Context) {
   const attributes: Attributes = {};
   const requestId = carried[ATTR_SANDBOX_REQUEST_ID];
   if (requestId !== undefined) attributes[ATTR_SANDBOX_REQUEST_ID] = requestId;
   Object.assign(attributes, own);
   for (const key of Object.keys(carried)) if (!(key in attributes)) attributes[key] = carried[key];
-  return attributes;
+  tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, at).end();
 }
 
 function writeAmounts(out: Written, amounts: SandboxResourceAmounts, prefix: string, where: string): Written {
   unknownFields(amounts, AMOUNT_KEYS, where);
   const unspecified: string[] = [];
-  for (const [field, suffix, rule] of AMOUNT_FIELDS) {
+  for (const field of AMOUNT_KEYS) {
     const value = amounts[field];
-    if (value !== undefined && valid(value, rule, `${where}.${field}`)) out[prefix + suffix] = value;
-    else unspecified.push(suffix);
+    const rule = field === 'gpuType' ? GPU_TYPE : AMOUNT;
+    if (value !== undefined && valid(value, rule, `${where}.${field}`)) out[prefix + SUFFIX[field]] = value;
+    else unspecified.push(SUFFIX[field]);
   }
   if (unspecified.length > 0) out[`${prefix}unspecified`] = unspecified.sort().join(',');
   return out;

@@ -1,7 +1,6 @@
-// Periodic resource samples of one sandbox, as spans in its trace. A fixed-rate interval that
-// skips (and counts) a tick while the previous sample still runs, rather than a chain of
-// timeouts: a slow provider shows up as a number on the final record instead of silently
-// stretching the interval. The provider call and the record are the two edges, one catch each.
+// Periodic resource samples of one sandbox, as spans in its trace. A fixed-rate interval skips
+// (and counts) a tick while the previous sample still runs: a slow provider shows up as a number
+// on the final record instead of silently stretching the interval.
 
 import {
   ATTR_SANDBOX_ID,
@@ -21,16 +20,14 @@ import {
   MIN_SAMPLE_INTERVAL_SECONDS,
   readGymVariable,
 } from '@gym/core/internal';
-import { type Attributes, type Context, context, SpanKind, type Tracer } from '@opentelemetry/api';
-import { isAttributeValue, isFreeKey, recordAttributes } from './records.js';
-import { reporter, sandboxGroupOn, sandboxTracer } from './scope.js';
+import { type Attributes, context } from '@opentelemetry/api';
+import { isAttributeValue, isFreeKey, reporter, sandboxGroupOn, sandboxTracer, writeRecord } from './records.js';
 import type {
   ResourceProvider,
   ResourceSamplerOptions,
   ResourceSamplerState,
   ResourceSamplerStats,
   SandboxAttributes,
-  SandboxAttributeValue,
   SandboxHandle,
 } from './types.js';
 
@@ -39,9 +36,8 @@ const TIMED_OUT = Symbol('timed out');
 type Outcome = { readonly value: unknown } | { readonly error: unknown } | typeof TIMED_OUT;
 
 /**
- * Seconds between sandbox resource samples, or 0 (do not sample): the published telemetry
- * state's interval, else `NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS` read by
- * @gym/core's one grammar, while traces export and the `sandbox` span group is on.
+ * Seconds between sandbox resource samples while traces export and the `sandbox` span group is
+ * on (the published state's, else `NEMO_GYM_OTEL_SANDBOX_RESOURCE_SAMPLE_INTERVAL_SECONDS`), else 0.
  */
 export function samplingInterval(): number {
   if (!isTracesExporting() || !sandboxGroupOn()) return 0;
@@ -86,8 +82,7 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
   #timer: ReturnType<typeof setInterval> | undefined;
   #inFlight: Promise<Outcome> | undefined;
   #stopped: Promise<void> | undefined;
-  #tracer: Tracer | undefined;
-  #parent: Context | undefined;
+  #write: ((own: Attributes) => void) | undefined;
 
   /**
    * @param intervalSeconds usually {@link samplingInterval}(); 0, or a value outside 0.1 to
@@ -101,14 +96,14 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
     intervalSeconds: number,
     options?: ResourceSamplerOptions,
   ) {
-    this.#provider = provider;
-    this.#handle = handle;
-    this.#attributes = attributes;
-    this.#intervalMs = checkedInterval(intervalSeconds, 'ResourceSampler intervalSeconds') * 1000;
     const stopTimeout = options?.stopTimeoutSeconds ?? 5;
     if (!(stopTimeout >= 0 && stopTimeout <= MAX_TIMER_SECONDS)) {
       throw invalidChoice('stopTimeoutSeconds', stopTimeout, `a number of seconds from 0 to ${MAX_TIMER_SECONDS}`);
     }
+    this.#provider = provider;
+    this.#handle = handle;
+    this.#attributes = attributes;
+    this.#intervalMs = checkedInterval(intervalSeconds, 'ResourceSampler intervalSeconds') * 1000;
     this.#stopTimeoutMs = stopTimeout * 1000;
     this.#options = options;
   }
@@ -126,11 +121,10 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
     if (this.#state !== 'idle' || this.#intervalMs === 0) return;
     const tracer = sandboxTracer(this.#options);
     if (tracer === undefined || !this.#handle.owned || this.#provider.resourceSample === undefined) return;
-    this.#tracer = tracer;
-    this.#parent = this.#handle.context ?? context.active();
+    const parent = this.#handle.context ?? context.active();
+    this.#write = (own) => writeRecord(tracer, SPAN_SANDBOX_RESOURCE_SAMPLE, this.#attributes, own, parent);
     this.#state = 'running';
-    this.#timer = setInterval(() => this.#tick(), this.#intervalMs);
-    this.#timer.unref();
+    this.#timer = setInterval(() => this.#tick(), this.#intervalMs).unref();
   }
 
   /**
@@ -153,8 +147,7 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
     });
     let deadline: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<Outcome>((resolve) => {
-      deadline = setTimeout(resolve, this.#stopTimeoutMs, TIMED_OUT);
-      deadline.unref(); // it bounds a wait; it is no reason for the process to stay alive
+      deadline = setTimeout(resolve, this.#stopTimeoutMs, TIMED_OUT).unref(); // it keeps no process alive
     });
     void Promise.race([this.#inFlight ?? this.#sample(), timedOut]).then((outcome) => {
       clearTimeout(deadline);
@@ -171,14 +164,13 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
       return;
     }
     void this.#sample().then((outcome) => {
-      // Once stopping, stop() owns this sample: it becomes the final record.
-      if (this.#state !== 'running') return;
+      if (this.#state !== 'running') return; // once stopping, this sample is stop()'s final record
       this.#inFlight = undefined;
       this.#record(outcome, false);
     });
   }
 
-  /** One provider call, marked as the running sample before the provider runs. Never rejects. */
+  /** One provider call, published as the running sample before the provider runs. Never rejects. */
   #sample(): Promise<Outcome> {
     let settle!: (outcome: Outcome) => void;
     const pending = new Promise<Outcome>((resolve) => {
@@ -199,7 +191,7 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
   /** Counts what went wrong and writes the record; a regular tick with no good value writes nothing. */
   #record(outcome: Outcome, final: boolean): void {
     try {
-      let values: Record<string, SandboxAttributeValue> | undefined;
+      let values: Attributes | undefined;
       if (outcome === TIMED_OUT) {
         this.#fail('timeout', `the final sample did not settle within ${this.#stopTimeoutMs} ms; recorded without it`);
       } else if ('error' in outcome) {
@@ -208,7 +200,6 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
         values = this.#clean(outcome.value);
       }
       if (!final && values === undefined) return;
-      // Own keys first (the id, the final flag and counters, the sample), the caller's last.
       const own: Attributes = { [ATTR_SANDBOX_ID]: this.#handle.id };
       if (final) {
         own[ATTR_SANDBOX_RESOURCE_FINAL] = true;
@@ -216,8 +207,7 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
         own[ATTR_SANDBOX_SAMPLER_DROPPED] = this.#stats.dropped;
         own[ATTR_SANDBOX_SAMPLER_SKIPPED] = this.#stats.skipped;
       }
-      const span = { kind: SpanKind.INTERNAL, attributes: recordAttributes(this.#attributes, { ...own, ...values }) };
-      this.#tracer!.startSpan(SPAN_SANDBOX_RESOURCE_SAMPLE, span, this.#parent).end();
+      this.#write!({ ...own, ...values });
       this.#stats.samples++;
     } catch (error) {
       this.#fail('span', 'writing a gym.sandbox.resource.sample span failed; it was dropped', error);
@@ -225,12 +215,12 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
   }
 
   /** The sample's good values (undefined when none), counting each bad one as dropped. */
-  #clean(sample: unknown): Record<string, SandboxAttributeValue> | undefined {
+  #clean(sample: unknown): Attributes | undefined {
     if (sample === null || typeof sample !== 'object' || Array.isArray(sample)) {
       this.#fail('shape', `the provider returned ${describeValue(sample)} instead of an attributes object`);
       return undefined;
     }
-    let values: Record<string, SandboxAttributeValue> | undefined;
+    let values: Attributes | undefined;
     for (const [key, value] of Object.entries(sample)) {
       // A carried key is the caller's: a sample may not replace it.
       if (isFreeKey(key, true) && !(key in this.#attributes) && isAttributeValue(value)) {

@@ -1,15 +1,7 @@
-// One sandbox's lifecycle metrics, with Gym's edge rules built in so a caller cannot get them
-// wrong. A release subtracts when its close succeeds (Gym's newest rule): a close that throws,
-// rejects or hangs keeps the sandbox counted, and the first close that succeeds subtracts it
-// once. Whether to record is decided when the create starts and holds to the release, so
-// telemetry switched on mid-life never subtracts what it did not add. Unlike the records these
-// are metrics, but Gym gates them on the `sandbox` span group too; a lifecycle that would have
-// recorded with the group off says so once. It also opens Gym 0.7.0's lifecycle spans:
-// `gym.sandbox.start` around a create, `gym.sandbox.exec` around an exec, `gym.sandbox.stop`
-// around a close, each the active span of what it wraps (so the provider's own spans are its
-// children), ended when what it wraps settles.
+// One sandbox's lifecycle metrics and Gym 0.7.0's lifecycle spans, gated (as in Gym) by the
+// `sandbox` span group. Whether to count a sandbox is decided when its create starts and holds to
+// its release, so telemetry switched on mid-life never subtracts what it did not add.
 
-import { isPromise } from 'node:util/types';
 import {
   ATTR_SANDBOX_ID,
   ATTR_SANDBOX_PROVIDER,
@@ -22,7 +14,7 @@ import {
 import { isMetricsExporting } from '@gym/core';
 import { createInstrument, invalidChoice, perMeter, resolveMeter } from '@gym/core/internal';
 import { type Attributes, context, type Span, SpanStatusCode, trace } from '@opentelemetry/api';
-import { reporter, SCOPE, sandboxGroupOn, sandboxTracer } from './scope.js';
+import { reporter, SCOPE, sandboxGroupOn, sandboxTracer } from './records.js';
 import type { SandboxLifecycleOptions, SandboxLifecycleState } from './types.js';
 
 const instrumentsOf = perMeter((meter) => ({
@@ -33,10 +25,13 @@ const instrumentsOf = perMeter((meter) => ({
   createRetries: createInstrument(meter, INSTRUMENTS.sandboxCreateRetry),
 }));
 type Instruments = ReturnType<typeof instrumentsOf>;
+type Settled = (ok: boolean, outcome: unknown, span?: Span) => void;
 
 /**
- * The lifecycle metrics of one sandbox, by `nemo.gym.sandbox.provider`. The constructor throws
- * a `RangeError` for a provider name that is not one (on or off); nothing else here throws.
+ * The lifecycle metrics and spans of one sandbox, by `nemo.gym.sandbox.provider`: `gym.sandbox.start`
+ * around a create, `gym.sandbox.exec` around an exec, `gym.sandbox.stop` around a close, each the
+ * active span of what it wraps, ended when that settles. The constructor throws a `RangeError` for
+ * a provider name that is not one (on or off); nothing else here throws.
  */
 export class SandboxLifecycle {
   readonly #attributes: Attributes;
@@ -52,8 +47,8 @@ export class SandboxLifecycle {
     if (typeof provider !== 'string' || !SANDBOX_PROVIDER_PATTERN.test(provider)) {
       throw invalidChoice('provider', provider, `a string matching ${SANDBOX_PROVIDER_PATTERN}`);
     }
-    this.#attributes = Object.freeze({ [ATTR_SANDBOX_PROVIDER]: provider }); // built once, off or on
-    this.#options = { ...options }; // a caller's later edit of its options object changes nothing here
+    this.#attributes = Object.freeze({ [ATTR_SANDBOX_PROVIDER]: provider });
+    this.#options = { ...options }; // a caller's later edit of its options changes nothing here
   }
 
   get state(): SandboxLifecycleState {
@@ -70,12 +65,8 @@ export class SandboxLifecycle {
     this.#state = 'creating';
     const instruments = this.#instruments();
     const started = instruments === undefined ? 0 : performance.now();
-    const span = this.#span(SPAN_SANDBOX_START);
-    return observe(span === undefined ? create : inside(span, create), (created, outcome) => {
-      if (span !== undefined) {
-        if (created && sandboxId !== undefined) this.#id = safely(() => sandboxId(outcome as Awaited<T>));
-        endSpan(span, created, outcome, this.#id);
-      }
+    return this.#run(SPAN_SANDBOX_START, create, (created, outcome, span) => {
+      if (created && span && sandboxId) this.#id = safely(() => sandboxId(outcome as Awaited<T>));
       if (this.#state !== 'creating') return; // released while creating: adds nothing
       this.#state = created ? 'held' : 'new';
       if (!created || instruments === undefined) return;
@@ -93,19 +84,14 @@ export class SandboxLifecycle {
     if (instruments !== undefined) safely(() => instruments.createRetries.add(1, this.#attributes));
   }
 
-  /** Runs `exec` and records its duration, to its settlement when it returns a thenable, however it ends. */
+  /** Runs `exec` and records its duration (to its settlement when it returns a thenable), however it ends. */
   exec<T>(exec: () => T): T {
-    const span = this.#span(SPAN_SANDBOX_EXEC);
-    if (span === undefined) return this.#timed('execDuration', exec);
-    return observe(
-      () => this.#timed('execDuration', inside(span, exec)),
-      (ok, outcome) => endSpan(span, ok, outcome, this.#id),
-    );
+    return this.#run(SPAN_SANDBOX_EXEC, exec, this.#timer('execDuration'));
   }
 
   /** Runs `transfer` (an upload or a download) and records its duration, as {@link exec} does. */
   transfer<T>(transfer: () => T): T {
-    return this.#timed('transferDuration', transfer);
+    return this.#run(undefined, transfer, this.#timer('transferDuration'));
   }
 
   /**
@@ -119,18 +105,40 @@ export class SandboxLifecycle {
       return undefined;
     }
     // A borrowed sandbox is not this process's to stop: Gym opens no stop span for it either.
-    const span = this.#options.owned === false ? undefined : this.#span(SPAN_SANDBOX_STOP);
-    return observe(span === undefined ? close : inside(span, close), (closed, outcome) => {
-      if (span !== undefined) endSpan(span, closed, outcome, this.#id);
+    const span = this.#options.owned === false ? undefined : SPAN_SANDBOX_STOP;
+    return this.#run(span, close, (closed) => {
       if (closed) this.#released();
     });
   }
 
-  /** A started span of `name` with the provider, or `undefined` when no span is recorded. Never throws. */
-  #span(name: string): Span | undefined {
-    const tracer = sandboxTracer(this.#options);
-    if (tracer === undefined) return undefined;
-    return safely(() => tracer.startSpan(name, { attributes: this.#attributes }));
+  /** Runs `run` as the active span `name` (when spans record); once it settled, calls `settled` and ends the span. */
+  #run<T>(name: string | undefined, run: () => T, settled: Settled | undefined): T {
+    const tracer = name === undefined ? undefined : sandboxTracer(this.#options);
+    const span = tracer && safely(() => tracer.startSpan(name!, { attributes: this.#attributes }));
+    if (span === undefined) return settled === undefined ? run() : observe(run, settled);
+    return observe(
+      () => context.with(trace.setSpan(context.active(), span), run),
+      (ok, outcome) => {
+        settled?.(ok, outcome, span);
+        safely(() => {
+          if (this.#id !== undefined) span.setAttribute(ATTR_SANDBOX_ID, this.#id);
+          if (!ok) {
+            const error = outcome instanceof Error ? outcome : new Error(String(outcome));
+            span.recordException(error);
+            span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+          }
+          span.end();
+        });
+      },
+    );
+  }
+
+  /** Records the time from now to its call into `histogram`; `undefined` while metrics do not record. */
+  #timer(histogram: 'execDuration' | 'transferDuration'): Settled | undefined {
+    const instruments = this.#instruments();
+    if (instruments === undefined) return undefined;
+    const started = performance.now();
+    return () => safely(() => instruments[histogram].record(performance.now() - started, this.#attributes));
   }
 
   #released(): void {
@@ -140,21 +148,15 @@ export class SandboxLifecycle {
     if (added !== undefined) safely(() => added.active.add(-1, this.#attributes));
   }
 
-  #timed<T>(histogram: 'execDuration' | 'transferDuration', run: () => T): T {
-    const instruments = this.#instruments();
-    if (instruments === undefined) return run(); // off: not even a promise wrapped
-    const started = performance.now();
-    return observe(run, () =>
-      safely(() => instruments[histogram].record(performance.now() - started, this.#attributes)),
-    );
-  }
-
-  /** The instruments to record on now, or `undefined`. Off, one read of the shared state. Never throws. */
+  /** The instruments to record on now, or `undefined`. Off, one read of the shared state. */
   #instruments(): Instruments | undefined {
     const options = this.#options;
     if (options.meterProvider == null && !isMetricsExporting()) return undefined;
     if (!sandboxGroupOn()) {
-      if (!groupOffReported) reportGroupOff();
+      if (!groupOffReported) {
+        groupOffReported = true;
+        reporter.warnOnce('sandbox-group-off', GROUP_OFF);
+      }
       return undefined;
     }
     return safely(() => {
@@ -164,20 +166,12 @@ export class SandboxLifecycle {
   }
 }
 
-/** Whether this copy already said that the `sandbox` group is off (the reporter's once is per process). */
-let groupOffReported = false;
+let groupOffReported = false; // by this copy: the hot path then skips the reporter
+const GROUP_OFF =
+  `the 'sandbox' span group is off, so the sandbox lifecycle metrics (gym.sandbox.*) are not recorded ` +
+  `(Gym's rule; the default span groups leave it out): add it, e.g. NEMO_GYM_OTEL_SPAN_GROUPS=default,sandbox`;
 
-/** Once: metrics would have been recorded but for the `sandbox` span group, off by default. */
-function reportGroupOff(): void {
-  groupOffReported = true;
-  reporter.warnOnce(
-    'sandbox-group-off',
-    `the 'sandbox' span group is off, so the sandbox lifecycle metrics (gym.sandbox.*) are not recorded ` +
-      `(Gym's rule; the default span groups leave it out): add it, e.g. NEMO_GYM_OTEL_SPAN_GROUPS=default,sandbox`,
-  );
-}
-
-/** The one edge of every lifecycle recording: a meter that throws is reported once, never passed on. */
+/** The one edge of every lifecycle recording: a meter or tracer that throws is reported once, never passed on. */
 function safely<T>(record: () => T): T | undefined {
   try {
     return record();
@@ -191,35 +185,15 @@ function safely<T>(record: () => T): T | undefined {
   }
 }
 
-/** `run` with `span` as the active span of everything it does. */
-function inside<T>(span: Span, run: () => T): () => T {
-  return () => context.with(trace.setSpan(context.active(), span), run);
-}
-
-/** Ends a lifecycle span as Gym's spans end: the sandbox id when known, an error recorded with its status. */
-function endSpan(span: Span, ok: boolean, outcome: unknown, id: string | undefined): void {
-  safely(() => {
-    if (id !== undefined) span.setAttribute(ATTR_SANDBOX_ID, id);
-    if (!ok) {
-      const error = outcome instanceof Error ? outcome : new Error(String(outcome));
-      span.recordException(error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
-    }
-    span.end();
-  });
-}
+const promiseThen = Promise.prototype.then;
+type Then = (this: unknown, onFulfilled?: unknown, onRejected?: unknown) => unknown;
 
 /**
- * Runs `run` and calls `settled(ok, outcome)` once it returned or threw (the value or the
- * error), or what it returned settled.
- * Never calls a `then` the caller would not have called: work that starts in `then` (a
- * superagent request, a mongoose `Query`, a knex builder) runs exactly as often as without
- * telemetry. A promise of this realm (its `then` is the built-in one, which starts nothing)
- * comes back as a derived promise that settles the same way, so a rejection nobody handles
- * stays unhandled. Any other thenable (execa's subprocess, a promise of another realm) comes
- * back from {@link observed} as a Proxy that is the thenable in everything but its `then`.
+ * Runs `run` and calls `settled` once it returned or threw, or what it returned settled. It never
+ * calls a `then` the caller would not have called, so work that starts in `then` (a superagent
+ * request, a mongoose `Query`, a knex builder) runs exactly as often as without telemetry.
  */
-function observe<T>(run: () => T, settled: (ok: boolean, outcome: unknown) => void): T {
+function observe<T>(run: () => T, settled: Settled): T {
   let result: T;
   try {
     result = run();
@@ -227,45 +201,17 @@ function observe<T>(run: () => T, settled: (ok: boolean, outcome: unknown) => vo
     settled(false, error);
     throw error;
   }
-  const then = (result as { then?: unknown } | null | undefined)?.then;
+  const thenable = result as T & { then?: unknown };
+  const then = thenable?.then;
   if (typeof then !== 'function') {
     settled(true, result);
     return result;
   }
-  if (then === promiseThen && isPromise(result)) {
-    return then.call(
-      result,
-      (value: unknown) => {
-        settled(true, value);
-        return value;
-      },
-      (error: unknown) => {
-        settled(false, error);
-        throw error;
-      },
-    ) as T;
-  }
-  return observed(result as T & object, settled);
-}
-
-const promiseThen = Promise.prototype.then;
-type Then = (this: unknown, onFulfilled?: unknown, onRejected?: unknown) => unknown;
-
-/**
- * `thenable` behind a Proxy that forwards everything (properties, methods, `instanceof`,
- * writes) to it, except that each `then` the caller calls (an `await` calls one) calls the
- * thenable's own `then` once, with handlers that report the first settlement before they
- * pass it on. Nothing is recorded unless the caller subscribes. A Proxy may not replace a
- * frozen own `then`: such a thenable comes back as a bare thenable with the same forwarding.
- */
-function observed<T extends object>(thenable: T, settled: (ok: boolean, outcome: unknown) => void): T {
-  let done = false;
-  const once = (ok: boolean, outcome: unknown): void => {
-    if (done) return;
-    done = true;
-    settled(ok, outcome);
+  let pending: Settled | undefined = settled;
+  const once: Settled = (ok, outcome) => {
+    pending?.(ok, outcome); // the first settlement only
+    pending = undefined;
   };
-  /** The caller's `then`, forwarded to the thenable's own `original` once per call. */
   const forward =
     (original: Then): Then =>
     (onFulfilled, onRejected) => {
@@ -287,11 +233,12 @@ function observed<T extends object>(thenable: T, settled: (ok: boolean, outcome:
         throw error;
       }
     };
+  // The built-in `then` starts nothing: a derived promise (a rejection nobody handles stays unhandled).
+  if (then === promiseThen) return forward(promiseThen as Then)() as T;
   const own = Reflect.getOwnPropertyDescriptor(thenable, 'then');
-  if (own !== undefined && own.configurable === false && own.writable === false) {
-    // biome-ignore lint/suspicious/noThenProperty: it stands in for a thenable
-    return { then: forward(own.value as Then) } as T;
-  }
+  // biome-ignore lint/suspicious/noThenProperty: a Proxy may not replace a frozen own `then`
+  if (own?.configurable === false && own.writable === false) return { then: forward(own.value as Then) } as T;
+  // Any other thenable (execa's subprocess, a promise of another realm): the thenable in all but `then`.
   let original: unknown;
   let forwarding: Then | undefined;
   return new Proxy(thenable, {

@@ -1,6 +1,5 @@
-// The public types of @gym/sandbox-telemetry. Every amount is optional on purpose: "absent"
-// means "nobody told us", and a record that turned unknown into 0 would tell an operator that a
-// sandbox was given nothing, which is a different (and false) fact.
+// The public types. Every amount is optional: absent means "nobody told us", which a record
+// must never turn into 0 (a sandbox given nothing is a different, false, fact).
 
 import type { Context, MeterProvider, TracerProvider } from '@opentelemetry/api';
 
@@ -73,8 +72,7 @@ export interface ResourceProvider<H extends SandboxHandle = SandboxHandle> {
   resourceAllocation?(handle: H): ResourceAllocation | Promise<ResourceAllocation>;
   /**
    * What the sandbox uses now, as attributes under `nemo.gym.sandbox.` (e.g.
-   * `nemo.gym.sandbox.resource.memory_mib`). May throw or reject: the sampler drops and counts
-   * it, as it does each bad key or value.
+   * `nemo.gym.sandbox.resource.memory_mib`). May throw or reject: the sampler drops and counts it.
    */
   resourceSample?(handle: H): SandboxAttributes | Promise<SandboxAttributes>;
 }

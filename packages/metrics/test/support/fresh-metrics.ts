@@ -8,8 +8,12 @@
 import { sharedSlot } from '@gym/core/internal';
 import { jest } from '@jest/globals';
 import type { Meter, MeterProvider } from '@opentelemetry/api';
-import { VERIFY_TALLY_SLOT, type VerifyTally } from '../../src/gym-metrics.js';
-import { ORCHESTRATOR_SLOT, type OrchestratorDeclaration } from '../../src/orchestrator.js';
+import {
+  ORCHESTRATOR_SLOT,
+  type OrchestratorDeclaration,
+  VERIFY_TALLY_SLOT,
+  type VerifyTally,
+} from '../../src/gym-metrics.js';
 
 /** The public surface of @gym/metrics. */
 export type MetricsModule = typeof import('../../src/index.js');
