@@ -100,8 +100,8 @@ export function loadTelemetryConfig(env: NodeJS.ProcessEnv = process.env): Telem
   const warnings: string[] = [];
   const unknown = unknownVariablesWarning(env);
   if (unknown !== undefined) warnings.push(unknown);
-  /** The value (its default when unset or blank), or `undefined` and a problem when malformed. */
-  const standard = <T>(variable: OtelVariable<T>): T | undefined => {
+  /** The value of `variable` (its default when unset or blank), or `undefined` and a problem when malformed. */
+  const check = <T>(variable: OtelVariable<T> | GymVariable<T>): T | undefined => {
     const read = readGymVariable(env, variable);
     if (read.ok) return read.value;
     problems.add(read.message);
@@ -109,22 +109,19 @@ export function loadTelemetryConfig(env: NodeJS.ProcessEnv = process.env): Telem
   };
   const fields: { -readonly [K in FieldKey]: Fields[K] } = { ...CONFIG_DEFAULTS };
   const malformed = new Set<FieldKey>();
-  /** Sets a standard field when well formed (a malformed one is already in `problems`). */
-  const take = <K extends FieldKey>(key: K, value: Fields[K] | undefined): void => {
-    if (value !== undefined) fields[key] = value;
-  };
-  for (const key of Object.keys(GYM_VARIABLES) as GymKey[]) {
-    const read = readGymVariable(env, GYM_VARIABLES[key] as GymVariable<Fields[typeof key]>);
-    if (read.ok) (fields as Record<GymKey, unknown>)[key] = read.value;
+  const read = (key: FieldKey, variable: OtelVariable<unknown> | GymVariable<unknown>): void => {
+    const result = readGymVariable(env, variable);
+    if (result.ok) (fields as Record<FieldKey, unknown>)[key] = result.value;
     else {
       malformed.add(key);
-      problems.add(read.message);
+      problems.add(result.message);
     }
-  }
-  take('serviceName', standard(OTEL_VARIABLES.serviceName));
+  };
+  for (const key of Object.keys(GYM_VARIABLES) as GymKey[]) read(key, GYM_VARIABLES[key]);
+  read('serviceName', OTEL_VARIABLES.serviceName);
 
-  // The standard off-switches: the specification's word wins over Gym's switches.
-  // They never make a config malformed: a value other than theirs leaves the switch alone.
+  // The standard off-switches win over Gym's, as the specification says. A value other than
+  // theirs leaves the switch alone and never makes the config malformed.
   const on = (variable: OtelVariable<boolean>): boolean => {
     const from = readVariable(env, variable.names);
     return from !== undefined && variable.parse(from.value.trim()) === true;
@@ -141,18 +138,16 @@ export function loadTelemetryConfig(env: NodeJS.ProcessEnv = process.env): Telem
   if (on(OTEL_SWITCHES.tracesExporter)) fields.tracesEnabled = false;
 
   // What is in use depends on the exporter and the signal switches; when one of those is
-  // itself malformed, the config is refused anyway and what depends on it is not read.
+  // malformed, the config is refused anyway and what depends on it is not read.
   const decided = !malformed.has('exporter') && !malformed.has('metricsEnabled') && !malformed.has('tracesEnabled');
   const { exporter, metricsEnabled, tracesEnabled } = fields;
-  let otlpTracesEndpoint: string | undefined;
-  let otlpMetricsEndpoint: string | undefined;
   if (decided && metricsEnabled && exporter === 'prometheus') {
-    take('prometheusHost', standard(OTEL_VARIABLES.prometheusHost));
-    take('prometheusPort', standard(OTEL_VARIABLES.prometheusPort));
+    read('prometheusHost', OTEL_VARIABLES.prometheusHost);
+    read('prometheusPort', OTEL_VARIABLES.prometheusPort);
   }
   if (decided && metricsEnabled && (exporter === 'otlp' || exporter === 'console')) {
-    take('metricExportIntervalMillis', standard(OTEL_VARIABLES.metricExportIntervalMillis));
-    take('metricExportTimeoutMillis', standard(OTEL_VARIABLES.metricExportTimeoutMillis));
+    read('metricExportIntervalMillis', OTEL_VARIABLES.metricExportIntervalMillis);
+    read('metricExportTimeoutMillis', OTEL_VARIABLES.metricExportTimeoutMillis);
     if (fields.metricExportIntervalMillis > MAX_TIMER_MILLIS) {
       warnings.push(
         `OTEL_METRIC_EXPORT_INTERVAL=${fields.metricExportIntervalMillis} is longer than a Node timer can wait; ` +
@@ -161,34 +156,27 @@ export function loadTelemetryConfig(env: NodeJS.ProcessEnv = process.env): Telem
       fields.metricExportIntervalMillis = MAX_TIMER_MILLIS;
     }
   }
-  if (decided && exporter === 'otlp') {
-    /** One signal's URL, with the exporters' own rules; its protocol must be http/protobuf. */
-    const signal = (endpoint: OtlpKey, protocol: OtlpKey, resourcePath: string): string | undefined => {
-      const signalProtocol = readVariable(env, OTLP_VARIABLES[protocol].names) !== undefined;
-      standard(OTLP_VARIABLES[signalProtocol ? protocol : 'protocol']);
-      if (readVariable(env, OTLP_VARIABLES[endpoint].names) !== undefined) return standard(OTLP_VARIABLES[endpoint]);
-      const generic = standard(OTLP_VARIABLES.endpoint);
-      if (generic === undefined) return undefined;
-      // Appended to the path; the query and fragment stay where they are.
-      const url = new URL(generic);
-      url.pathname = `${url.pathname}${url.pathname.endsWith('/') ? '' : '/'}${resourcePath}`;
-      return url.toString();
-    };
-    if (tracesEnabled) otlpTracesEndpoint = signal('tracesEndpoint', 'tracesProtocol', 'v1/traces');
-    if (metricsEnabled) otlpMetricsEndpoint = signal('metricsEndpoint', 'metricsProtocol', 'v1/metrics');
-  }
+  /** One signal's URL, by the exporters' own rules; its protocol must be http/protobuf. */
+  const otlpUrl = (endpoint: OtlpKey, protocol: OtlpKey, resourcePath: string): string | undefined => {
+    check(OTLP_VARIABLES[readVariable(env, OTLP_VARIABLES[protocol].names) ? protocol : 'protocol']);
+    if (readVariable(env, OTLP_VARIABLES[endpoint].names) !== undefined) return check(OTLP_VARIABLES[endpoint]);
+    const generic = check(OTLP_VARIABLES.endpoint);
+    if (generic === undefined) return undefined;
+    // Appended to the path; the query and fragment stay where they are.
+    const url = new URL(generic);
+    url.pathname = `${url.pathname}${url.pathname.endsWith('/') ? '' : '/'}${resourcePath}`;
+    return url.toString();
+  };
+  const otlp = decided && exporter === 'otlp';
+  const otlpTracesEndpoint =
+    otlp && tracesEnabled ? otlpUrl('tracesEndpoint', 'tracesProtocol', 'v1/traces') : undefined;
+  const otlpMetricsEndpoint =
+    otlp && metricsEnabled ? otlpUrl('metricsEndpoint', 'metricsProtocol', 'v1/metrics') : undefined;
 
   if (problems.size > 0) return { ok: false, error: [...problems].join('; '), warnings };
-  return {
-    ok: true,
-    warnings,
-    config: Object.freeze({
-      ...fields,
-      metricExportTimeoutMillis: Math.min(fields.metricExportTimeoutMillis, fields.metricExportIntervalMillis),
-      otlpTracesEndpoint,
-      otlpMetricsEndpoint,
-    }),
-  };
+  const metricExportTimeoutMillis = Math.min(fields.metricExportTimeoutMillis, fields.metricExportIntervalMillis);
+  const config = { ...fields, metricExportTimeoutMillis, otlpTracesEndpoint, otlpMetricsEndpoint };
+  return { ok: true, warnings, config: Object.freeze(config) };
 }
 
 /** Slurm's job id: the natural run id of a batch job. */

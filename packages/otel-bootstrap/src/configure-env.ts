@@ -18,20 +18,12 @@ function envString(value: boolean | number | string): string {
   return String(value);
 }
 
-/**
- * The config block as environment strings, or a message saying which field is wrong. Fields not
- * written (per-process or standard OTEL_* settings children inherit as they are) are ignored.
- */
-function configStrings(config: unknown): Partial<Record<WrittenKey, string>> | string {
-  if (config === undefined || config === null) return {};
-  if (typeof config !== 'object' || Array.isArray(config)) {
-    return `the telemetry config must be an object; got ${describeValue(config)}`;
-  }
+/** The config block as environment strings, or a message naming the first value its variable's grammar refuses. */
+function configStrings(config: Partial<TelemetryConfig>): Partial<Record<WrittenKey, string>> | string {
   const strings: Partial<Record<WrittenKey, string>> = {};
   for (const key of Object.keys(WRITTEN) as WrittenKey[]) {
-    const value = (config as Record<string, unknown>)[key];
+    const value: unknown = config[key];
     if (value === undefined || value === null) continue;
-    // The same grammar the environment goes through (core's, or the standard row's).
     const expected = key === 'runId' ? 'string' : typeof CONFIG_DEFAULTS[key];
     const text = typeof value === expected ? envString(value as boolean | number | string) : undefined;
     if (text === undefined || WRITTEN[key].parse(text.trim()) === undefined) {
@@ -56,7 +48,7 @@ export function configureTelemetryEnv(
 ): string | null {
   const onWarning = options?.onWarning;
   try {
-    const strings = configStrings(config);
+    const strings = configStrings(config ?? {});
     if (typeof strings === 'string') {
       reportWarning(onWarning, `telemetry is disabled for the fleet: ${strings}`);
       return null;
