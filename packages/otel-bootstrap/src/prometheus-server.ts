@@ -1,22 +1,15 @@
-// The Prometheus endpoint: the exporter's own request handler (`getMetricsRequestHandler`) on a
-// `node:http` server bounded by Node's own switches (header, request and keep-alive deadlines,
-// header count and size, `maxConnections` when asked for). Ours, not the exporter's server,
-// only because that one cannot bind port 0 (it reads 0 as 9464), reports a taken port only to
-// `diag`, and takes no deadlines. The crowd cases this was measured against are in the README.
-// Loaded with `import()` from sdk-pipeline.ts, only when the `prometheus` exporter is in use.
+// The Prometheus endpoint: the exporter's own request handler on a `node:http` server bounded by
+// Node's own switches. Why not the exporter's own server: see "Why a server of our own" in the README.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import type { PrometheusLimits } from './prometheus-limits.js';
+import type { TelemetryConfig } from './types.js';
 
 const METRICS_PATH = '/metrics';
 /** The Prometheus text format the exporter writes (0.0.4), named fully; the exporter says only `text/plain`. */
 const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
-
-/** Whatever serves one scrape into `response`: the exporter's public request handler. */
-export interface MetricsHandler {
-  getMetricsRequestHandler(request: IncomingMessage, response: ServerResponse): void;
-}
 
 /** A refusal: one line of plain text. */
 function refuse(response: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
@@ -33,7 +26,7 @@ function hasBody(request: IncomingMessage): boolean {
 }
 
 /** GET or HEAD of exactly `/metrics` (a query string is ignored; `//host/metrics` is no route). */
-function route(handler: MetricsHandler, request: IncomingMessage, response: ServerResponse): void {
+function route(handler: PrometheusExporter, request: IncomingMessage, response: ServerResponse): void {
   if ((request.url ?? '').split('?', 1)[0] !== METRICS_PATH) {
     refuse(response, 404, `not found: the metrics are at ${METRICS_PATH}`);
   } else if (request.method !== 'GET' && request.method !== 'HEAD') {
@@ -54,9 +47,8 @@ function route(handler: MetricsHandler, request: IncomingMessage, response: Serv
  * unref'd: a metrics endpoint never keeps a process alive.
  */
 export async function startPrometheusServer(
-  handler: MetricsHandler,
-  host: string,
-  port: number,
+  handler: PrometheusExporter,
+  { prometheusHost: host, prometheusPort: port }: Pick<TelemetryConfig, 'prometheusHost' | 'prometheusPort'>,
   limits: PrometheusLimits,
 ): Promise<{ server: Server; endpoint: string }> {
   // Node looks for expired deadlines every quarter of the shorter one (25 ms to 1 s), not every 30 s.
@@ -84,18 +76,9 @@ export async function startPrometheusServer(
       resolve();
     });
   });
-  server.on('error', () => {
-    // After a successful listen, errors are per connection; the scrape just fails.
-  });
+  // After a successful listen, errors are per connection; the scrape just fails.
+  server.on('error', () => {});
   server.unref();
   const shownHost = host.includes(':') ? `[${host}]` : host;
   return { server, endpoint: `http://${shownHost}:${(server.address() as AddressInfo).port}${METRICS_PATH}` };
-}
-
-/** Stops listening and drops every connection (idle, keep-alive or mid-request); never waits for a client. */
-export function closePrometheusServer(server: Server): void {
-  server.close(() => {
-    // Already closed is fine.
-  });
-  server.closeAllConnections();
 }

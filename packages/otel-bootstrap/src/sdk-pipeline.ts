@@ -1,8 +1,6 @@
-// The only module that touches the OpenTelemetry SDK, through `await import()`: a process with
-// telemetry off never loads it. Providers are built by hand, not through NodeSDK, so that the
-// exporter follows NEMO_GYM_OTEL_EXPORTER, a taken Prometheus port is a setup failure, and each
-// global is registered only where nobody else did. A signal is "exporting" only when the API
-// this package loads hands its provider out; a refused or hidden registration is said once.
+// The only module that loads the OpenTelemetry SDK (through `await import()`). Providers are built
+// by hand, not through NodeSDK, so that NEMO_GYM_OTEL_EXPORTER picks the exporter, a taken port
+// is a setup failure, and each global is registered only where nobody else did.
 
 import type { Server } from 'node:http';
 import {
@@ -28,13 +26,12 @@ import type {
 import type { TracerProvider as SdkTracerProvider, SpanExporter } from '@opentelemetry/sdk-trace';
 import { apiSlotVersion, registeredGlobal } from './otel-globals.js';
 import type { PrometheusLimits } from './prometheus-limits.js';
-import { closePrometheusServer, startPrometheusServer } from './prometheus-server.js';
-import { SCOPE_NAME } from './scope.js';
-import type { TelemetryConfig } from './types.js';
+import { startPrometheusServer } from './prometheus-server.js';
+import { SCOPE_NAME, type TelemetryConfig } from './types.js';
 
 export interface PipelineInput {
   readonly config: TelemetryConfig;
-  readonly serviceName: string;
+  /** The resource attributes, `service.name` included. */
   readonly attributes: Attributes;
   readonly version: string;
   /** Called with every export failure; `final` once shutdown began (the final flush). Never throws. */
@@ -51,12 +48,13 @@ type RegistrationProblem = { readonly signal: Signal; readonly reason: string };
 export type Pipeline = Awaited<ReturnType<typeof startPipeline>>;
 
 /** What this pipeline built, per signal, and therefore owns. */
+type OwnedMetrics = { provider: SdkMeterProvider; exporter?: SerializedExporter; server?: Server; endpoint?: string };
 interface Owned {
-  metrics?: { provider: SdkMeterProvider; exporter?: SerializedExporter; server?: Server; endpoint?: string };
+  metrics?: OwnedMetrics;
   trace?: { provider: SdkTracerProvider; contextManager?: ContextManager; propagator?: TextMapPropagator };
 }
 
-/** Per global: its signal, the API's name for its provider, the provider the API hands out, and how to (un)register. */
+/** Per global: its signal, the API's name for its provider, what the API hands out, how to (un)register. */
 const GLOBALS = {
   metrics: {
     signal: 'metrics',
@@ -76,7 +74,7 @@ const GLOBALS = {
 
 const noopTracerProvider = new ProxyTracerProvider();
 
-/** The real provider behind the API's trace proxy (duck-typed: the proxy may come from another copy of the API). */
+/** The provider behind a trace proxy (duck-typed: the proxy may come from another copy of the API). */
 function delegateOf(provider: unknown): unknown {
   const proxy = provider as Partial<Pick<ProxyTracerProvider, 'getDelegate'>> | undefined;
   return typeof proxy?.getDelegate === 'function' ? proxy.getDelegate() : provider;
@@ -110,13 +108,11 @@ function reusedExports(kind: Kind): boolean {
 }
 
 /**
- * Builds and registers the pipeline `input.config` asks for: per signal, nothing when off, a
- * provider someone else registered (reused, never shut down), else ours. Rejects on a setup
- * failure (a taken port), after undoing what it built.
+ * Per signal: nothing when off, a provider someone else registered (reused, never shut down),
+ * else ours. Rejects on a setup failure (a taken port), after undoing what it built.
  */
 export async function startPipeline(input: PipelineInput) {
-  // Failed exports are remembered so that shutdown does not report them again; once shutdown
-  // began, a failure is the final flush's, whenever it arrives.
+  // Reported failures are not reported again at shutdown; once shutdown began, a failure is the final flush's.
   const reported = new WeakSet<object>();
   let final = false;
   const onFailure: ReportFailure = (signal, error) => {
@@ -163,9 +159,17 @@ async function build(input: PipelineInput, found: Record<Kind, Existing>, onFail
   const tracers = tracesEnabled && found.trace === 'none' && (exporter === 'otlp' || exporter === 'console');
   if (!meters && !tracers) return owned;
   try {
-    const resource = await buildResource(input);
-    if (meters) owned.metrics = await buildMeters(input.config, input.prometheusLimits, resource, onFailure);
-    if (tracers) owned.trace = await buildTracers(input.config, resource, onFailure);
+    const { defaultResource, detectResources, envDetector, hostDetector, resourceFromAttributes } = await import(
+      '@opentelemetry/resources'
+    );
+    // OTEL_RESOURCE_ATTRIBUTES and the host come first; Gym's attributes win.
+    const resource = defaultResource()
+      .merge(detectResources({ detectors: [envDetector, hostDetector] }))
+      .merge(resourceFromAttributes(input.attributes));
+    // Settled now: the Prometheus serializer reads the attributes synchronously.
+    await resource.waitForAsyncAttributes?.();
+    if (meters) owned.metrics = await buildMeters(input, resource, onFailure);
+    if (tracers) owned.trace = await buildTracers(input, resource, onFailure);
     return owned;
   } catch (error) {
     await shutdownOwned(owned, 0);
@@ -196,14 +200,13 @@ function settle(kind: Kind, before: Existing, owned: Owned, problems: Registrati
 
 /** Step 4, with our TracerProvider registered: the context manager and propagator, each only where its slot is free. */
 function registerContext(traces: NonNullable<Owned['trace']>): void {
-  const { contextManager, propagator } = traces;
-  if (registeredGlobal('context') !== undefined || !context.setGlobalContextManager(contextManager!.enable())) {
-    contextManager?.disable();
+  if (registeredGlobal('context') !== undefined || !context.setGlobalContextManager(traces.contextManager!.enable())) {
+    traces.contextManager?.disable();
     traces.contextManager = undefined;
   }
-  if (registeredGlobal('propagation') !== undefined || !propagation.setGlobalPropagator(propagator!)) {
-    traces.propagator = undefined;
-  }
+  const { propagator } = traces;
+  if (registeredGlobal('propagation') !== undefined || !propagation.setGlobalPropagator(propagator!))
+    delete traces.propagator;
 }
 
 /** Step 5: what exports, and the meter and tracer of whoever receives each signal. */
@@ -223,37 +226,15 @@ function handOut(input: PipelineInput, owned: Owned, to: Record<Kind, Receiver>)
   };
 }
 
-async function buildResource(input: PipelineInput): Promise<Resource> {
-  const { defaultResource, detectResources, envDetector, hostDetector, resourceFromAttributes } = await import(
-    '@opentelemetry/resources'
-  );
-  // OTEL_RESOURCE_ATTRIBUTES and the host come first; Gym's attributes and service.name win.
-  const resource = defaultResource()
-    .merge(detectResources({ detectors: [envDetector, hostDetector] }))
-    .merge(resourceFromAttributes({ ...input.attributes, 'service.name': input.serviceName }));
-  // Settled now: the Prometheus serializer reads the attributes synchronously.
-  await resource.waitForAsyncAttributes?.();
-  return resource;
-}
-
-async function buildMeters(
-  config: TelemetryConfig,
-  limits: PrometheusLimits,
-  resource: Resource,
-  onFailure: ReportFailure,
-): Promise<NonNullable<Owned['metrics']>> {
+async function buildMeters(input: PipelineInput, resource: Resource, onFailure: ReportFailure) {
+  const { config } = input;
   const { ConsoleMetricExporter, MeterProvider, PeriodicExportingMetricReader } = await import(
     '@opentelemetry/sdk-metrics'
   );
   if (config.exporter === 'prometheus') {
     const { PrometheusExporter } = await import('@opentelemetry/exporter-prometheus');
     const reader = new PrometheusExporter({ preventServerStart: true });
-    const { server, endpoint } = await startPrometheusServer(
-      reader,
-      config.prometheusHost,
-      config.prometheusPort,
-      limits,
-    );
+    const { server, endpoint } = await startPrometheusServer(reader, config, input.prometheusLimits);
     return { provider: new MeterProvider({ resource, readers: [reader] }), server, endpoint };
   }
   const url = config.otlpMetricsEndpoint;
@@ -271,20 +252,14 @@ async function buildMeters(
 }
 
 /** The TracerProvider, with the AsyncLocalStorage context manager and W3C propagators that NodeSDK would use. */
-async function buildTracers(
-  config: TelemetryConfig,
-  resource: Resource,
-  onFailure: ReportFailure,
-): Promise<NonNullable<Owned['trace']>> {
+async function buildTracers(input: PipelineInput, resource: Resource, onFailure: ReportFailure) {
+  const { config } = input;
   const { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, TracerProvider } = await import(
     '@opentelemetry/sdk-trace'
   );
+  const failed = (error: unknown) => onFailure('traces', error);
   const watch = (exporter: SpanExporter): SpanExporter => ({
-    export: (spans, callback) =>
-      exporter.export(
-        spans,
-        watchResult(callback, (error) => onFailure('traces', error)),
-      ),
+    export: (spans, callback) => exporter.export(spans, watchResult(callback, failed)),
     shutdown: () => exporter.shutdown(),
     forceFlush: async () => exporter.forceFlush?.(),
   });
@@ -406,7 +381,9 @@ async function shutdownOwned(owned: Owned, deadlineMillis: number, reported = ne
   const timedOut = deadlineMillis > 0 && (await raceDeadline(work, deadlineMillis));
   // A copy: steps that finish after the deadline add nothing to this report.
   const report: ShutdownReport = { errors: [...errors], timedOut };
-  if (meters?.server !== undefined) closePrometheusServer(meters.server);
+  // Every connection goes, idle or mid-request: a shutdown never waits for a client.
+  meters?.server?.close();
+  meters?.server?.closeAllConnections();
   for (const kind of ['metrics', 'trace'] as const) {
     const provider = owned[kind]?.provider;
     if (provider !== undefined && delegateOf(registeredGlobal(kind)) === provider) GLOBALS[kind].unregister();

@@ -1,6 +1,5 @@
 // One process, one telemetry setup: the first initTelemetry decides for the life of the process
-// (even "off"), concurrent callers share it, and a bad environment or a failed setup turns
-// telemetry off with one warning, never a throw. The only process-wide state of gym-telemetry.
+// (even "off"), and a bad environment or a failed setup turns telemetry off with one warning.
 
 import { createRequire } from 'node:module';
 import {
@@ -37,14 +36,11 @@ interface Session {
 
 type Say = (message: string) => void;
 
-/** The first setup's promise; every later call returns it. */
 let initPromise: Promise<TelemetryHandle | null> | undefined;
-/** The handle once setup finished with telemetry on; `null` otherwise. */
 let current: TelemetryHandle | null = null;
 let session: Session | undefined;
 let shutdownPromise: Promise<void> | undefined;
 
-/** Publishes "nothing exports" (span groups shut) for libraries to read. */
 function publishOff(orchestrator: boolean): void {
   setTelemetryState({ metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator });
 }
@@ -91,9 +87,8 @@ async function setUp(
 }
 
 /**
- * Step 1: the config, read once; a string when telemetry stays off (the warning to say, or
- * `''` for none). The whole cost of a disabled process is the switch and the names of the
- * environment (a misspelt NEMO_GYM_OTEL_ENABLED must not leave telemetry off in silence).
+ * Step 1: the config, or the warning (`''` for none) of telemetry that stays off. A disabled
+ * process reads only the switch and the names of the environment (for a misspelt switch).
  */
 function readConfig(env: NodeJS.ProcessEnv, say: Say): TelemetryConfig | string {
   if (isSwitchedOff(env)) {
@@ -125,7 +120,7 @@ function unknownGroupsWarning(unknown: readonly string[]): string {
   return `unknown span groups ignored: ${names.join(', ')}${more} (allowed: presets ${Object.keys(SPAN_GROUP_PRESETS).join(', ')}; groups ${SPAN_GROUPS.join(', ')})`;
 }
 
-/** Step 2: the SDK pipeline for this server, and one warning for each thing it could not apply. */
+/** Step 2: the SDK pipeline for this server, and a warning for each thing it could not apply. */
 async function startPipelineFor(
   options: InitTelemetryOptions,
   config: TelemetryConfig,
@@ -133,9 +128,8 @@ async function startPipelineFor(
   prometheusLimits: PrometheusLimits,
   say: Say,
 ): Promise<Pipeline> {
-  // Read at setup, not baked in at build time, so a release bump cannot forget it.
   const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
-  // Gym's five keys are what the dashboards group by: a caller adds to the resource, never renames the process.
+  // The dashboards group by Gym's keys: a caller adds to the resource, never renames the process.
   const attributes: Attributes = {
     ...options.resourceAttributes,
     [ATTR_GYM_VERSION]: version,
@@ -143,10 +137,11 @@ async function startPipelineFor(
     [ATTR_SERVER_TYPE]: options.serverType,
     [ATTR_SERVICE_GROUP]: config.serviceName,
     [ATTR_RUN_ID]: config.runId,
+    'service.name': serviceName,
   };
   const { startPipeline } = await import('./sdk-pipeline.js');
   const onExportFailure = exportFailureReporter(say);
-  const pipeline = await startPipeline({ config, serviceName, attributes, version, onExportFailure, prometheusLimits });
+  const pipeline = await startPipeline({ config, attributes, version, onExportFailure, prometheusLimits });
   const { problems, reused } = pipeline;
   if (problems.length > 0) {
     const signals = [...new Set(problems.map((problem) => problem.signal))];
@@ -193,7 +188,7 @@ function handOut(pipeline: Pipeline, config: TelemetryConfig, serviceName: strin
   });
 }
 
-/** Step 4: @gym/observer on the provider that receives this process's metrics; loaded like the SDK, only when it runs. */
+/** Step 4: @gym/observer on the provider that receives this process's metrics, loaded only when it runs. */
 async function startObserverOn(
   meterProvider: MeterProvider,
   serverName: string,
@@ -223,19 +218,16 @@ function publish(pipeline: Pipeline, config: TelemetryConfig, groups: ReadonlySe
 }
 
 /**
- * Sets up this process's telemetry from the environment, once: the first call decides, and
- * every later or concurrent call returns the same promise, whatever its options. Resolves to
- * a {@link TelemetryHandle} when `NEMO_GYM_OTEL_ENABLED` is on, else `null`; after
- * {@link shutdownTelemetry}, `null`. Rejects only on programming errors in `options`; a
- * malformed variable or a failed setup resolves `null` after one warning (see the README's
- * failure policy).
+ * Sets up this process's telemetry from the environment, once: every later or concurrent call
+ * returns the first call's promise. Resolves to a handle when telemetry is on, else `null`.
+ * Rejects only on programming errors in `options`; a malformed variable or a failed setup
+ * resolves `null` after one warning.
  */
 export function initTelemetry(options: InitTelemetryOptions): Promise<TelemetryHandle | null> {
   let limits: PrometheusLimits;
-  // Programming errors fail fast, before any telemetry decision, naming the value and what is allowed.
   try {
     const { serverName, serverType } = options;
-    if (typeof serverName !== 'string' || serverName.trim() === '') {
+    if (serverName.trim() === '') {
       throw new TypeError(
         `initTelemetry: options.serverName must be a non-empty string; got ${describeValue(serverName)}`,
       );
@@ -256,11 +248,9 @@ export function getTelemetry(): TelemetryHandle | null {
 }
 
 /**
- * Flushes what `initTelemetry` built, so everything recorded before the call is exported,
- * then unregisters it and publishes "nothing exports". Resolves within
- * `NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS` even when the collector never answers (one warning
- * says what may be lost). Providers registered by someone else are left running. Idempotent;
- * waits for a setup in progress; never rejects.
+ * Flushes what `initTelemetry` built, then unregisters it and publishes "nothing exports", within
+ * `NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS` (one warning says what may be lost). Providers someone
+ * else registered are left running. Idempotent; waits for a setup in progress; never rejects.
  */
 export function shutdownTelemetry(): Promise<void> {
   if (initPromise === undefined) return Promise.resolve();
@@ -286,22 +276,13 @@ export function shutdownTelemetry(): Promise<void> {
   return shutdownPromise;
 }
 
-/**
- * True when spans of `group` should be made in this process: the published telemetry state
- * (written by `initTelemetry`, or by hand) lists the group while traces export. False when
- * nothing was published yet. It sits in front of every optional span: one read, one lookup.
- */
+/** True when spans of `group` should be made: traces export and the published state lists the group. */
 export function isSpanGroupEnabled(group: SpanGroup): boolean {
   const state = getTelemetryState();
   return state?.tracesExporting === true && state.spanGroups.has(group);
 }
 
-/**
- * For this package's tests, which import it from this module: the package entry does not
- * export it, so no server can reach it. Shuts telemetry down (as {@link shutdownTelemetry}),
- * then forgets the setup and clears the published telemetry state, so the next
- * `initTelemetry` decides afresh. Providers registered by someone else are not touched.
- */
+/** For this package's tests (the entry does not export it): shuts down, then forgets the setup and the published state. */
 export async function resetTelemetryForTesting(): Promise<void> {
   await shutdownTelemetry();
   initPromise = undefined;
