@@ -144,6 +144,15 @@ export const OTLP_VARIABLES = {
   metricsProtocol: METRICS.protocol,
 } as const;
 
+const ON = '`NEMO_GYM_OTEL_ENABLED` on';
+
+/** `OTEL_METRICS_EXPORTER` or `OTEL_TRACES_EXPORTER`: only `none` is read. */
+function exporterSwitch(signal: 'metrics' | 'traces'): OtelVariable<boolean> {
+  const allowed = `\`none\` switches ${signal} off; any other value is left to \`NEMO_GYM_OTEL_EXPORTER\``;
+  const name = `OTEL_${signal.toUpperCase()}_EXPORTER`;
+  return row<boolean>(name, false, 'unset', allowed, ON, (text) => text.toLowerCase() === 'none');
+}
+
 /** The specification's off-switches, read whenever Gym telemetry is on; `NEMO_GYM_OTEL_EXPORTER` chooses the exporter. */
 export const OTEL_SWITCHES = {
   sdkDisabled: row<boolean>(
@@ -151,23 +160,9 @@ export const OTEL_SWITCHES = {
     false,
     '`false`',
     '`true` turns telemetry off (any case); anything else leaves it on, with one warning unless it is `false`',
-    '`NEMO_GYM_OTEL_ENABLED` on',
+    ON,
     (text) => text.toLowerCase() === 'true',
   ),
-  metricsExporter: row<boolean>(
-    'OTEL_METRICS_EXPORTER',
-    false,
-    'unset',
-    '`none` switches metrics off; any other value is left to `NEMO_GYM_OTEL_EXPORTER`',
-    '`NEMO_GYM_OTEL_ENABLED` on',
-    (text) => text.toLowerCase() === 'none',
-  ),
-  tracesExporter: row<boolean>(
-    'OTEL_TRACES_EXPORTER',
-    false,
-    'unset',
-    '`none` switches traces off; any other value is left to `NEMO_GYM_OTEL_EXPORTER`',
-    '`NEMO_GYM_OTEL_ENABLED` on',
-    (text) => text.toLowerCase() === 'none',
-  ),
+  metricsExporter: exporterSwitch('metrics'),
+  tracesExporter: exporterSwitch('traces'),
 } as const;

@@ -26,19 +26,13 @@ import type { Pipeline, PipelineInput } from './sdk-pipeline.js';
 import type { InitTelemetryOptions, TelemetryConfig, TelemetryHandle } from './types.js';
 import { reportWarning } from './warnings.js';
 
-interface Session {
-  readonly pipeline: Pipeline;
-  readonly orchestrator: boolean;
-  readonly say: Say;
-  readonly shutdownTimeoutMillis: number;
-  readonly observer: { stop(): void } | undefined;
-}
-
 type Say = (message: string) => void;
+type Observer = { stop(): void } | undefined;
 
 let initPromise: Promise<TelemetryHandle | null> | undefined;
 let current: TelemetryHandle | null = null;
-let session: Session | undefined;
+/** Ends the running session: flush within the deadline, stop the observer, say what was lost. */
+let endSession: (() => Promise<void>) | undefined;
 let shutdownPromise: Promise<void> | undefined;
 
 function publishOff(orchestrator: boolean): void {
@@ -58,7 +52,7 @@ async function setUp(
   };
   // What was started before a failure, to be undone by it.
   let pipeline: Pipeline | undefined;
-  let observer: Session['observer'];
+  let observer: Observer;
   try {
     const config = readConfig(options.env ?? process.env, say);
     if (typeof config === 'string') return off(config);
@@ -71,14 +65,14 @@ async function setUp(
     if (config.observer && pipeline.meterProvider !== undefined) {
       observer = await startObserverOn(pipeline.meterProvider, serverName, say);
     }
-    session = { pipeline, orchestrator, say, shutdownTimeoutMillis: config.shutdownTimeoutMillis, observer };
+    endSession = () => end(pipeline!, observer, config.shutdownTimeoutMillis, orchestrator, say);
     // A shutdownTelemetry() during setup (a SIGTERM at startup) releases the session; no handle.
     if (shutdownPromise !== undefined) return null;
     current = handle;
     publish(pipeline, config, groups.groups, orchestrator);
     return handle;
   } catch (error) {
-    session = undefined;
+    endSession = undefined;
     current = null;
     observer?.stop();
     void pipeline?.shutdown(0);
@@ -189,11 +183,7 @@ function handOut(pipeline: Pipeline, config: TelemetryConfig, serviceName: strin
 }
 
 /** Step 4: @gym/observer on the provider that receives this process's metrics, loaded only when it runs. */
-async function startObserverOn(
-  meterProvider: MeterProvider,
-  serverName: string,
-  say: Say,
-): Promise<Session['observer']> {
+async function startObserverOn(meterProvider: MeterProvider, serverName: string, say: Say): Promise<Observer> {
   try {
     const { startObserver } = await import('@gym/observer');
     return startObserver({ meterProvider, ...(SERVER_NAME_PATTERN.test(serverName) ? { serverName } : {}) });
@@ -255,25 +245,27 @@ export function getTelemetry(): TelemetryHandle | null {
 export function shutdownTelemetry(): Promise<void> {
   if (initPromise === undefined) return Promise.resolve();
   const pending = initPromise;
-  shutdownPromise ??= (async () => {
-    await pending;
-    const ending = session;
-    session = undefined;
+  shutdownPromise ??= pending.then(() => {
+    const ending = endSession;
+    endSession = undefined;
     current = null;
-    if (ending === undefined) return;
-    publishOff(ending.orchestrator);
-    // The observer's last values go out with the final flush; then it stops.
-    const { errors, timedOut } = await ending.pipeline.shutdown(ending.shutdownTimeoutMillis);
-    ending.observer?.stop();
-    const said = [
-      timedOut
-        ? `did not finish within ${ending.shutdownTimeoutMillis} ms (NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS); records not exported by then may be lost`
-        : undefined,
-      errors.length > 0 ? `met ${errors.length} error(s): ${errors.map(describeError).join('; ')}` : undefined,
-    ].filter((part) => part !== undefined);
-    if (said.length > 0) ending.say(`telemetry shutdown ${said.join('; it ')}`);
-  })();
+    return ending?.();
+  });
   return shutdownPromise;
+}
+
+async function end(pipeline: Pipeline, observer: Observer, deadline: number, orchestrator: boolean, say: Say) {
+  publishOff(orchestrator);
+  // The observer's last values go out with the final flush; then it stops.
+  const { errors, timedOut } = await pipeline.shutdown(deadline);
+  observer?.stop();
+  const said = [
+    timedOut
+      ? `did not finish within ${deadline} ms (NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS); records not exported by then may be lost`
+      : undefined,
+    errors.length > 0 ? `met ${errors.length} error(s): ${errors.map(describeError).join('; ')}` : undefined,
+  ].filter((part) => part !== undefined);
+  if (said.length > 0) say(`telemetry shutdown ${said.join('; it ')}`);
 }
 
 /** True when spans of `group` should be made: traces export and the published state lists the group. */
@@ -287,7 +279,7 @@ export async function resetTelemetryForTesting(): Promise<void> {
   await shutdownTelemetry();
   initPromise = undefined;
   shutdownPromise = undefined;
-  session = undefined;
+  endSession = undefined;
   current = null;
   setTelemetryState(undefined);
 }
