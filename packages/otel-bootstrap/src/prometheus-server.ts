@@ -1,6 +1,7 @@
 // The Prometheus endpoint: the exporter's own request handler on a `node:http` server bounded by
 // Node's own switches. Why not the exporter's own server: see "Why a server of our own" in the README.
 
+import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
@@ -19,20 +20,14 @@ function refuse(response: ServerResponse, status: number, text: string, headers:
   response.end(body);
 }
 
-/** A scrape has no body: one announced (any `Transfer-Encoding`, or a `Content-Length` other than 0) is no scrape. */
-function hasBody(request: IncomingMessage): boolean {
-  const length = request.headers['content-length'];
-  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
-
 /** GET or HEAD of exactly `/metrics` (a query string is ignored; `//host/metrics` is no route). */
 function route(handler: PrometheusExporter, request: IncomingMessage, response: ServerResponse): void {
   if ((request.url ?? '').split('?', 1)[0] !== METRICS_PATH) {
     refuse(response, 404, `not found: the metrics are at ${METRICS_PATH}`);
   } else if (request.method !== 'GET' && request.method !== 'HEAD') {
     refuse(response, 405, `method not allowed: ${METRICS_PATH} answers GET and HEAD`, { allow: 'GET, HEAD' });
-  } else if (hasBody(request)) {
-    // `Connection: close`: node:http closes the connection once the answer is written.
+  } else if (request.headers['transfer-encoding'] !== undefined || (request.headers['content-length'] ?? '0') !== '0') {
+    // A scrape has no body. `Connection: close`: node:http closes the connection once the answer is written.
     refuse(response, 400, `bad request: a scrape of ${METRICS_PATH} has no body`, { connection: 'close' });
   } else {
     // The handler sets its own content type at once and writes the text after collecting.
@@ -69,13 +64,7 @@ export async function startPrometheusServer(
   // A client that stops reading its answer: no progress for longer than the request timeout
   // ends the socket, two checks after the deadlines so a silent client gets its 408 first.
   server.timeout = limits.requestTimeoutMs + 2 * checkEvery;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host, port }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await once(server.listen({ host, port }), 'listening');
   // After a successful listen, errors are per connection; the scrape just fails.
   server.on('error', () => {});
   server.unref();

@@ -42,7 +42,6 @@ export interface PipelineInput {
 type Signal = 'metrics' | 'traces';
 type Kind = 'metrics' | 'trace';
 type ReportFailure = (signal: Signal, error: unknown) => void;
-type ShutdownReport = { readonly errors: readonly unknown[]; readonly timedOut: boolean };
 /** A signal that was asked for and does not export, and why. */
 type RegistrationProblem = { readonly signal: Signal; readonly reason: string };
 export type Pipeline = Awaited<ReturnType<typeof startPipeline>>;
@@ -89,16 +88,13 @@ function existing(kind: Kind): Existing {
 }
 
 function problem(kind: Kind, why: 'hidden' | 'refused'): RegistrationProblem {
-  const version = apiSlotVersion();
-  const owner = version === undefined ? '' : ` (the global slot belongs to @opentelemetry/api ${version})`;
   const { signal, provider } = GLOBALS[kind];
-  return {
-    signal,
-    reason:
-      why === 'hidden'
-        ? `a ${provider} is registered through another copy of @opentelemetry/api that this one cannot use${owner}`
-        : `registering the ${provider} with @opentelemetry/api failed${owner}`,
-  };
+  const version = apiSlotVersion();
+  const reason =
+    why === 'hidden'
+      ? `a ${provider} is registered through another copy of @opentelemetry/api that this one cannot use`
+      : `registering the ${provider} with @opentelemetry/api failed`;
+  return { signal, reason: version ? `${reason} (the global slot belongs to @opentelemetry/api ${version})` : reason };
 }
 
 /** Whether a reused provider exports: all but the API's no-op one (by class name: it may come from another API copy). */
@@ -131,12 +127,12 @@ export async function startPipeline(input: PipelineInput) {
     trace: settle('trace', found.trace, owned, problems),
   };
   if (owned.trace !== undefined) registerContext(owned.trace);
-  let shutdownResult: Promise<ShutdownReport> | undefined;
+  let shutdownResult: ReturnType<typeof shutdownOwned> | undefined;
   return {
     ...handOut(input, owned, to),
     problems: problems as readonly RegistrationProblem[],
     /** See shutdownOwned; the first call's answer stands. */
-    shutdown: (deadlineMillis: number): Promise<ShutdownReport> => {
+    shutdown: (deadlineMillis: number) => {
       final = true;
       shutdownResult ??= shutdownOwned(owned, deadlineMillis, reported);
       return shutdownResult;
@@ -380,7 +376,7 @@ async function shutdownOwned(owned: Owned, deadlineMillis: number, reported = ne
   ]);
   const timedOut = deadlineMillis > 0 && (await raceDeadline(work, deadlineMillis));
   // A copy: steps that finish after the deadline add nothing to this report.
-  const report: ShutdownReport = { errors: [...errors], timedOut };
+  const report = { errors: [...errors] as readonly unknown[], timedOut };
   // Every connection goes, idle or mid-request: a shutdown never waits for a client.
   meters?.server?.close();
   meters?.server?.closeAllConnections();

@@ -88,11 +88,8 @@ function readConfig(env: NodeJS.ProcessEnv, say: Say): TelemetryConfig | string 
   if (isSwitchedOff(env)) {
     const unknown = unknownVariablesWarning(env);
     if (unknown !== undefined) say(unknown);
-    const theirs = [
-      isGloballyRegistered('metrics') && 'MeterProvider',
-      isGloballyRegistered('trace') && 'TracerProvider',
-    ];
-    const registered = theirs.filter((name) => name !== false);
+    const theirs = (['metrics', 'trace'] as const).filter(isGloballyRegistered);
+    const registered = theirs.map((kind) => (kind === 'metrics' ? 'MeterProvider' : 'TracerProvider'));
     if (registered.length === 0) return '';
     return (
       `NEMO_GYM_OTEL_ENABLED is off, so the Gym libraries record nothing, although a ${registered.join(' and a ')} ` +
@@ -153,11 +150,10 @@ async function startPipelineFor(
 
 /** One warning for the first failed export, and one more if the final flush at shutdown fails: that one means records are lost. */
 function exportFailureReporter(say: Say): PipelineInput['onExportFailure'] {
-  const reported = { periodic: false, final: false };
+  const reported = new Set<boolean>();
   return (signal, error, final) => {
-    const kind = final ? 'final' : 'periodic';
-    if (reported[kind]) return;
-    reported[kind] = true;
+    if (reported.has(final)) return;
+    reported.add(final);
     say(
       final
         ? `${signal} export failed (${describeError(error)}) in the final flush at shutdown; what was recorded since the last successful export is lost`
