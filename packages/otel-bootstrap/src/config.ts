@@ -82,24 +82,19 @@ export function loadTelemetryConfig(env: NodeJS.ProcessEnv = process.env): Telem
   const warnings: string[] = [];
   const unknown = unknownVariablesWarning(env);
   if (unknown !== undefined) warnings.push(unknown);
-  const check = <T>(variable: OtelVariable<T> | GymVariable<T>): T | undefined => {
-    const read = readGymVariable(env, variable);
-    if (read.ok) return read.value;
-    problems.add(read.message);
-    return undefined;
-  };
   const fields: { -readonly [K in FieldKey]: Fields[K] } = { ...CONFIG_DEFAULTS };
   const malformed = new Set<FieldKey>();
-  const read = (key: FieldKey, variable: OtelVariable<unknown> | GymVariable<unknown>): void => {
+  /** The value (its default when unset or blank), set on `fields[key]` when a key is given; a problem when malformed. */
+  const read = <T>(variable: OtelVariable<T> | GymVariable<T>, key?: FieldKey): T | undefined => {
     const result = readGymVariable(env, variable);
-    if (result.ok) (fields as Record<FieldKey, unknown>)[key] = result.value;
-    else {
-      malformed.add(key);
-      problems.add(result.message);
-    }
+    if (result.ok && key !== undefined) (fields as Record<FieldKey, unknown>)[key] = result.value;
+    if (result.ok) return result.value;
+    if (key !== undefined) malformed.add(key);
+    problems.add(result.message);
+    return undefined;
   };
-  for (const key of Object.keys(GYM_VARIABLES) as GymKey[]) read(key, GYM_VARIABLES[key]);
-  read('serviceName', OTEL_VARIABLES.serviceName);
+  for (const key of Object.keys(GYM_VARIABLES) as GymKey[]) read<unknown>(GYM_VARIABLES[key], key);
+  read(OTEL_VARIABLES.serviceName, 'serviceName');
 
   // The standard off-switches win over Gym's, as the specification says. A value other than
   // theirs leaves the switch alone and never makes the config malformed.
@@ -123,12 +118,12 @@ export function loadTelemetryConfig(env: NodeJS.ProcessEnv = process.env): Telem
   const decided = !malformed.has('exporter') && !malformed.has('metricsEnabled') && !malformed.has('tracesEnabled');
   const { exporter, metricsEnabled, tracesEnabled } = fields;
   if (decided && metricsEnabled && exporter === 'prometheus') {
-    read('prometheusHost', OTEL_VARIABLES.prometheusHost);
-    read('prometheusPort', OTEL_VARIABLES.prometheusPort);
+    read(OTEL_VARIABLES.prometheusHost, 'prometheusHost');
+    read(OTEL_VARIABLES.prometheusPort, 'prometheusPort');
   }
   if (decided && metricsEnabled && (exporter === 'otlp' || exporter === 'console')) {
-    read('metricExportIntervalMillis', OTEL_VARIABLES.metricExportIntervalMillis);
-    read('metricExportTimeoutMillis', OTEL_VARIABLES.metricExportTimeoutMillis);
+    read(OTEL_VARIABLES.metricExportIntervalMillis, 'metricExportIntervalMillis');
+    read(OTEL_VARIABLES.metricExportTimeoutMillis, 'metricExportTimeoutMillis');
     if (fields.metricExportIntervalMillis > MAX_TIMER_MILLIS) {
       warnings.push(
         `OTEL_METRIC_EXPORT_INTERVAL=${fields.metricExportIntervalMillis} is longer than a Node timer can wait; ` +
@@ -139,9 +134,9 @@ export function loadTelemetryConfig(env: NodeJS.ProcessEnv = process.env): Telem
   }
   /** One signal's URL, by the exporters' own rules; its protocol must be http/protobuf. */
   const otlpUrl = (endpoint: OtlpKey, protocol: OtlpKey, resourcePath: string): string | undefined => {
-    check(OTLP_VARIABLES[readVariable(env, OTLP_VARIABLES[protocol].names) ? protocol : 'protocol']);
-    if (readVariable(env, OTLP_VARIABLES[endpoint].names) !== undefined) return check(OTLP_VARIABLES[endpoint]);
-    const generic = check(OTLP_VARIABLES.endpoint);
+    read(OTLP_VARIABLES[readVariable(env, OTLP_VARIABLES[protocol].names) ? protocol : 'protocol']);
+    if (readVariable(env, OTLP_VARIABLES[endpoint].names) !== undefined) return read(OTLP_VARIABLES[endpoint]);
+    const generic = read(OTLP_VARIABLES.endpoint);
     if (generic === undefined) return undefined;
     // Appended to the path; the query and fragment stay where they are.
     const url = new URL(generic);

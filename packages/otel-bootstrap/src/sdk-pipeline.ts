@@ -3,19 +3,7 @@
 // is a setup failure, and each global is registered only where nobody else did.
 
 import type { Server } from 'node:http';
-import {
-  type Attributes,
-  type ContextManager,
-  context,
-  createNoopMeter,
-  type MeterProvider,
-  metrics,
-  ProxyTracerProvider,
-  propagation,
-  type TextMapPropagator,
-  type TracerProvider,
-  trace,
-} from '@opentelemetry/api';
+import * as api from '@opentelemetry/api';
 import type { ExportResult } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
 import type {
@@ -32,7 +20,7 @@ import { SCOPE_NAME, type TelemetryConfig } from './types.js';
 export interface PipelineInput {
   readonly config: TelemetryConfig;
   /** The resource attributes, `service.name` included. */
-  readonly attributes: Attributes;
+  readonly attributes: api.Attributes;
   readonly version: string;
   /** Called with every export failure; `final` once shutdown began (the final flush). Never throws. */
   readonly onExportFailure: (signal: Signal, error: unknown, final: boolean) => void;
@@ -48,34 +36,36 @@ export type Pipeline = Awaited<ReturnType<typeof startPipeline>>;
 
 /** What this pipeline built, per signal, and therefore owns. */
 type OwnedMetrics = { provider: SdkMeterProvider; exporter?: SerializedExporter; server?: Server; endpoint?: string };
-interface Owned {
-  metrics?: OwnedMetrics;
-  trace?: { provider: SdkTracerProvider; contextManager?: ContextManager; propagator?: TextMapPropagator };
-}
+type OwnedTraces = {
+  provider: SdkTracerProvider;
+  contextManager?: api.ContextManager;
+  propagator?: api.TextMapPropagator;
+};
+type Owned = { metrics?: OwnedMetrics; trace?: OwnedTraces };
 
 /** Per global: its signal, the API's name for its provider, what the API hands out, how to (un)register. */
 const GLOBALS = {
   metrics: {
     signal: 'metrics',
     provider: 'MeterProvider',
-    handedOut: (): unknown => metrics.getMeterProvider(),
-    register: (provider: object) => metrics.setGlobalMeterProvider(provider as MeterProvider),
-    unregister: () => metrics.disable(),
+    handedOut: (): unknown => api.metrics.getMeterProvider(),
+    register: (provider: object) => api.metrics.setGlobalMeterProvider(provider as api.MeterProvider),
+    unregister: () => api.metrics.disable(),
   },
   trace: {
     signal: 'traces',
     provider: 'TracerProvider',
-    handedOut: (): unknown => delegateOf(trace.getTracerProvider()),
-    register: (provider: object) => trace.setGlobalTracerProvider(provider as TracerProvider),
-    unregister: () => trace.disable(),
+    handedOut: (): unknown => delegateOf(api.trace.getTracerProvider()),
+    register: (provider: object) => api.trace.setGlobalTracerProvider(provider as api.TracerProvider),
+    unregister: () => api.trace.disable(),
   },
 } as const;
 
-const noopTracerProvider = new ProxyTracerProvider();
+const noopTracerProvider = new api.ProxyTracerProvider();
 
 /** The provider behind a trace proxy (duck-typed: the proxy may come from another copy of the API). */
 function delegateOf(provider: unknown): unknown {
-  const proxy = provider as Partial<Pick<ProxyTracerProvider, 'getDelegate'>> | undefined;
+  const proxy = provider as Partial<Pick<api.ProxyTracerProvider, 'getDelegate'>> | undefined;
   return typeof proxy?.getDelegate === 'function' ? proxy.getDelegate() : provider;
 }
 
@@ -195,25 +185,26 @@ function settle(kind: Kind, before: Existing, owned: Owned, problems: Registrati
 }
 
 /** Step 4, with our TracerProvider registered: the context manager and propagator, each only where its slot is free. */
-function registerContext(traces: NonNullable<Owned['trace']>): void {
-  if (registeredGlobal('context') !== undefined || !context.setGlobalContextManager(traces.contextManager!.enable())) {
-    traces.contextManager?.disable();
-    traces.contextManager = undefined;
+function registerContext(traces: OwnedTraces): void {
+  const { contextManager, propagator } = traces;
+  if (registeredGlobal('context') !== undefined || !api.context.setGlobalContextManager(contextManager!.enable())) {
+    contextManager?.disable();
+    delete traces.contextManager;
   }
-  const { propagator } = traces;
-  if (registeredGlobal('propagation') !== undefined || !propagation.setGlobalPropagator(propagator!))
+  if (registeredGlobal('propagation') !== undefined || !api.propagation.setGlobalPropagator(propagator!)) {
     delete traces.propagator;
+  }
 }
 
 /** Step 5: what exports, and the meter and tracer of whoever receives each signal. */
 function handOut(input: PipelineInput, owned: Owned, to: Record<Kind, Receiver>) {
   const metricsExporting = to.metrics === 'ours' || (to.metrics === 'reused' && reusedExports('metrics'));
   const tracesExporting = to.trace === 'ours' || (to.trace === 'reused' && reusedExports('trace'));
-  const meterProvider = metricsExporting ? (owned.metrics?.provider ?? metrics.getMeterProvider()) : undefined;
-  const tracerProvider = tracesExporting ? (owned.trace?.provider ?? trace.getTracerProvider()) : noopTracerProvider;
+  const meterProvider = metricsExporting ? (owned.metrics?.provider ?? api.metrics.getMeterProvider()) : undefined;
+  const tracers = tracesExporting ? (owned.trace?.provider ?? api.trace.getTracerProvider()) : noopTracerProvider;
   return {
-    meter: meterProvider?.getMeter(SCOPE_NAME, input.version) ?? createNoopMeter(),
-    tracer: tracerProvider.getTracer(SCOPE_NAME, input.version),
+    meter: meterProvider?.getMeter(SCOPE_NAME, input.version) ?? api.createNoopMeter(),
+    tracer: tracers.getTracer(SCOPE_NAME, input.version),
     metricsExporting,
     tracesExporting,
     meterProvider,
@@ -384,7 +375,8 @@ async function shutdownOwned(owned: Owned, deadlineMillis: number, reported = ne
     const provider = owned[kind]?.provider;
     if (provider !== undefined && delegateOf(registeredGlobal(kind)) === provider) GLOBALS[kind].unregister();
   }
-  if (traces?.contextManager !== undefined && registeredGlobal('context') === traces.contextManager) context.disable();
-  if (traces?.propagator !== undefined && registeredGlobal('propagation') === traces.propagator) propagation.disable();
+  const { contextManager, propagator } = traces ?? {};
+  if (contextManager !== undefined && registeredGlobal('context') === contextManager) api.context.disable();
+  if (propagator !== undefined && registeredGlobal('propagation') === propagator) api.propagation.disable();
   return report;
 }
