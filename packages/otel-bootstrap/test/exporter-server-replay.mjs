@@ -1,12 +1,12 @@
 // A short replay of the endpoint cases that decide between this package's server and the one
 // `@opentelemetry/exporter-prometheus` starts itself (README, "Why a server of our own"): a client
 // trickling its headers, a silent client, and shutdown while a client has a half-sent request.
-// `node packages/otel-bootstrap/test/exporter-server-replay.mjs` after a build; about 30 s.
+// `node packages/otel-bootstrap/test/exporter-server-replay.mjs` after a build; about 40 s.
 // Prints one line per server and case, and exits 1 when this package's server fails a case.
-import { createServer as createNetServer, connect } from 'node:net';
+import { connect, createServer as createNetServer } from 'node:net';
 
 const CUT_WITHIN_MS = 8_000; // this package's default headers deadline (5 s) plus its checking interval
-const SHUTDOWN_WITHIN_MS = 3_000;
+const SHUTDOWN_WITHIN_MS = 10_000;
 
 async function freePort() {
   return await new Promise((resolve) => {
@@ -74,7 +74,11 @@ const shown = (ms, limit) => (ms === null ? `not within ${limit} ms` : `${ms} ms
 let failed = false;
 for (const kind of ['bootstrap', 'exporter']) {
   const server = await start(kind);
-  const trickling = await timeToCut(server.port, 'GET /metrics HTTP/1.1\r\nHost: replay\r\nX-Slow: 1\r\n', CUT_WITHIN_MS);
+  const trickling = await timeToCut(
+    server.port,
+    'GET /metrics HTTP/1.1\r\nHost: replay\r\nX-Slow: 1\r\n',
+    CUT_WITHIN_MS,
+  );
   const silent = await timeToCut(server.port, '', CUT_WITHIN_MS);
   const shutdown = await shutdownWithHalfRequest(server, SHUTDOWN_WITHIN_MS);
   process.stdout.write(
