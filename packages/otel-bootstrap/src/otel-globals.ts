@@ -19,8 +19,7 @@ export function isGloballyRegistered(kind: OtelGlobalKind): boolean {
   return registeredGlobal(kind) !== undefined;
 }
 
-/** The version of the API copy that created the global slot, when it is a short string. */
+/** The version of the API copy that created the global slot. */
 export function apiSlotVersion(): string | undefined {
-  const version = slot()?.version;
-  return typeof version === 'string' && version.length <= 40 ? version : undefined;
+  return slot()?.version as string | undefined;
 }

@@ -15,9 +15,10 @@ const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 /** A refusal: one line of plain text. */
 function refuse(response: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
   const body = `${text}\n`;
-  const length = String(Buffer.byteLength(body));
-  response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': length, ...headers });
-  response.end(body);
+  const length = Buffer.byteLength(body);
+  response
+    .writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': length, ...headers })
+    .end(body);
 }
 
 /** GET or HEAD of exactly `/metrics` (a query string is ignored; `//host/metrics` is no route). */

@@ -106,16 +106,9 @@ export async function startPipeline(input: PipelineInput) {
     input.onExportFailure(signal, error, final);
   };
   const problems: RegistrationProblem[] = [];
-  const { metricsEnabled, tracesEnabled } = input.config;
-  const found = {
-    metrics: survey('metrics', metricsEnabled, problems),
-    trace: survey('trace', tracesEnabled, problems),
-  };
+  const found = survey(input.config, problems);
   const owned = await build(input, found, onFailure);
-  const to = {
-    metrics: settle('metrics', found.metrics, owned, problems),
-    trace: settle('trace', found.trace, owned, problems),
-  };
+  const to = { metrics: settle('metrics', found, owned, problems), trace: settle('trace', found, owned, problems) };
   if (owned.trace !== undefined) registerContext(owned.trace);
   let shutdownResult: ReturnType<typeof shutdownOwned> | undefined;
   return {
@@ -131,10 +124,13 @@ export async function startPipeline(input: PipelineInput) {
 }
 
 /** Step 1, per signal: what is registered before we build (nothing when the signal is off). */
-function survey(kind: Kind, enabled: boolean, problems: RegistrationProblem[]): Existing {
-  const found = enabled ? existing(kind) : 'none';
-  if (found === 'hidden') problems.push(problem(kind, 'hidden'));
-  return found;
+function survey(config: TelemetryConfig, problems: RegistrationProblem[]): Record<Kind, Existing> {
+  const found = (kind: Kind, enabled: boolean): Existing => {
+    const registered = enabled ? existing(kind) : 'none';
+    if (registered === 'hidden') problems.push(problem(kind, 'hidden'));
+    return registered;
+  };
+  return { metrics: found('metrics', config.metricsEnabled), trace: found('trace', config.tracesEnabled) };
 }
 
 /** Step 2: our provider for each signal that is on, has an exporter, and found its slot free; undone on a failure. */
@@ -171,9 +167,9 @@ type Receiver = 'ours' | 'reused' | 'none';
  * nobody (the API refused ours, or hides theirs: the problem is said). A discarded provider
  * had nothing recorded on it, so its shutdown runs in the background.
  */
-function settle(kind: Kind, before: Existing, owned: Owned, problems: RegistrationProblem[]): Receiver {
+function settle(kind: Kind, found: Record<Kind, Existing>, owned: Owned, problems: RegistrationProblem[]): Receiver {
   const ours = owned[kind];
-  if (ours === undefined) return before === 'visible' ? 'reused' : 'none';
+  if (ours === undefined) return found[kind] === 'visible' ? 'reused' : 'none';
   const now = existing(kind);
   if (now === 'none' && GLOBALS[kind].register(ours.provider) && GLOBALS[kind].handedOut() === ours.provider) {
     return 'ours';

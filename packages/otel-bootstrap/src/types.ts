@@ -34,15 +34,13 @@ export interface TelemetryConfig {
   readonly otlpMetricsEndpoint: string | undefined;
 }
 
-/** What {@link loadTelemetryConfig} returns: a config, or one message saying what was wrong. */
+/**
+ * What {@link loadTelemetryConfig} returns: a config, or an `error` naming every malformed
+ * variable, its value and what is allowed; `warnings` either way.
+ */
 export type TelemetryConfigResult =
   | { readonly ok: true; readonly config: TelemetryConfig; readonly warnings: readonly string[] }
-  | {
-      readonly ok: false;
-      /** One message naming every malformed variable, its value and what is allowed. */
-      readonly error: string;
-      readonly warnings: readonly string[];
-    };
+  | { readonly ok: false; readonly error: string; readonly warnings: readonly string[] };
 
 /** Receives the few messages an operator must see (malformed env, a failed setup, a failed export, …). */
 export type TelemetryWarningHandler = (message: string) => void;
