@@ -65,7 +65,7 @@ async function setUp(
     if (config.observer && pipeline.meterProvider !== undefined) {
       observer = await startObserverOn(pipeline.meterProvider, serverName, say);
     }
-    endSession = () => end(pipeline!, observer, config.shutdownTimeoutMillis, orchestrator, say);
+    endSession = end.bind(undefined, pipeline, observer, config.shutdownTimeoutMillis, orchestrator, say);
     // A shutdownTelemetry() during setup (a SIGTERM at startup) releases the session; no handle.
     if (shutdownPromise !== undefined) return null;
     current = handle;
