@@ -1,8 +1,6 @@
 // The environment, parsed into one TelemetryConfig: Gym's variables by @gym/core's grammar, the
-// standard OTEL_* ones by otel-variables.ts. A malformed value refuses the whole config (one
-// message naming every bad variable); a variable is read only while what it configures is in
-// use; the standard off-switches win over Gym's, as the specification says; what is read but
-// not understood (an unknown NEMO_GYM_OTEL_* name, an odd OTEL_SDK_DISABLED) is said.
+// standard OTEL_* ones by otel-variables.ts. A variable is read only while what it configures is
+// in use; a malformed one refuses the whole config; what is read but not understood is said.
 
 import { ENV_PREFIX } from '@gym/constants';
 import { GYM_VARIABLES, type GymVariable, readGymVariable, readVariable } from '@gym/core/internal';
@@ -21,58 +19,43 @@ type Fields = Pick<TelemetryConfig, FieldKey>;
 type GymKey = keyof typeof GYM_VARIABLES;
 type OtlpKey = keyof typeof OTLP_VARIABLES;
 
-/** Defaults, used when every name of a variable is unset or blank: each variable's own. */
+/** Each variable's default, used when it is unset or blank. */
 export const CONFIG_DEFAULTS: Fields = Object.freeze(
   Object.fromEntries(
     [...Object.entries(GYM_VARIABLES), ...Object.entries(OTEL_VARIABLES)].map(([key, row]) => [key, row.defaultValue]),
   ) as unknown as Fields,
 );
 
-/**
- * Whether the master switch (NEMO_GYM_OTEL_ENABLED, then NEMO_LENS_ENABLED) says off: unset,
- * blank or a falsy word (a malformed value is not off: the full parse then names it). Reading
- * it is the whole cost of a disabled process.
- */
+/** Whether the master switch says off (a malformed value is not off: the full parse names it). */
 export function isSwitchedOff(env: NodeJS.ProcessEnv): boolean {
   const read = readGymVariable(env, GYM_VARIABLES.enabled);
   return read.ok && !read.value;
 }
 
-/** Every `NEMO_GYM_OTEL_*` name a package reads (Gym's own table, in @gym/core). */
 const KNOWN_NAMES: readonly string[] = Object.values(GYM_VARIABLES).map((variable) => variable.names[0]);
-/** Most unknown names listed in the warning, and the longest name shown. */
 const MAX_NAMES_SHOWN = 10;
 const MAX_NAME_SHOWN = 64;
 
-/** `text` printable and short, for a message: it comes from the environment. */
+/** `text` from the environment, printable and short, for a message. */
 export function shown(text: string, max: number): string {
   const printable = text.replace(/[^\x20-\x7e]/g, '?');
   return printable.length > max ? `${printable.slice(0, max - 1)}…` : printable;
 }
 
-/** The edit distance of `a` and `b` (insertions, deletions, substitutions, adjacent swaps). */
+/** The Levenshtein distance of `a` and `b`. */
 function distance(a: string, b: string): number {
-  let before: number[] = [];
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
     for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, before[j - 2]! + 1);
-      row.push(best);
+      row.push(Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
     }
-    before = previous;
     previous = row;
   }
   return previous[b.length]!;
 }
 
-/**
- * One warning listing the set (non-blank) `NEMO_GYM_OTEL_*` names of `env` that no package
- * reads, in any case, each with the closest known name; `undefined` when there are none.
- * Reads the names of `env` once.
- */
+/** One warning listing the set `NEMO_GYM_OTEL_*` names (any case) that no package reads, each with the closest known one. */
 export function unknownVariablesWarning(env: NodeJS.ProcessEnv): string | undefined {
   const unknown = Object.keys(env)
     .filter((name) => name.toUpperCase().startsWith(ENV_PREFIX) && !KNOWN_NAMES.includes(name))
@@ -90,41 +73,31 @@ export function unknownVariablesWarning(env: NodeJS.ProcessEnv): string | undefi
 }
 
 /**
- * Parses the telemetry settings from `env` (own properties only, @gym/core's reader). Never
- * throws: a malformed value gives `{ ok: false, error }`, one message naming every bad variable.
- * Either way `warnings` says what was read but not used (see {@link unknownVariablesWarning},
- * an `OTEL_SDK_DISABLED` other than `true` or `false`, an interval capped to the longest timer).
+ * Parses the telemetry settings from `env`. Never throws: a malformed value gives `{ ok: false,
+ * error }`, one message naming every bad variable. Either way `warnings` says what was read but
+ * not used (unknown names, an `OTEL_SDK_DISABLED` other than `true`/`false`, a capped interval).
  */
 export function loadTelemetryConfig(env: NodeJS.ProcessEnv = process.env): TelemetryConfigResult {
   const problems = new Set<string>();
   const warnings: string[] = [];
   const unknown = unknownVariablesWarning(env);
   if (unknown !== undefined) warnings.push(unknown);
-  /** The value (its default when unset or blank), or `undefined` and a problem when malformed. */
-  const standard = <T>(variable: OtelVariable<T>): T | undefined => {
-    const read = readGymVariable(env, variable);
-    if (read.ok) return read.value;
-    problems.add(read.message);
-    return undefined;
-  };
   const fields: { -readonly [K in FieldKey]: Fields[K] } = { ...CONFIG_DEFAULTS };
   const malformed = new Set<FieldKey>();
-  /** Sets a standard field when well formed (a malformed one is already in `problems`). */
-  const take = <K extends FieldKey>(key: K, value: Fields[K] | undefined): void => {
-    if (value !== undefined) fields[key] = value;
+  /** The value (its default when unset or blank), set on `fields[key]` when a key is given; a problem when malformed. */
+  const read = <T>(variable: OtelVariable<T> | GymVariable<T>, key?: FieldKey): T | undefined => {
+    const result = readGymVariable(env, variable);
+    if (result.ok && key !== undefined) (fields as Record<FieldKey, unknown>)[key] = result.value;
+    if (result.ok) return result.value;
+    if (key !== undefined) malformed.add(key);
+    problems.add(result.message);
+    return undefined;
   };
-  for (const key of Object.keys(GYM_VARIABLES) as GymKey[]) {
-    const read = readGymVariable(env, GYM_VARIABLES[key] as GymVariable<Fields[typeof key]>);
-    if (read.ok) (fields as Record<GymKey, unknown>)[key] = read.value;
-    else {
-      malformed.add(key);
-      problems.add(read.message);
-    }
-  }
-  take('serviceName', standard(OTEL_VARIABLES.serviceName));
+  for (const key of Object.keys(GYM_VARIABLES) as GymKey[]) read<unknown>(GYM_VARIABLES[key], key);
+  read(OTEL_VARIABLES.serviceName, 'serviceName');
 
-  // The standard off-switches: the specification's word wins over Gym's switches.
-  // They never make a config malformed: a value other than theirs leaves the switch alone.
+  // The standard off-switches win over Gym's, as the specification says. A value other than
+  // theirs leaves the switch alone and never makes the config malformed.
   const on = (variable: OtelVariable<boolean>): boolean => {
     const from = readVariable(env, variable.names);
     return from !== undefined && variable.parse(from.value.trim()) === true;
@@ -141,18 +114,16 @@ export function loadTelemetryConfig(env: NodeJS.ProcessEnv = process.env): Telem
   if (on(OTEL_SWITCHES.tracesExporter)) fields.tracesEnabled = false;
 
   // What is in use depends on the exporter and the signal switches; when one of those is
-  // itself malformed, the config is refused anyway and what depends on it is not read.
+  // malformed, the config is refused anyway and what depends on it is not read.
   const decided = !malformed.has('exporter') && !malformed.has('metricsEnabled') && !malformed.has('tracesEnabled');
   const { exporter, metricsEnabled, tracesEnabled } = fields;
-  let otlpTracesEndpoint: string | undefined;
-  let otlpMetricsEndpoint: string | undefined;
   if (decided && metricsEnabled && exporter === 'prometheus') {
-    take('prometheusHost', standard(OTEL_VARIABLES.prometheusHost));
-    take('prometheusPort', standard(OTEL_VARIABLES.prometheusPort));
+    read(OTEL_VARIABLES.prometheusHost, 'prometheusHost');
+    read(OTEL_VARIABLES.prometheusPort, 'prometheusPort');
   }
   if (decided && metricsEnabled && (exporter === 'otlp' || exporter === 'console')) {
-    take('metricExportIntervalMillis', standard(OTEL_VARIABLES.metricExportIntervalMillis));
-    take('metricExportTimeoutMillis', standard(OTEL_VARIABLES.metricExportTimeoutMillis));
+    read(OTEL_VARIABLES.metricExportIntervalMillis, 'metricExportIntervalMillis');
+    read(OTEL_VARIABLES.metricExportTimeoutMillis, 'metricExportTimeoutMillis');
     if (fields.metricExportIntervalMillis > MAX_TIMER_MILLIS) {
       warnings.push(
         `OTEL_METRIC_EXPORT_INTERVAL=${fields.metricExportIntervalMillis} is longer than a Node timer can wait; ` +
@@ -161,45 +132,33 @@ export function loadTelemetryConfig(env: NodeJS.ProcessEnv = process.env): Telem
       fields.metricExportIntervalMillis = MAX_TIMER_MILLIS;
     }
   }
-  if (decided && exporter === 'otlp') {
-    /** One signal's URL, with the exporters' own rules; its protocol must be http/protobuf. */
-    const signal = (endpoint: OtlpKey, protocol: OtlpKey, resourcePath: string): string | undefined => {
-      const signalProtocol = readVariable(env, OTLP_VARIABLES[protocol].names) !== undefined;
-      standard(OTLP_VARIABLES[signalProtocol ? protocol : 'protocol']);
-      if (readVariable(env, OTLP_VARIABLES[endpoint].names) !== undefined) return standard(OTLP_VARIABLES[endpoint]);
-      const generic = standard(OTLP_VARIABLES.endpoint);
-      if (generic === undefined) return undefined;
-      // Appended to the path; the query and fragment stay where they are.
-      const url = new URL(generic);
-      url.pathname = `${url.pathname}${url.pathname.endsWith('/') ? '' : '/'}${resourcePath}`;
-      return url.toString();
-    };
-    if (tracesEnabled) otlpTracesEndpoint = signal('tracesEndpoint', 'tracesProtocol', 'v1/traces');
-    if (metricsEnabled) otlpMetricsEndpoint = signal('metricsEndpoint', 'metricsProtocol', 'v1/metrics');
-  }
+  /** One signal's URL, by the exporters' own rules; its protocol must be http/protobuf. */
+  const otlpUrl = (endpoint: OtlpKey, protocol: OtlpKey, resourcePath: string): string | undefined => {
+    read(OTLP_VARIABLES[readVariable(env, OTLP_VARIABLES[protocol].names) ? protocol : 'protocol']);
+    if (readVariable(env, OTLP_VARIABLES[endpoint].names) !== undefined) return read(OTLP_VARIABLES[endpoint]);
+    const generic = read(OTLP_VARIABLES.endpoint);
+    if (generic === undefined) return undefined;
+    // Appended to the path; the query and fragment stay where they are.
+    const url = new URL(generic);
+    url.pathname = `${url.pathname}${url.pathname.endsWith('/') ? '' : '/'}${resourcePath}`;
+    return url.toString();
+  };
+  const otlp = decided && exporter === 'otlp';
+  const otlpTracesEndpoint =
+    otlp && tracesEnabled ? otlpUrl('tracesEndpoint', 'tracesProtocol', 'v1/traces') : undefined;
+  const otlpMetricsEndpoint =
+    otlp && metricsEnabled ? otlpUrl('metricsEndpoint', 'metricsProtocol', 'v1/metrics') : undefined;
 
   if (problems.size > 0) return { ok: false, error: [...problems].join('; '), warnings };
-  return {
-    ok: true,
-    warnings,
-    config: Object.freeze({
-      ...fields,
-      metricExportTimeoutMillis: Math.min(fields.metricExportTimeoutMillis, fields.metricExportIntervalMillis),
-      otlpTracesEndpoint,
-      otlpMetricsEndpoint,
-    }),
-  };
+  const metricExportTimeoutMillis = Math.min(fields.metricExportTimeoutMillis, fields.metricExportIntervalMillis);
+  const config = { ...fields, metricExportTimeoutMillis, otlpTracesEndpoint, otlpMetricsEndpoint };
+  return { ok: true, warnings, config: Object.freeze(config) };
 }
 
 /** Slurm's job id: the natural run id of a batch job. */
 export const ENV_SLURM_JOB_ID = 'SLURM_JOB_ID' as const;
 
-/**
- * The run id in force: the configured one (`NEMO_GYM_OTEL_RUN_ID`), else a `SLURM_JOB_ID`
- * that is a usable run id by the same grammar, else 12 random hex characters (48 bits). Every
- * process of a run must carry the same one, so the orchestrator fixes it once
- * (configureTelemetryEnv) and hands it down through the environment.
- */
+/** The run id in force: the configured one, else a usable `SLURM_JOB_ID`, else 12 random hex characters. */
 export function resolveRunId(configured: string | undefined, env: NodeJS.ProcessEnv): string {
   if (configured !== undefined) return configured;
   const slurm = env[ENV_SLURM_JOB_ID];

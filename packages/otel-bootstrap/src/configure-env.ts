@@ -19,30 +19,6 @@ function envString(value: boolean | number | string): string {
 }
 
 /**
- * The config block as environment strings, or a message saying which field is wrong. Fields not
- * written (per-process or standard OTEL_* settings children inherit as they are) are ignored.
- */
-function configStrings(config: unknown): Partial<Record<WrittenKey, string>> | string {
-  if (config === undefined || config === null) return {};
-  if (typeof config !== 'object' || Array.isArray(config)) {
-    return `the telemetry config must be an object; got ${describeValue(config)}`;
-  }
-  const strings: Partial<Record<WrittenKey, string>> = {};
-  for (const key of Object.keys(WRITTEN) as WrittenKey[]) {
-    const value = (config as Record<string, unknown>)[key];
-    if (value === undefined || value === null) continue;
-    // The same grammar the environment goes through (core's, or the standard row's).
-    const expected = key === 'runId' ? 'string' : typeof CONFIG_DEFAULTS[key];
-    const text = typeof value === expected ? envString(value as boolean | number | string) : undefined;
-    if (text === undefined || WRITTEN[key].parse(text.trim()) === undefined) {
-      return `config.${key} is not valid (allowed: ${WRITTEN[key].allowed}); got ${describeValue(value)}`;
-    }
-    strings[key] = text;
-  }
-  return strings;
-}
-
-/**
  * Orchestrator side, before spawning servers: writes the effective settings (the environment,
  * else `config`, else the defaults) into `env` under their `NEMO_GYM_OTEL_*` names and
  * `OTEL_SERVICE_NAME`, never overwriting a non-blank variable, with one run id for the fleet.
@@ -54,38 +30,33 @@ export function configureTelemetryEnv(
   env: NodeJS.ProcessEnv = process.env,
   options?: ConfigureTelemetryEnvOptions,
 ): string | null {
-  const onWarning = options?.onWarning;
+  const disabled = (why: string): null => {
+    reportWarning(options?.onWarning, `telemetry is disabled for the fleet: ${why}`);
+    return null;
+  };
   try {
-    const strings = configStrings(config);
-    if (typeof strings === 'string') {
-      reportWarning(onWarning, `telemetry is disabled for the fleet: ${strings}`);
-      return null;
-    }
-    // What the children will see: the user's environment first, then the config block.
+    // What the children will see: the user's environment first, then the config block, by the same grammar.
     const view: NodeJS.ProcessEnv = { ...env };
-    for (const key of Object.keys(strings) as WrittenKey[]) {
-      const variable = WRITTEN[key];
-      if (readVariable(env, variable.names) === undefined) view[variable.names[0]] = strings[key];
+    for (const key of Object.keys(WRITTEN) as WrittenKey[]) {
+      const value: unknown = config?.[key];
+      if (value === undefined || value === null) continue;
+      const expected = key === 'runId' ? 'string' : typeof CONFIG_DEFAULTS[key];
+      const text = typeof value === expected ? envString(value as boolean | number | string) : undefined;
+      if (text === undefined || WRITTEN[key].parse(text.trim()) === undefined) {
+        return disabled(`config.${key} is not valid (allowed: ${WRITTEN[key].allowed}); got ${describeValue(value)}`);
+      }
+      if (readVariable(env, WRITTEN[key].names) === undefined) view[WRITTEN[key].names[0]] = text;
     }
     if (isSwitchedOff(view)) return null;
     const result = loadTelemetryConfig(view);
-    if (!result.ok) {
-      reportWarning(onWarning, `telemetry is disabled for the fleet: ${result.error}`);
-      return null;
-    }
-    const effective = result.config;
-    const runId = resolveRunId(effective.runId, view);
+    if (!result.ok) return disabled(result.error);
+    const runId = resolveRunId(result.config.runId, view);
     for (const key of Object.keys(WRITTEN) as WrittenKey[]) {
       const name = WRITTEN[key].names[0];
-      if (readVariable(env, [name]) !== undefined) continue;
-      env[name] = envString(key === 'runId' ? runId : effective[key]);
+      if (readVariable(env, [name]) === undefined) env[name] = envString(key === 'runId' ? runId : result.config[key]);
     }
     return runId;
   } catch (error) {
-    reportWarning(
-      onWarning,
-      `telemetry is disabled for the fleet: configureTelemetryEnv failed (${describeError(error)})`,
-    );
-    return null;
+    return disabled(`configureTelemetryEnv failed (${describeError(error)})`);
   }
 }

@@ -1,20 +1,16 @@
-// The standard OpenTelemetry variables this package reads itself (Gym's NEMO_GYM_OTEL_* ones are
-// @gym/core's GYM_VARIABLES). Each is read only while what it configures is in use (config.ts).
+// The standard OpenTelemetry variables this package reads (Gym's own are @gym/core's GYM_VARIABLES).
 
 import { MAX_TIMER_SECONDS } from '@gym/core/internal';
 
-/** One standard variable: a single name, no fallback. */
+/** One standard variable (a single name, no fallback); the texts say it as docs and messages do. */
 export interface OtelVariable<T> {
   readonly names: readonly [string];
-  /** Value when unset or blank. */
   readonly defaultValue: T;
-  /** The default as the docs say it. */
   readonly defaultText: string;
-  /** What is allowed, as error messages and docs say it. */
   readonly allowed: string;
   /** When the variable is read at all. */
   readonly readWhen: string;
-  /** The value of a set, non-blank text (trimmed first), or `undefined` when it is malformed. */
+  /** The value of a set, non-blank, trimmed text, or `undefined` when it is malformed. */
   readonly parse: (text: string) => NonNullable<T> | undefined;
 }
 
@@ -30,19 +26,11 @@ function row<T>(
 }
 
 /** A whole number from `min` to `max`, digits only. */
-function wholeNumber(min: number, max: number): (text: string) => number | undefined {
+function wholeNumber(min: number, max = Number.POSITIVE_INFINITY): (text: string) => number | undefined {
   return (text) => {
-    if (!/^\d{1,10}$/.test(text)) return undefined;
-    const value = Number(text);
+    const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
     return value >= min && value <= max ? value : undefined;
   };
-}
-
-/** A positive whole number, digits only, of any size (the caller caps it where it must). */
-function positiveInteger(text: string): number | undefined {
-  if (!/^\d+$/.test(text)) return undefined;
-  const value = Number(text);
-  return value >= 1 ? value : undefined;
 }
 
 /** An absolute http or https URL, as the WHATWG parser normalises it. */
@@ -56,7 +44,7 @@ const OTLP_PROTOCOL = 'http/protobuf';
 const protocol = (text: string): string | undefined =>
   text.toLowerCase() === OTLP_PROTOCOL ? OTLP_PROTOCOL : undefined;
 
-/** The longest a Node timer waits (2^31 − 1 ms): a longer export interval is capped to it. */
+/** The longest a Node timer waits (2^31 − 1 ms). */
 export const MAX_TIMER_MILLIS = MAX_TIMER_SECONDS * 1000;
 
 const PERIODIC = 'metrics on, exporter `otlp` or `console`';
@@ -87,15 +75,14 @@ export const OTEL_VARIABLES = {
     'metrics on, exporter `prometheus`',
     wholeNumber(0, 65_535),
   ),
-  // Any positive whole number, as OpenTelemetry says; above the longest timer (which Node would
-  // fire after 1 ms) the interval is capped with a warning.
+  // Any positive whole number, as OpenTelemetry says; above the longest timer it is capped (config.ts).
   metricExportIntervalMillis: row<number>(
     'OTEL_METRIC_EXPORT_INTERVAL',
     60000,
     '`60000`',
     `a positive whole number of milliseconds, used up to ${MAX_TIMER_MILLIS}`,
     PERIODIC,
-    positiveInteger,
+    wholeNumber(1),
   ),
   metricExportTimeoutMillis: row<number>(
     'OTEL_METRIC_EXPORT_TIMEOUT',
@@ -103,7 +90,7 @@ export const OTEL_VARIABLES = {
     '`30000` (capped at the interval)',
     'a positive whole number of milliseconds',
     PERIODIC,
-    positiveInteger,
+    wholeNumber(1),
   ),
 } as const;
 
@@ -157,6 +144,15 @@ export const OTLP_VARIABLES = {
   metricsProtocol: METRICS.protocol,
 } as const;
 
+const ON = '`NEMO_GYM_OTEL_ENABLED` on';
+
+/** `OTEL_METRICS_EXPORTER` or `OTEL_TRACES_EXPORTER`: only `none` is read. */
+function exporterSwitch(signal: 'metrics' | 'traces'): OtelVariable<boolean> {
+  const allowed = `\`none\` switches ${signal} off; any other value is left to \`NEMO_GYM_OTEL_EXPORTER\``;
+  const name = `OTEL_${signal.toUpperCase()}_EXPORTER`;
+  return row<boolean>(name, false, 'unset', allowed, ON, (text) => text.toLowerCase() === 'none');
+}
+
 /** The specification's off-switches, read whenever Gym telemetry is on; `NEMO_GYM_OTEL_EXPORTER` chooses the exporter. */
 export const OTEL_SWITCHES = {
   sdkDisabled: row<boolean>(
@@ -164,23 +160,9 @@ export const OTEL_SWITCHES = {
     false,
     '`false`',
     '`true` turns telemetry off (any case); anything else leaves it on, with one warning unless it is `false`',
-    '`NEMO_GYM_OTEL_ENABLED` on',
+    ON,
     (text) => text.toLowerCase() === 'true',
   ),
-  metricsExporter: row<boolean>(
-    'OTEL_METRICS_EXPORTER',
-    false,
-    'unset',
-    '`none` switches metrics off; any other value is left to `NEMO_GYM_OTEL_EXPORTER`',
-    '`NEMO_GYM_OTEL_ENABLED` on',
-    (text) => text.toLowerCase() === 'none',
-  ),
-  tracesExporter: row<boolean>(
-    'OTEL_TRACES_EXPORTER',
-    false,
-    'unset',
-    '`none` switches traces off; any other value is left to `NEMO_GYM_OTEL_EXPORTER`',
-    '`NEMO_GYM_OTEL_ENABLED` on',
-    (text) => text.toLowerCase() === 'none',
-  ),
+  metricsExporter: exporterSwitch('metrics'),
+  tracesExporter: exporterSwitch('traces'),
 } as const;

@@ -1,45 +1,34 @@
-// The Prometheus endpoint: the exporter's own request handler (`getMetricsRequestHandler`) on a
-// `node:http` server bounded by Node's own switches (header, request and keep-alive deadlines,
-// header count and size, `maxConnections` when asked for). Ours, not the exporter's server,
-// only because that one cannot bind port 0 (it reads 0 as 9464), reports a taken port only to
-// `diag`, and takes no deadlines. The crowd cases this was measured against are in the README.
-// Loaded with `import()` from sdk-pipeline.ts, only when the `prometheus` exporter is in use.
+// The Prometheus endpoint: the exporter's own request handler on a `node:http` server bounded by
+// Node's own switches. Why not the exporter's own server: see "Why a server of our own" in the README.
 
+import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import type { PrometheusLimits } from './prometheus-limits.js';
+import type { TelemetryConfig } from './types.js';
 
 const METRICS_PATH = '/metrics';
 /** The Prometheus text format the exporter writes (0.0.4), named fully; the exporter says only `text/plain`. */
 const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
-/** Whatever serves one scrape into `response`: the exporter's public request handler. */
-export interface MetricsHandler {
-  getMetricsRequestHandler(request: IncomingMessage, response: ServerResponse): void;
-}
-
 /** A refusal: one line of plain text. */
 function refuse(response: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
   const body = `${text}\n`;
-  const length = String(Buffer.byteLength(body));
-  response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': length, ...headers });
-  response.end(body);
-}
-
-/** A scrape has no body: one announced (any `Transfer-Encoding`, or a `Content-Length` other than 0) is no scrape. */
-function hasBody(request: IncomingMessage): boolean {
-  const length = request.headers['content-length'];
-  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  const length = Buffer.byteLength(body);
+  response
+    .writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': length, ...headers })
+    .end(body);
 }
 
 /** GET or HEAD of exactly `/metrics` (a query string is ignored; `//host/metrics` is no route). */
-function route(handler: MetricsHandler, request: IncomingMessage, response: ServerResponse): void {
+function route(handler: PrometheusExporter, request: IncomingMessage, response: ServerResponse): void {
   if ((request.url ?? '').split('?', 1)[0] !== METRICS_PATH) {
     refuse(response, 404, `not found: the metrics are at ${METRICS_PATH}`);
   } else if (request.method !== 'GET' && request.method !== 'HEAD') {
     refuse(response, 405, `method not allowed: ${METRICS_PATH} answers GET and HEAD`, { allow: 'GET, HEAD' });
-  } else if (hasBody(request)) {
-    // `Connection: close`: node:http closes the connection once the answer is written.
+  } else if (request.headers['transfer-encoding'] !== undefined || (request.headers['content-length'] ?? '0') !== '0') {
+    // A scrape has no body. `Connection: close`: node:http closes the connection once the answer is written.
     refuse(response, 400, `bad request: a scrape of ${METRICS_PATH} has no body`, { connection: 'close' });
   } else {
     // The handler sets its own content type at once and writes the text after collecting.
@@ -54,9 +43,8 @@ function route(handler: MetricsHandler, request: IncomingMessage, response: Serv
  * unref'd: a metrics endpoint never keeps a process alive.
  */
 export async function startPrometheusServer(
-  handler: MetricsHandler,
-  host: string,
-  port: number,
+  handler: PrometheusExporter,
+  { prometheusHost: host, prometheusPort: port }: Pick<TelemetryConfig, 'prometheusHost' | 'prometheusPort'>,
   limits: PrometheusLimits,
 ): Promise<{ server: Server; endpoint: string }> {
   // Node looks for expired deadlines every quarter of the shorter one (25 ms to 1 s), not every 30 s.
@@ -77,25 +65,10 @@ export async function startPrometheusServer(
   // A client that stops reading its answer: no progress for longer than the request timeout
   // ends the socket, two checks after the deadlines so a silent client gets its 408 first.
   server.timeout = limits.requestTimeoutMs + 2 * checkEvery;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host, port }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  server.on('error', () => {
-    // After a successful listen, errors are per connection; the scrape just fails.
-  });
+  await once(server.listen({ host, port }), 'listening');
+  // After a successful listen, errors are per connection; the scrape just fails.
+  server.on('error', () => {});
   server.unref();
   const shownHost = host.includes(':') ? `[${host}]` : host;
   return { server, endpoint: `http://${shownHost}:${(server.address() as AddressInfo).port}${METRICS_PATH}` };
-}
-
-/** Stops listening and drops every connection (idle, keep-alive or mid-request); never waits for a client. */
-export function closePrometheusServer(server: Server): void {
-  server.close(() => {
-    // Already closed is fine.
-  });
-  server.closeAllConnections();
 }

@@ -1,155 +1,157 @@
-// The only module that touches the OpenTelemetry SDK, through `await import()`: a process with
-// telemetry off never loads it. Providers are built by hand, not through NodeSDK, so that the
-// exporter follows NEMO_GYM_OTEL_EXPORTER, a taken Prometheus port is a setup failure, and each
-// global is registered only where nobody else did. A signal is "exporting" only when the API
-// this package loads hands its provider out; a refused or hidden registration is said once.
+// The only module that loads the OpenTelemetry SDK (through `await import()`). Providers are built
+// by hand, not through NodeSDK, so that NEMO_GYM_OTEL_EXPORTER picks the exporter, a taken port
+// is a setup failure, and each global is registered only where nobody else did.
 
 import type { Server } from 'node:http';
-import {
-  type Attributes,
-  type ContextManager,
-  context,
-  createNoopMeter,
-  type MeterProvider,
-  metrics,
-  ProxyTracerProvider,
-  propagation,
-  type TextMapPropagator,
-  type TracerProvider,
-  trace,
-} from '@opentelemetry/api';
+import * as api from '@opentelemetry/api';
 import type { ExportResult } from '@opentelemetry/core';
 import type { Resource } from '@opentelemetry/resources';
-import type { MetricReader, PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace';
+import type {
+  PushMetricExporter,
+  ResourceMetrics,
+  MeterProvider as SdkMeterProvider,
+} from '@opentelemetry/sdk-metrics';
+import type { TracerProvider as SdkTracerProvider, SpanExporter } from '@opentelemetry/sdk-trace';
 import { apiSlotVersion, registeredGlobal } from './otel-globals.js';
 import type { PrometheusLimits } from './prometheus-limits.js';
-import { closePrometheusServer, startPrometheusServer } from './prometheus-server.js';
-import { SCOPE_NAME } from './scope.js';
-import type { TelemetryConfig } from './types.js';
+import { startPrometheusServer } from './prometheus-server.js';
+import { SCOPE_NAME, type TelemetryConfig } from './types.js';
 
-/** The resource attribute of the service name (semantic conventions, stable). */
-const ATTR_SERVICE_NAME = 'service.name';
-
-/** What the pipeline is built from. */
 export interface PipelineInput {
   readonly config: TelemetryConfig;
-  readonly serviceName: string;
-  readonly attributes: Attributes;
+  /** The resource attributes, `service.name` included. */
+  readonly attributes: api.Attributes;
   readonly version: string;
   /** Called with every export failure; `final` once shutdown began (the final flush). Never throws. */
   readonly onExportFailure: (signal: Signal, error: unknown, final: boolean) => void;
-  /** The Prometheus endpoint's client bounds, checked (see prometheus-limits.ts). */
   readonly prometheusLimits: PrometheusLimits;
 }
 
 type Signal = 'metrics' | 'traces';
 type Kind = 'metrics' | 'trace';
-const SIGNALS = { metrics: 'metrics', trace: 'traces' } as const;
-const SIGNAL_NAMES = { metrics: 'MeterProvider', trace: 'TracerProvider' } as const;
-
-/** What a bounded shutdown met: the errors of the steps that finished in time, and whether the deadline passed first. */
-type ShutdownReport = { readonly errors: readonly unknown[]; readonly timedOut: boolean };
-
-/** A signal that was asked for and does not export (a refused or hidden registration), and why. */
+type ReportFailure = (signal: Signal, error: unknown) => void;
+/** A signal that was asked for and does not export, and why. */
 type RegistrationProblem = { readonly signal: Signal; readonly reason: string };
-
-/** A running pipeline (see startPipeline). */
 export type Pipeline = Awaited<ReturnType<typeof startPipeline>>;
 
-/** The SDK objects this pipeline built and therefore owns. */
-interface Owned {
-  meterProvider?: { forceFlush(): Promise<void>; shutdown(): Promise<void> } & MeterProvider;
-  /** The push exporter behind our periodic reader (see watchMetricExporter). */
-  metricExporter?: SerializedExporter;
-  tracerProvider?: { forceFlush(): Promise<void>; shutdown(): Promise<void> } & TracerProvider;
-  prometheusServer?: Server;
-  prometheusEndpoint?: string;
-  contextManager?: ContextManager;
-  propagator?: TextMapPropagator;
-}
+/** What this pipeline built, per signal, and therefore owns. */
+type OwnedMetrics = { provider: SdkMeterProvider; exporter?: SerializedExporter; server?: Server; endpoint?: string };
+type OwnedTraces = {
+  provider: SdkTracerProvider;
+  contextManager?: api.ContextManager;
+  propagator?: api.TextMapPropagator;
+};
+type Owned = { metrics?: OwnedMetrics; trace?: OwnedTraces };
 
-const noopTracerProvider = new ProxyTracerProvider();
+/** Per global: its signal, the API's name for its provider, what the API hands out, how to (un)register. */
+const GLOBALS = {
+  metrics: {
+    signal: 'metrics',
+    provider: 'MeterProvider',
+    handedOut: (): unknown => api.metrics.getMeterProvider(),
+    register: (provider: object) => api.metrics.setGlobalMeterProvider(provider as api.MeterProvider),
+    unregister: () => api.metrics.disable(),
+  },
+  trace: {
+    signal: 'traces',
+    provider: 'TracerProvider',
+    handedOut: (): unknown => delegateOf(api.trace.getTracerProvider()),
+    register: (provider: object) => api.trace.setGlobalTracerProvider(provider as api.TracerProvider),
+    unregister: () => api.trace.disable(),
+  },
+} as const;
+
+const noopTracerProvider = new api.ProxyTracerProvider();
+
+/** The provider behind a trace proxy (duck-typed: the proxy may come from another copy of the API). */
+function delegateOf(provider: unknown): unknown {
+  const proxy = provider as Partial<Pick<api.ProxyTracerProvider, 'getDelegate'>> | undefined;
+  return typeof proxy?.getDelegate === 'function' ? proxy.getDelegate() : provider;
+}
 
 /** A provider in the global slot: `visible` when this API hands it out, `hidden` when another API version owns the slot. */
 type Existing = 'none' | 'visible' | 'hidden';
 function existing(kind: Kind): Existing {
-  const registered = registeredGlobal(kind);
+  const registered = delegateOf(registeredGlobal(kind));
   if (registered === undefined) return 'none';
-  const handedOut = kind === 'metrics' ? metrics.getMeterProvider() : trace.getTracerProvider();
-  return handedOut === registered ? 'visible' : 'hidden';
+  return GLOBALS[kind].handedOut() === registered ? 'visible' : 'hidden';
 }
 
-/** Why a signal does not export: its provider is `hidden` from this API, or was refused. */
 function problem(kind: Kind, why: 'hidden' | 'refused'): RegistrationProblem {
+  const { signal, provider } = GLOBALS[kind];
   const version = apiSlotVersion();
-  const owner = version === undefined ? '' : ` (the global slot belongs to @opentelemetry/api ${version})`;
-  return {
-    signal: SIGNALS[kind],
-    reason:
-      why === 'hidden'
-        ? `a ${SIGNAL_NAMES[kind]} is registered through another copy of @opentelemetry/api that this one cannot use${owner}`
-        : `registering the ${SIGNAL_NAMES[kind]} with @opentelemetry/api failed${owner}`,
-  };
+  const reason =
+    why === 'hidden'
+      ? `a ${provider} is registered through another copy of @opentelemetry/api that this one cannot use`
+      : `registering the ${provider} with @opentelemetry/api failed`;
+  return { signal, reason: version ? `${reason} (the global slot belongs to @opentelemetry/api ${version})` : reason };
 }
 
 /** Whether a reused provider exports: all but the API's no-op one (by class name: it may come from another API copy). */
 function reusedExports(kind: Kind): boolean {
-  const provider = kind === 'metrics' ? metrics.getMeterProvider() : delegateOf(trace.getTracerProvider());
-  const name = (provider as { constructor?: { name?: string } } | undefined)?.constructor?.name;
-  return name !== (kind === 'metrics' ? 'NoopMeterProvider' : 'NoopTracerProvider');
+  const provider = GLOBALS[kind].handedOut() as { constructor?: { name?: string } } | undefined;
+  return provider?.constructor?.name !== `Noop${GLOBALS[kind].provider}`;
 }
 
-/** Registers `provider` and checks the API hands it out. */
-function register(kind: Kind, provider: MeterProvider | TracerProvider): boolean {
-  if (kind === 'metrics') {
-    return metrics.setGlobalMeterProvider(provider as MeterProvider) && existing('metrics') === 'visible';
-  }
-  return (
-    trace.setGlobalTracerProvider(provider as TracerProvider) && delegateOf(trace.getTracerProvider()) === provider
-  );
-}
-
-/** Step 1: per signal, what is there before we build: nothing (build ours), a visible provider (reuse it), or a hidden one. */
-function survey(config: TelemetryConfig, problems: RegistrationProblem[]) {
-  const metricsBefore = config.metricsEnabled ? existing('metrics') : 'none';
-  const tracesBefore = config.tracesEnabled ? existing('trace') : 'none';
-  if (metricsBefore === 'hidden') problems.push(problem('metrics', 'hidden'));
-  if (tracesBefore === 'hidden') problems.push(problem('trace', 'hidden'));
+/**
+ * Per signal: nothing when off, a provider someone else registered (reused, never shut down),
+ * else ours. Rejects on a setup failure (a taken port), after undoing what it built.
+ */
+export async function startPipeline(input: PipelineInput) {
+  // Reported failures are not reported again at shutdown; once shutdown began, a failure is the final flush's.
+  const reported = new WeakSet<object>();
+  let final = false;
+  const onFailure: ReportFailure = (signal, error) => {
+    if (typeof error === 'object' && error !== null) reported.add(error);
+    input.onExportFailure(signal, error, final);
+  };
+  const problems: RegistrationProblem[] = [];
+  const found = survey(input.config, problems);
+  const owned = await build(input, found, onFailure);
+  const to = { metrics: settle('metrics', found, owned, problems), trace: settle('trace', found, owned, problems) };
+  if (owned.trace !== undefined) registerContext(owned.trace);
+  let shutdownResult: ReturnType<typeof shutdownOwned> | undefined;
   return {
-    metricsBefore,
-    tracesBefore,
-    buildMetrics: config.metricsEnabled && metricsBefore === 'none' && config.exporter !== 'none',
-    buildTraces:
-      config.tracesEnabled && tracesBefore === 'none' && (config.exporter === 'otlp' || config.exporter === 'console'),
+    ...handOut(input, owned, to),
+    problems: problems as readonly RegistrationProblem[],
+    /** See shutdownOwned; the first call's answer stands. */
+    shutdown: (deadlineMillis: number) => {
+      final = true;
+      shutdownResult ??= shutdownOwned(owned, deadlineMillis, reported);
+      return shutdownResult;
+    },
   };
 }
 
-/** Step 2: builds the providers, the endpoint and the trace context pieces asked for; undoes them all on a failure. */
-async function build(input: PipelineInput, buildMetrics: boolean, buildTraces: boolean): Promise<Owned> {
+/** Step 1, per signal: what is registered before we build (nothing when the signal is off). */
+function survey(config: TelemetryConfig, problems: RegistrationProblem[]): Record<Kind, Existing> {
+  const found = (kind: Kind, enabled: boolean): Existing => {
+    const registered = enabled ? existing(kind) : 'none';
+    if (registered === 'hidden') problems.push(problem(kind, 'hidden'));
+    return registered;
+  };
+  return { metrics: found('metrics', config.metricsEnabled), trace: found('trace', config.tracesEnabled) };
+}
+
+/** Step 2: our provider for each signal that is on, has an exporter, and found its slot free; undone on a failure. */
+async function build(input: PipelineInput, found: Record<Kind, Existing>, onFailure: ReportFailure): Promise<Owned> {
+  const { exporter, metricsEnabled, tracesEnabled } = input.config;
   const owned: Owned = {};
-  if (!buildMetrics && !buildTraces) return owned;
+  const meters = metricsEnabled && found.metrics === 'none' && exporter !== 'none';
+  const tracers = tracesEnabled && found.trace === 'none' && (exporter === 'otlp' || exporter === 'console');
+  if (!meters && !tracers) return owned;
   try {
-    const resource = await buildResource(input);
-    if (buildMetrics) {
-      const { reader, server, endpoint, exporter } = await buildMetricReader(input);
-      Object.assign(owned, { prometheusServer: server, prometheusEndpoint: endpoint, metricExporter: exporter });
-      const { MeterProvider } = await import('@opentelemetry/sdk-metrics');
-      owned.meterProvider = new MeterProvider({ resource, readers: [reader] });
-    }
-    if (buildTraces) {
-      const { TracerProvider: SdkTracerProvider } = await import('@opentelemetry/sdk-trace');
-      owned.tracerProvider = new SdkTracerProvider({ resource, spanProcessors: [await buildSpanProcessor(input)] });
-      // The AsyncLocalStorage context manager, as NodeSDK uses.
-      const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
-      owned.contextManager = new AsyncLocalStorageContextManager();
-      const { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } = await import(
-        '@opentelemetry/core'
-      );
-      owned.propagator = new CompositePropagator({
-        propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()],
-      });
-    }
+    const { defaultResource, detectResources, envDetector, hostDetector, resourceFromAttributes } = await import(
+      '@opentelemetry/resources'
+    );
+    // OTEL_RESOURCE_ATTRIBUTES and the host come first; Gym's attributes win.
+    const resource = defaultResource()
+      .merge(detectResources({ detectors: [envDetector, hostDetector] }))
+      .merge(resourceFromAttributes(input.attributes));
+    // Settled now: the Prometheus serializer reads the attributes synchronously.
+    await resource.waitForAsyncAttributes?.();
+    if (meters) owned.metrics = await buildMeters(input, resource, onFailure);
+    if (tracers) owned.trace = await buildTracers(input, resource, onFailure);
     return owned;
   } catch (error) {
     await shutdownOwned(owned, 0);
@@ -157,121 +159,114 @@ async function build(input: PipelineInput, buildMetrics: boolean, buildTraces: b
   }
 }
 
+type Receiver = 'ours' | 'reused' | 'none';
+
 /**
  * Step 3, per signal: who receives it. Ours when the API takes and hands out ours; else a
  * provider someone registered while the SDK loaded (theirs wins when this API sees it), or
  * nobody (the API refused ours, or hides theirs: the problem is said). A discarded provider
  * had nothing recorded on it, so its shutdown runs in the background.
  */
-function settle(
-  kind: Kind,
-  before: Existing,
-  ours: MeterProvider | TracerProvider | undefined,
-  problems: RegistrationProblem[],
-  discard: () => void,
-): 'ours' | 'reused' | 'none' {
-  if (ours === undefined) return before === 'visible' ? 'reused' : 'none';
+function settle(kind: Kind, found: Record<Kind, Existing>, owned: Owned, problems: RegistrationProblem[]): Receiver {
+  const ours = owned[kind];
+  if (ours === undefined) return found[kind] === 'visible' ? 'reused' : 'none';
   const now = existing(kind);
-  if (now === 'none' && register(kind, ours)) return 'ours';
-  discard();
+  if (now === 'none' && GLOBALS[kind].register(ours.provider) && GLOBALS[kind].handedOut() === ours.provider) {
+    return 'ours';
+  }
+  void shutdownOwned({ [kind]: ours } as Owned, 0);
+  owned[kind] = undefined;
   if (now !== 'visible') problems.push(problem(kind, now === 'none' ? 'refused' : 'hidden'));
   return now === 'visible' ? 'reused' : 'none';
 }
 
-/** Step 4: the context manager and propagator, each only where its global slot is free. */
-function registerContext(owned: Owned): void {
-  const { contextManager, propagator } = owned;
-  if (contextManager !== undefined) {
-    if (registeredGlobal('context') !== undefined || !context.setGlobalContextManager(contextManager.enable())) {
-      contextManager.disable();
-      owned.contextManager = undefined;
-    }
+/** Step 4, with our TracerProvider registered: the context manager and propagator, each only where its slot is free. */
+function registerContext(traces: OwnedTraces): void {
+  const { contextManager, propagator } = traces;
+  if (registeredGlobal('context') !== undefined || !api.context.setGlobalContextManager(contextManager!.enable())) {
+    contextManager?.disable();
+    delete traces.contextManager;
   }
-  if (propagator !== undefined) {
-    if (registeredGlobal('propagation') !== undefined || !propagation.setGlobalPropagator(propagator)) {
-      owned.propagator = undefined;
-    }
+  if (registeredGlobal('propagation') !== undefined || !api.propagation.setGlobalPropagator(propagator!)) {
+    delete traces.propagator;
   }
 }
 
-/**
- * Builds and registers the pipeline `input.config` asks for: per signal, nothing when off, a
- * provider someone else registered (reused, never shut down), else ours. Rejects on a setup
- * failure (a taken port), after undoing what it built.
- */
-export async function startPipeline(pipelineInput: PipelineInput) {
-  // Failed exports, remembered so that shutdown does not report the same failure again. Once
-  // shutdown began, a failure is the final flush's, whenever it arrives (`final` is set here).
-  const exportErrors = new WeakSet<object>();
-  let final = false;
-  const input: PipelineInput = {
-    ...pipelineInput,
-    onExportFailure: (signal, error) => {
-      if (typeof error === 'object' && error !== null) exportErrors.add(error);
-      pipelineInput.onExportFailure(signal, error, final);
-    },
-  };
-  const problems: RegistrationProblem[] = [];
-  const { metricsBefore, tracesBefore, buildMetrics, buildTraces } = survey(input.config, problems);
-  const owned = await build(input, buildMetrics, buildTraces);
-  const { meterProvider: ourMeters, tracerProvider: ourTracers, prometheusServer } = owned;
-  const metricsTo = settle('metrics', metricsBefore, ourMeters, problems, () => {
-    void shutdownOwned({ meterProvider: ourMeters, prometheusServer }, 0);
-    Object.assign(owned, { meterProvider: undefined, prometheusServer: undefined, prometheusEndpoint: undefined });
-  });
-  const tracesTo = settle('trace', tracesBefore, ourTracers, problems, () => {
-    void shutdownOwned({ tracerProvider: ourTracers }, 0);
-    Object.assign(owned, { tracerProvider: undefined, contextManager: undefined, propagator: undefined });
-  });
-  if (tracesTo === 'ours') registerContext(owned);
-  const metricsExporting = metricsTo === 'ours' || (metricsTo === 'reused' && reusedExports('metrics'));
-  const tracesExporting = tracesTo === 'ours' || (tracesTo === 'reused' && reusedExports('trace'));
-  const reused = [...(metricsTo === 'reused' ? ['metrics'] : []), ...(tracesTo === 'reused' ? ['traces'] : [])];
-
-  const meterProvider = metricsExporting ? (owned.meterProvider ?? metrics.getMeterProvider()) : undefined;
-  const meter = meterProvider === undefined ? createNoopMeter() : meterProvider.getMeter(SCOPE_NAME, input.version);
-  const tracer = (tracesExporting ? (owned.tracerProvider ?? trace.getTracerProvider()) : noopTracerProvider).getTracer(
-    SCOPE_NAME,
-    input.version,
-  );
-  let shutdownResult: Promise<ShutdownReport> | undefined;
+/** Step 5: what exports, and the meter and tracer of whoever receives each signal. */
+function handOut(input: PipelineInput, owned: Owned, to: Record<Kind, Receiver>) {
+  const metricsExporting = to.metrics === 'ours' || (to.metrics === 'reused' && reusedExports('metrics'));
+  const tracesExporting = to.trace === 'ours' || (to.trace === 'reused' && reusedExports('trace'));
+  const meterProvider = metricsExporting ? (owned.metrics?.provider ?? api.metrics.getMeterProvider()) : undefined;
+  const tracers = tracesExporting ? (owned.trace?.provider ?? api.trace.getTracerProvider()) : noopTracerProvider;
   return {
-    meter,
-    tracer,
+    meter: meterProvider?.getMeter(SCOPE_NAME, input.version) ?? api.createNoopMeter(),
+    tracer: tracers.getTracer(SCOPE_NAME, input.version),
     metricsExporting,
     tracesExporting,
     meterProvider,
-    prometheusEndpoint: owned.prometheusEndpoint,
-    problems: problems as readonly RegistrationProblem[],
-    reused: reused as readonly Signal[],
-    /** See shutdownOwned; the first call's answer stands. */
-    shutdown: (deadlineMillis: number): Promise<ShutdownReport> => {
-      final = true;
-      shutdownResult ??= shutdownOwned(owned, deadlineMillis, exportErrors);
-      return shutdownResult;
-    },
+    prometheusEndpoint: owned.metrics?.endpoint,
+    reused: (['metrics', 'trace'] as const).filter((kind) => to[kind] === 'reused').map((kind) => GLOBALS[kind].signal),
   };
 }
 
-async function buildResource(input: PipelineInput): Promise<Resource> {
-  const { defaultResource, detectResources, envDetector, hostDetector, resourceFromAttributes } = await import(
-    '@opentelemetry/resources'
+async function buildMeters(input: PipelineInput, resource: Resource, onFailure: ReportFailure) {
+  const { config } = input;
+  const { ConsoleMetricExporter, MeterProvider, PeriodicExportingMetricReader } = await import(
+    '@opentelemetry/sdk-metrics'
   );
-  // OTEL_RESOURCE_ATTRIBUTES and the host come first; Gym's attributes and service.name win.
-  const resource = defaultResource()
-    .merge(detectResources({ detectors: [envDetector, hostDetector] }))
-    .merge(resourceFromAttributes({ ...input.attributes, [ATTR_SERVICE_NAME]: input.serviceName }));
-  // Settled now: the Prometheus serializer reads the attributes synchronously.
-  await resource.waitForAsyncAttributes?.();
-  return resource;
+  if (config.exporter === 'prometheus') {
+    const { PrometheusExporter } = await import('@opentelemetry/exporter-prometheus');
+    const reader = new PrometheusExporter({ preventServerStart: true });
+    const { server, endpoint } = await startPrometheusServer(reader, config, input.prometheusLimits);
+    return { provider: new MeterProvider({ resource, readers: [reader] }), server, endpoint };
+  }
+  const url = config.otlpMetricsEndpoint;
+  const pushExporter =
+    config.exporter === 'console'
+      ? new ConsoleMetricExporter()
+      : new (await import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter(url ? { url } : {});
+  const exporter = serialize(pushExporter, (error) => onFailure('metrics', error));
+  const reader = new PeriodicExportingMetricReader({
+    exporter,
+    exportIntervalMillis: config.metricExportIntervalMillis,
+    exportTimeoutMillis: config.metricExportTimeoutMillis,
+  });
+  return { provider: new MeterProvider({ resource, readers: [reader] }), exporter };
 }
 
-/** `callback`, plus a call to `onFailure` when the result is not a success. */
-function watchResult(
-  callback: (result: ExportResult) => void,
-  onFailure: (error: unknown) => void,
-): (result: ExportResult) => void {
-  return (result) => {
+/** The TracerProvider, with the AsyncLocalStorage context manager and W3C propagators that NodeSDK would use. */
+async function buildTracers(input: PipelineInput, resource: Resource, onFailure: ReportFailure) {
+  const { config } = input;
+  const { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, TracerProvider } = await import(
+    '@opentelemetry/sdk-trace'
+  );
+  const failed = (error: unknown) => onFailure('traces', error);
+  const watch = (exporter: SpanExporter): SpanExporter => ({
+    export: (spans, callback) => exporter.export(spans, watchResult(callback, failed)),
+    shutdown: () => exporter.shutdown(),
+    forceFlush: async () => exporter.forceFlush?.(),
+  });
+  const url = config.otlpTracesEndpoint;
+  const spanProcessor =
+    config.exporter === 'console'
+      ? new SimpleSpanProcessor({ exporter: watch(new ConsoleSpanExporter()) })
+      : new BatchSpanProcessor({
+          exporter: watch(
+            new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter(url ? { url } : {}),
+          ),
+        });
+  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+  const { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } = await import('@opentelemetry/core');
+  return {
+    provider: new TracerProvider({ resource, spanProcessors: [spanProcessor] }),
+    contextManager: new AsyncLocalStorageContextManager(),
+    propagator: new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+  };
+}
+
+/** `callback`, plus a call to `onFailure` when the result is not a success (the SDK says failures only through `diag`). */
+function watchResult(callback: (result: ExportResult) => void, onFailure: (error: unknown) => void) {
+  return (result: ExportResult): void => {
     // ExportResultCode.SUCCESS is 0 (a const enum in @opentelemetry/core).
     if (result.code !== 0) onFailure(result.error ?? new Error('export failed'));
     callback(result);
@@ -279,17 +274,17 @@ function watchResult(
 }
 
 /** A push exporter whose exports never overlap; `busy` while one is under way. */
-export interface SerializedExporter extends PushMetricExporter {
+interface SerializedExporter extends PushMetricExporter {
   readonly busy: boolean;
 }
 
 /**
- * The exporter, reporting its failures (the SDK says them only through `diag`), one export at a
- * time: the periodic reader stops waiting at its timeout while OTLP retries, and a retried
- * export landing after a newer one would make a cumulative counter go down. A collection that
- * arrives meanwhile waits; a newer one replaces it (cumulative: it carries all the older did).
+ * The exporter, reporting its failures, one export at a time: the periodic reader stops waiting
+ * at its timeout while OTLP retries, and a retried export landing after a newer one would make a
+ * cumulative counter go down. A collection that arrives meanwhile waits; a newer one replaces it
+ * (cumulative: it carries all the older did).
  */
-function watchMetricExporter(exporter: PushMetricExporter, onFailure: (error: unknown) => void): SerializedExporter {
+function serialize(exporter: PushMetricExporter, onFailure: (error: unknown) => void): SerializedExporter {
   type Job = { data: ResourceMetrics; callback: (result: ExportResult) => void };
   let running = false;
   let waiting: Job | undefined;
@@ -303,15 +298,12 @@ function watchMetricExporter(exporter: PushMetricExporter, onFailure: (error: un
       watchResult(job.callback, onFailure)(result);
     });
   };
-  const watched: SerializedExporter = {
+  return {
     get busy() {
       return running;
     },
     export: (data, callback) => {
-      if (!running) {
-        run({ data, callback });
-        return;
-      }
+      if (!running) return run({ data, callback });
       // ExportResultCode.FAILED is 1; a superseded collection is not a collector failure.
       waiting?.callback({
         code: 1,
@@ -321,66 +313,9 @@ function watchMetricExporter(exporter: PushMetricExporter, onFailure: (error: un
     },
     forceFlush: () => exporter.forceFlush(),
     shutdown: () => exporter.shutdown(),
+    selectAggregationTemporality: exporter.selectAggregationTemporality?.bind(exporter),
+    selectAggregation: exporter.selectAggregation?.bind(exporter),
   };
-  if (exporter.selectAggregationTemporality !== undefined) {
-    watched.selectAggregationTemporality = exporter.selectAggregationTemporality.bind(exporter);
-  }
-  if (exporter.selectAggregation !== undefined) watched.selectAggregation = exporter.selectAggregation.bind(exporter);
-  return watched;
-}
-
-function watchSpanExporter(exporter: SpanExporter, onFailure: (error: unknown) => void): SpanExporter {
-  const watched: SpanExporter = {
-    export: (spans, callback) => exporter.export(spans, watchResult(callback, onFailure)),
-    shutdown: () => exporter.shutdown(),
-  };
-  if (exporter.forceFlush !== undefined) watched.forceFlush = exporter.forceFlush.bind(exporter);
-  return watched;
-}
-
-async function buildMetricReader(
-  input: PipelineInput,
-): Promise<{ reader: MetricReader; server?: Server; endpoint?: string; exporter?: SerializedExporter }> {
-  const { config } = input;
-  const { ConsoleMetricExporter, PeriodicExportingMetricReader } = await import('@opentelemetry/sdk-metrics');
-  const periodic = {
-    exportIntervalMillis: config.metricExportIntervalMillis,
-    exportTimeoutMillis: config.metricExportTimeoutMillis,
-  };
-  if (config.exporter === 'prometheus') {
-    const { PrometheusExporter } = await import('@opentelemetry/exporter-prometheus');
-    const exporter = new PrometheusExporter({ preventServerStart: true });
-    const { server, endpoint } = await startPrometheusServer(
-      exporter,
-      config.prometheusHost,
-      config.prometheusPort,
-      input.prometheusLimits,
-    );
-    return { reader: exporter, server, endpoint };
-  }
-  const onFailure = (error: unknown) => input.onExportFailure('metrics', error, false);
-  if (config.exporter === 'console') {
-    const exporter = watchMetricExporter(new ConsoleMetricExporter(), onFailure);
-    return { reader: new PeriodicExportingMetricReader({ exporter, ...periodic }), exporter };
-  }
-  const { OTLPMetricExporter } = await import('@opentelemetry/exporter-metrics-otlp-proto');
-  const url = config.otlpMetricsEndpoint;
-  const exporter = watchMetricExporter(new OTLPMetricExporter(url === undefined ? {} : { url }), onFailure);
-  return { reader: new PeriodicExportingMetricReader({ exporter, ...periodic }), exporter };
-}
-
-async function buildSpanProcessor(input: PipelineInput): Promise<SpanProcessor> {
-  const { config } = input;
-  const { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor } = await import('@opentelemetry/sdk-trace');
-  const onFailure = (error: unknown) => input.onExportFailure('traces', error, false);
-  if (config.exporter === 'console') {
-    return new SimpleSpanProcessor({ exporter: watchSpanExporter(new ConsoleSpanExporter(), onFailure) });
-  }
-  const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
-  const url = config.otlpTracesEndpoint;
-  return new BatchSpanProcessor({
-    exporter: watchSpanExporter(new OTLPTraceExporter(url === undefined ? {} : { url }), onFailure),
-  });
 }
 
 /** Resolves `true` after `millis` (a timer that never keeps the process alive), or `false` once `work` settles. */
@@ -399,11 +334,7 @@ function raceDeadline(work: Promise<unknown>, millis: number): Promise<boolean> 
  * time or not, unregisters the globals still ours and closes the endpoint. Never rejects; failed
  * exports already reported (`reported`) are left out.
  */
-async function shutdownOwned(
-  owned: Owned,
-  deadlineMillis: number,
-  reported: WeakSet<object> = new WeakSet(),
-): Promise<ShutdownReport> {
+async function shutdownOwned(owned: Owned, deadlineMillis: number, reported = new WeakSet<object>()) {
   const errors: unknown[] = [];
   const step = async (action: () => Promise<void>): Promise<void> => {
     try {
@@ -415,36 +346,33 @@ async function shutdownOwned(
       }
     }
   };
-  const { meterProvider, tracerProvider, prometheusServer } = owned;
+  const { metrics: meters, trace: traces } = owned;
   const work = Promise.all([
-    // A reader's shutdown collects and exports (a forceFlush first would send every point
-    // twice), but while an export is under way it only waits for it: then a flush goes first.
-    meterProvider === undefined
-      ? undefined
-      : (async () => {
-          if (owned.metricExporter?.busy === true) await step(() => meterProvider.forceFlush());
-          await step(() => meterProvider.shutdown());
-        })(),
     (async () => {
-      if (tracerProvider !== undefined) {
-        await step(() => tracerProvider.forceFlush());
-        await step(() => tracerProvider.shutdown());
-      }
+      if (meters === undefined) return;
+      // A reader's shutdown collects and exports (a forceFlush first would send every point
+      // twice), but while an export is under way it only waits for it: then a flush goes first.
+      if (meters.exporter?.busy) await step(() => meters.provider.forceFlush());
+      await step(() => meters.provider.shutdown());
+    })(),
+    (async () => {
+      if (traces === undefined) return;
+      await step(() => traces.provider.forceFlush());
+      await step(() => traces.provider.shutdown());
     })(),
   ]);
-  const timedOut = deadlineMillis > 0 ? await raceDeadline(work, deadlineMillis) : false;
+  const timedOut = deadlineMillis > 0 && (await raceDeadline(work, deadlineMillis));
   // A copy: steps that finish after the deadline add nothing to this report.
-  const report: ShutdownReport = { errors: [...errors], timedOut };
-  if (prometheusServer !== undefined) closePrometheusServer(prometheusServer);
-  if (meterProvider !== undefined && registeredGlobal('metrics') === meterProvider) metrics.disable();
-  if (tracerProvider !== undefined && delegateOf(registeredGlobal('trace')) === tracerProvider) trace.disable();
-  if (owned.contextManager !== undefined && registeredGlobal('context') === owned.contextManager) context.disable();
-  if (owned.propagator !== undefined && registeredGlobal('propagation') === owned.propagator) propagation.disable();
+  const report = { errors: [...errors] as readonly unknown[], timedOut };
+  // Every connection goes, idle or mid-request: a shutdown never waits for a client.
+  meters?.server?.close();
+  meters?.server?.closeAllConnections();
+  for (const kind of ['metrics', 'trace'] as const) {
+    const provider = owned[kind]?.provider;
+    if (provider !== undefined && delegateOf(registeredGlobal(kind)) === provider) GLOBALS[kind].unregister();
+  }
+  const { contextManager, propagator } = traces ?? {};
+  if (contextManager !== undefined && registeredGlobal('context') === contextManager) api.context.disable();
+  if (propagator !== undefined && registeredGlobal('propagation') === propagator) api.propagation.disable();
   return report;
-}
-
-/** The real provider behind the API's global proxy (duck-typed: the proxy may come from another copy of the API). */
-function delegateOf(provider: unknown): unknown {
-  const proxy = provider as Partial<Pick<ProxyTracerProvider, 'getDelegate'>> | undefined;
-  return typeof proxy?.getDelegate === 'function' ? proxy.getDelegate() : provider;
 }

@@ -1,6 +1,5 @@
 // One process, one telemetry setup: the first initTelemetry decides for the life of the process
-// (even "off"), concurrent callers share it, and a bad environment or a failed setup turns
-// telemetry off with one warning, never a throw. The only process-wide state of gym-telemetry.
+// (even "off"), and a bad environment or a failed setup turns telemetry off with one warning.
 
 import { createRequire } from 'node:module';
 import {
@@ -22,217 +21,58 @@ import { describeError, describeValue, invalidChoice } from '@gym/core/internal'
 import type { Attributes, MeterProvider } from '@opentelemetry/api';
 import { isSwitchedOff, loadTelemetryConfig, resolveRunId, shown, unknownVariablesWarning } from './config.js';
 import { isGloballyRegistered } from './otel-globals.js';
-import { checkPrometheusLimits } from './prometheus-limits.js';
+import { checkPrometheusLimits, type PrometheusLimits } from './prometheus-limits.js';
 import type { Pipeline, PipelineInput } from './sdk-pipeline.js';
-import type { InitTelemetryOptions, TelemetryConfig, TelemetryHandle, TelemetryWarningHandler } from './types.js';
+import type { InitTelemetryOptions, TelemetryConfig, TelemetryHandle } from './types.js';
 import { reportWarning } from './warnings.js';
 
-interface Session {
-  readonly pipeline: Pipeline;
-  readonly orchestrator: boolean;
-  readonly onWarning: TelemetryWarningHandler | undefined;
-  readonly shutdownTimeoutMillis: number;
-  readonly observer: { stop(): void } | undefined;
-}
+type Say = (message: string) => void;
+type Observer = { stop(): void } | undefined;
 
-/** The first setup's promise; every later call returns it. */
 let initPromise: Promise<TelemetryHandle | null> | undefined;
-/** The handle once setup finished with telemetry on; `null` otherwise. */
 let current: TelemetryHandle | null = null;
-let session: Session | undefined;
+/** Ends the running session: flush within the deadline, stop the observer, say what was lost. */
+let endSession: (() => Promise<void>) | undefined;
 let shutdownPromise: Promise<void> | undefined;
 
-/**
- * Programming errors in the options fail fast, before any telemetry decision, with a message
- * naming the value and what is allowed; returns the Prometheus endpoint's bounds.
- */
-function checkOptions(options: InitTelemetryOptions): Limits {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`initTelemetry: options must be an object; got ${describeValue(options)}`);
-  }
-  const { serverName, serverType, prometheus } = options;
-  if (typeof serverName !== 'string' || serverName.trim() === '') {
-    throw new TypeError(
-      `initTelemetry: options.serverName must be a non-empty string; got ${describeValue(serverName)}`,
-    );
-  }
-  if (!isServerType(serverType)) throw invalidChoice('initTelemetry: options.serverType', serverType, SERVER_TYPES);
-  return checkPrometheusLimits(prometheus);
-}
-
-/** Publishes "nothing exports" (span groups shut) for libraries to read. */
 function publishOff(orchestrator: boolean): void {
   setTelemetryState({ metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator });
 }
 
-const SDK_GLOBALS = [
-  ['metrics', 'MeterProvider'],
-  ['trace', 'TracerProvider'],
-] as const;
-
-/** Telemetry off while someone registered an SDK: say that the Gym libraries will not record into it. */
-function offBesideSdkWarning(providers: readonly string[]): string {
-  return (
-    `NEMO_GYM_OTEL_ENABLED is off, so the Gym libraries record nothing, although a ${providers.join(' and a ')} ` +
-    'is registered: set NEMO_GYM_OTEL_ENABLED=1 to record into it (it is reused), or pass meterProvider / ' +
-    'tracerProvider in their options'
-  );
-}
-
-function unknownGroupsWarning(unknown: readonly string[]): string {
-  const more = unknown.length > 10 ? ` and ${unknown.length - 10} more` : '';
-  const names = unknown.slice(0, 10).map((name) => shown(name, 40));
-  return `unknown span groups ignored: ${names.join(', ')}${more} (allowed: presets ${Object.keys(SPAN_GROUP_PRESETS).join(', ')}; groups ${SPAN_GROUPS.join(', ')})`;
-}
-
-/** The one warning of a setup that reuses a provider someone else registered. */
-function reusedWarning(reused: Pipeline['reused'], serviceName: string, config: TelemetryConfig): string {
-  return (
-    `${reused.join(' and ')} go to a provider registered before initTelemetry, with its own resource and ` +
-    `exporters; not applied there: the Gym resource attributes (service.name "${serviceName}", nemo.run.id, ` +
-    `nemo.gym.*) and the configured exporter (NEMO_GYM_OTEL_EXPORTER=${config.exporter})`
-  );
-}
-
-type Limits = ReturnType<typeof checkPrometheusLimits>;
-
-/** One warning for the first failed export, and one more if the final flush at shutdown fails: that one means records are lost. */
-function exportFailureReporter(onWarning: TelemetryWarningHandler | undefined): PipelineInput['onExportFailure'] {
-  const reported = { periodic: false, final: false };
-  return (signal, error, final) => {
-    const kind = final ? 'final' : 'periodic';
-    if (reported[kind]) return;
-    reported[kind] = true;
-    reportWarning(
-      onWarning,
-      final
-        ? `${signal} export failed (${describeError(error)}) in the final flush at shutdown; what was recorded since the last successful export is lost`
-        : `${signal} export failed (${describeError(error)}); telemetry carries on, and later export failures are not reported again`,
-    );
-  };
-}
-
-/**
- * Step 1: the config, read once; a string when telemetry stays off (the warning to say, or
- * `''` for none). The whole cost of a disabled process is the switch and the names of the
- * environment (a misspelt NEMO_GYM_OTEL_ENABLED must not leave telemetry off in silence).
- */
-function readConfig(env: NodeJS.ProcessEnv, onWarning: TelemetryWarningHandler | undefined): TelemetryConfig | string {
-  if (isSwitchedOff(env)) {
-    const unknown = unknownVariablesWarning(env);
-    if (unknown !== undefined) reportWarning(onWarning, unknown);
-    const theirs = SDK_GLOBALS.filter(([kind]) => isGloballyRegistered(kind)).map(([, name]) => name);
-    return theirs.length > 0 ? offBesideSdkWarning(theirs) : '';
-  }
-  const result = loadTelemetryConfig(env);
-  for (const warning of result.warnings) reportWarning(onWarning, warning);
-  if (!result.ok) return `telemetry is disabled: ${result.error}`;
-  // NEMO_GYM_OTEL_ENABLED is on, so only the standard off-switch can have said off.
-  if (!result.config.enabled) return 'telemetry is off: OTEL_SDK_DISABLED=true wins over NEMO_GYM_OTEL_ENABLED';
-  return Object.freeze({ ...result.config, runId: resolveRunId(result.config.runId, env) });
-}
-
-/** Step 2: the resource attributes. Gym's five keys are what the dashboards group by: a caller adds to the resource, never renames the process. */
-function gymAttributes(options: InitTelemetryOptions, config: TelemetryConfig, version: string): Attributes {
-  return {
-    ...options.resourceAttributes,
-    [ATTR_GYM_VERSION]: version,
-    [ATTR_SERVER_NAME]: options.serverName,
-    [ATTR_SERVER_TYPE]: options.serverType,
-    [ATTR_SERVICE_GROUP]: config.serviceName,
-    [ATTR_RUN_ID]: config.runId,
-  };
-}
-
-/** Step 4: @gym/observer on the provider that receives this process's metrics; loaded like the SDK, only when it runs. */
-async function startObserverOn(
-  meterProvider: MeterProvider,
-  serverName: string,
-  onWarning: TelemetryWarningHandler | undefined,
-): Promise<Session['observer']> {
-  try {
-    const { startObserver } = await import('@gym/observer');
-    return startObserver({ meterProvider, ...(SERVER_NAME_PATTERN.test(serverName) ? { serverName } : {}) });
-  } catch (error) {
-    reportWarning(onWarning, `the observer did not start (${describeError(error)}); telemetry carries on without it`);
-    return undefined;
-  }
-}
-
-/** Step 5: what the libraries read: what exports, the span groups (see below), the sandbox sampling. */
-function publishOn(pipeline: Pipeline, config: TelemetryConfig, groups: ReadonlySet<SpanGroup>, orchestrator: boolean) {
-  setTelemetryState({
-    metricsExporting: pipeline.metricsExporting,
-    tracesExporting: pipeline.tracesExporting,
-    // Published whenever something exports: they gate spans (only while traces export, see
-    // isSpanGroupEnabled) and also group-scoped metrics, such as the sandbox lifecycle series,
-    // which must follow the `sandbox` group in a metrics-only process too.
-    spanGroups: pipeline.tracesExporting || pipeline.metricsExporting ? groups : [],
-    orchestrator,
-    sandboxSampleIntervalSeconds: pipeline.tracesExporting ? config.sandboxResourceSampleIntervalSeconds : 0,
-  });
-}
-
-async function setUp(options: InitTelemetryOptions, prometheusLimits: Limits): Promise<TelemetryHandle | null> {
+async function setUp(
+  options: InitTelemetryOptions,
+  prometheusLimits: PrometheusLimits,
+): Promise<TelemetryHandle | null> {
   const orchestrator = options.serverType === 'orchestrator';
-  const { onWarning, env = process.env } = options;
-  // What was started before a failure, to be undone by it.
-  let pipeline: Pipeline | undefined;
-  let observer: Session['observer'];
+  const say: Say = (message) => reportWarning(options.onWarning, message);
   const off = (warning: string): null => {
     publishOff(orchestrator);
-    if (warning !== '') reportWarning(onWarning, warning);
+    if (warning !== '') say(warning);
     return null;
   };
+  // What was started before a failure, to be undone by it.
+  let pipeline: Pipeline | undefined;
+  let observer: Observer;
   try {
-    const config = readConfig(env, onWarning);
+    const config = readConfig(options.env ?? process.env, say);
     if (typeof config === 'string') return off(config);
     const groups = resolveSpanGroups(config.spanGroups);
-    if (groups.unknown.length > 0) reportWarning(onWarning, unknownGroupsWarning(groups.unknown));
-    const serviceName = config.serviceNamePerServer
-      ? `${config.serviceName}/${options.serverName}`
-      : config.serviceName;
-    // Read at setup, not baked in at build time, so a release bump cannot forget it.
-    const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
-    const { startPipeline } = await import('./sdk-pipeline.js');
-    pipeline = await startPipeline({
-      config,
-      serviceName,
-      attributes: gymAttributes(options, config, version),
-      version,
-      onExportFailure: exportFailureReporter(onWarning),
-      prometheusLimits,
-    });
-    if (pipeline.problems.length > 0) {
-      const signals = [...new Set(pipeline.problems.map((problem) => problem.signal))];
-      reportWarning(
-        onWarning,
-        `${signals.join(' and ')} not exporting: ${pipeline.problems.map((problem) => problem.reason).join('; ')}`,
-      );
-    }
-    if (pipeline.reused.length > 0) reportWarning(onWarning, reusedWarning(pipeline.reused, serviceName, config));
-    const handle: TelemetryHandle = Object.freeze({
-      meter: pipeline.meter,
-      tracer: pipeline.tracer,
-      isExporting: pipeline.metricsExporting || pipeline.tracesExporting,
-      metricsExporting: pipeline.metricsExporting,
-      tracesExporting: pipeline.tracesExporting,
-      config,
-      serviceName,
-      gymResourceApplied: pipeline.reused.length === 0,
-      ...(pipeline.prometheusEndpoint === undefined ? {} : { prometheusEndpoint: pipeline.prometheusEndpoint }),
-    });
+    if (groups.unknown.length > 0) say(unknownGroupsWarning(groups.unknown));
+    const { serverName } = options;
+    const serviceName = config.serviceNamePerServer ? `${config.serviceName}/${serverName}` : config.serviceName;
+    pipeline = await startPipelineFor(options, config, serviceName, prometheusLimits, say);
+    const handle = handOut(pipeline, config, serviceName);
     if (config.observer && pipeline.meterProvider !== undefined) {
-      observer = await startObserverOn(pipeline.meterProvider, options.serverName, onWarning);
+      observer = await startObserverOn(pipeline.meterProvider, serverName, say);
     }
-    session = { pipeline, orchestrator, onWarning, shutdownTimeoutMillis: config.shutdownTimeoutMillis, observer };
+    endSession = end.bind(undefined, pipeline, observer, config.shutdownTimeoutMillis, orchestrator, say);
     // A shutdownTelemetry() during setup (a SIGTERM at startup) releases the session; no handle.
     if (shutdownPromise !== undefined) return null;
     current = handle;
-    publishOn(pipeline, config, groups.groups, orchestrator);
+    publish(pipeline, config, groups.groups, orchestrator);
     return handle;
   } catch (error) {
-    session = undefined;
+    endSession = undefined;
     current = null;
     observer?.stop();
     void pipeline?.shutdown(0);
@@ -241,17 +81,145 @@ async function setUp(options: InitTelemetryOptions, prometheusLimits: Limits): P
 }
 
 /**
- * Sets up this process's telemetry from the environment, once: the first call decides, and
- * every later or concurrent call returns the same promise, whatever its options. Resolves to
- * a {@link TelemetryHandle} when `NEMO_GYM_OTEL_ENABLED` is on, else `null`; after
- * {@link shutdownTelemetry}, `null`. Rejects only on programming errors in `options`; a
- * malformed variable or a failed setup resolves `null` after one warning (see the README's
- * failure policy).
+ * Step 1: the config, or the warning (`''` for none) of telemetry that stays off. A disabled
+ * process reads only the switch and the names of the environment (for a misspelt switch).
+ */
+function readConfig(env: NodeJS.ProcessEnv, say: Say): TelemetryConfig | string {
+  if (isSwitchedOff(env)) {
+    const unknown = unknownVariablesWarning(env);
+    if (unknown !== undefined) say(unknown);
+    const theirs = (['metrics', 'trace'] as const).filter(isGloballyRegistered);
+    const registered = theirs.map((kind) => (kind === 'metrics' ? 'MeterProvider' : 'TracerProvider'));
+    if (registered.length === 0) return '';
+    return (
+      `NEMO_GYM_OTEL_ENABLED is off, so the Gym libraries record nothing, although a ${registered.join(' and a ')} ` +
+      'is registered: set NEMO_GYM_OTEL_ENABLED=1 to record into it (it is reused), or pass meterProvider / ' +
+      'tracerProvider in their options'
+    );
+  }
+  const result = loadTelemetryConfig(env);
+  for (const warning of result.warnings) say(warning);
+  if (!result.ok) return `telemetry is disabled: ${result.error}`;
+  // NEMO_GYM_OTEL_ENABLED is on, so only the standard off-switch can have said off.
+  if (!result.config.enabled) return 'telemetry is off: OTEL_SDK_DISABLED=true wins over NEMO_GYM_OTEL_ENABLED';
+  return Object.freeze({ ...result.config, runId: resolveRunId(result.config.runId, env) });
+}
+
+function unknownGroupsWarning(unknown: readonly string[]): string {
+  const more = unknown.length > 10 ? ` and ${unknown.length - 10} more` : '';
+  const names = unknown.slice(0, 10).map((name) => shown(name, 40));
+  return `unknown span groups ignored: ${names.join(', ')}${more} (allowed: presets ${Object.keys(SPAN_GROUP_PRESETS).join(', ')}; groups ${SPAN_GROUPS.join(', ')})`;
+}
+
+/** Step 2: the SDK pipeline for this server, and a warning for each thing it could not apply. */
+async function startPipelineFor(
+  options: InitTelemetryOptions,
+  config: TelemetryConfig,
+  serviceName: string,
+  prometheusLimits: PrometheusLimits,
+  say: Say,
+): Promise<Pipeline> {
+  const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
+  // The dashboards group by Gym's keys: a caller adds to the resource, never renames the process.
+  const attributes: Attributes = {
+    ...options.resourceAttributes,
+    [ATTR_GYM_VERSION]: version,
+    [ATTR_SERVER_NAME]: options.serverName,
+    [ATTR_SERVER_TYPE]: options.serverType,
+    [ATTR_SERVICE_GROUP]: config.serviceName,
+    [ATTR_RUN_ID]: config.runId,
+    'service.name': serviceName,
+  };
+  const { startPipeline } = await import('./sdk-pipeline.js');
+  const onExportFailure = exportFailureReporter(say);
+  const pipeline = await startPipeline({ config, attributes, version, onExportFailure, prometheusLimits });
+  const { problems, reused } = pipeline;
+  if (problems.length > 0) {
+    const signals = [...new Set(problems.map((problem) => problem.signal))];
+    say(`${signals.join(' and ')} not exporting: ${problems.map((problem) => problem.reason).join('; ')}`);
+  }
+  if (reused.length > 0) {
+    say(
+      `${reused.join(' and ')} go to a provider registered before initTelemetry, with its own resource and ` +
+        `exporters; not applied there: the Gym resource attributes (service.name "${serviceName}", nemo.run.id, ` +
+        `nemo.gym.*) and the configured exporter (NEMO_GYM_OTEL_EXPORTER=${config.exporter})`,
+    );
+  }
+  return pipeline;
+}
+
+/** One warning for the first failed export, and one more if the final flush at shutdown fails: that one means records are lost. */
+function exportFailureReporter(say: Say): PipelineInput['onExportFailure'] {
+  const reported = new Set<boolean>();
+  return (signal, error, final) => {
+    if (reported.has(final)) return;
+    reported.add(final);
+    say(
+      final
+        ? `${signal} export failed (${describeError(error)}) in the final flush at shutdown; what was recorded since the last successful export is lost`
+        : `${signal} export failed (${describeError(error)}); telemetry carries on, and later export failures are not reported again`,
+    );
+  };
+}
+
+/** Step 3: the handle. */
+function handOut(pipeline: Pipeline, config: TelemetryConfig, serviceName: string): TelemetryHandle {
+  const { meter, tracer, metricsExporting, tracesExporting, prometheusEndpoint } = pipeline;
+  return Object.freeze({
+    meter,
+    tracer,
+    isExporting: metricsExporting || tracesExporting,
+    metricsExporting,
+    tracesExporting,
+    config,
+    serviceName,
+    gymResourceApplied: pipeline.reused.length === 0,
+    ...(prometheusEndpoint === undefined ? {} : { prometheusEndpoint }),
+  });
+}
+
+/** Step 4: @gym/observer on the provider that receives this process's metrics, loaded only when it runs. */
+async function startObserverOn(meterProvider: MeterProvider, serverName: string, say: Say): Promise<Observer> {
+  try {
+    const { startObserver } = await import('@gym/observer');
+    return startObserver({ meterProvider, ...(SERVER_NAME_PATTERN.test(serverName) ? { serverName } : {}) });
+  } catch (error) {
+    say(`the observer did not start (${describeError(error)}); telemetry carries on without it`);
+    return undefined;
+  }
+}
+
+/** Step 5: what the libraries read: what exports, the span groups, the sandbox sampling. */
+function publish(pipeline: Pipeline, config: TelemetryConfig, groups: ReadonlySet<SpanGroup>, orchestrator: boolean) {
+  const { metricsExporting, tracesExporting } = pipeline;
+  setTelemetryState({
+    metricsExporting,
+    tracesExporting,
+    // The groups gate spans (only while traces export, see isSpanGroupEnabled) and also
+    // group-scoped metrics, such as the sandbox lifecycle series, in a metrics-only process.
+    spanGroups: tracesExporting || metricsExporting ? groups : [],
+    orchestrator,
+    sandboxSampleIntervalSeconds: tracesExporting ? config.sandboxResourceSampleIntervalSeconds : 0,
+  });
+}
+
+/**
+ * Sets up this process's telemetry from the environment, once: every later or concurrent call
+ * returns the first call's promise. Resolves to a handle when telemetry is on, else `null`.
+ * Rejects only on programming errors in `options`; a malformed variable or a failed setup
+ * resolves `null` after one warning.
  */
 export function initTelemetry(options: InitTelemetryOptions): Promise<TelemetryHandle | null> {
-  let limits: Limits;
+  let limits: PrometheusLimits;
   try {
-    limits = checkOptions(options);
+    const { serverName, serverType } = options;
+    if (serverName.trim() === '') {
+      throw new TypeError(
+        `initTelemetry: options.serverName must be a non-empty string; got ${describeValue(serverName)}`,
+      );
+    }
+    if (!isServerType(serverType)) throw invalidChoice('initTelemetry: options.serverType', serverType, SERVER_TYPES);
+    limits = checkPrometheusLimits(options.prometheus);
   } catch (error) {
     return Promise.reject(error);
   }
@@ -266,57 +234,48 @@ export function getTelemetry(): TelemetryHandle | null {
 }
 
 /**
- * Flushes what `initTelemetry` built, so everything recorded before the call is exported,
- * then unregisters it and publishes "nothing exports". Resolves within
- * `NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS` even when the collector never answers (one warning
- * says what may be lost). Providers registered by someone else are left running. Idempotent;
- * waits for a setup in progress; never rejects.
+ * Flushes what `initTelemetry` built, then unregisters it and publishes "nothing exports", within
+ * `NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS` (one warning says what may be lost). Providers someone
+ * else registered are left running. Idempotent; waits for a setup in progress; never rejects.
  */
 export function shutdownTelemetry(): Promise<void> {
   if (initPromise === undefined) return Promise.resolve();
   const pending = initPromise;
-  shutdownPromise ??= (async () => {
-    await pending;
-    const ending = session;
-    session = undefined;
+  shutdownPromise ??= pending.then(() => {
+    const ending = endSession;
+    endSession = undefined;
     current = null;
-    if (ending === undefined) return;
-    publishOff(ending.orchestrator);
-    // The observer's last values go out with the final flush; then it stops.
-    const { errors, timedOut } = await ending.pipeline.shutdown(ending.shutdownTimeoutMillis);
-    ending.observer?.stop();
-    const said = [
-      timedOut
-        ? `did not finish within ${ending.shutdownTimeoutMillis} ms (NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS); records not exported by then may be lost`
-        : undefined,
-      errors.length > 0 ? `met ${errors.length} error(s): ${errors.map(describeError).join('; ')}` : undefined,
-    ].filter((part) => part !== undefined);
-    if (said.length > 0) reportWarning(ending.onWarning, `telemetry shutdown ${said.join('; it ')}`);
-  })();
+    return ending?.();
+  });
   return shutdownPromise;
 }
 
-/**
- * True when spans of `group` should be made in this process: the published telemetry state
- * (written by `initTelemetry`, or by hand) lists the group while traces export. False when
- * nothing was published yet. It sits in front of every optional span: one read, one lookup.
- */
+async function end(pipeline: Pipeline, observer: Observer, deadline: number, orchestrator: boolean, say: Say) {
+  publishOff(orchestrator);
+  // The observer's last values go out with the final flush; then it stops.
+  const { errors, timedOut } = await pipeline.shutdown(deadline);
+  observer?.stop();
+  const said = [
+    timedOut
+      ? `did not finish within ${deadline} ms (NEMO_GYM_OTEL_SHUTDOWN_TIMEOUT_MILLIS); records not exported by then may be lost`
+      : undefined,
+    errors.length > 0 ? `met ${errors.length} error(s): ${errors.map(describeError).join('; ')}` : undefined,
+  ].filter((part) => part !== undefined);
+  if (said.length > 0) say(`telemetry shutdown ${said.join('; it ')}`);
+}
+
+/** True when spans of `group` should be made: traces export and the published state lists the group. */
 export function isSpanGroupEnabled(group: SpanGroup): boolean {
   const state = getTelemetryState();
   return state?.tracesExporting === true && state.spanGroups.has(group);
 }
 
-/**
- * For this package's tests, which import it from this module: the package entry does not
- * export it, so no server can reach it. Shuts telemetry down (as {@link shutdownTelemetry}),
- * then forgets the setup and clears the published telemetry state, so the next
- * `initTelemetry` decides afresh. Providers registered by someone else are not touched.
- */
+/** For this package's tests (the entry does not export it): shuts down, then forgets the setup and the published state. */
 export async function resetTelemetryForTesting(): Promise<void> {
   await shutdownTelemetry();
   initPromise = undefined;
   shutdownPromise = undefined;
-  session = undefined;
+  endSession = undefined;
   current = null;
   setTelemetryState(undefined);
 }

@@ -1,16 +1,14 @@
-// The public surface of @gym/otel-bootstrap. The environment is the contract between the
-// orchestrator and every server process, so the config mirrors the variables one to one
-// and a handle says plainly what this process exports.
+// The public surface of @gym/otel-bootstrap: a config that mirrors the variables one to one, and
+// a handle that says plainly what this process exports.
 
 import type { ServerType } from '@gym/constants';
 import type { TelemetryExporter } from '@gym/core/internal';
 import type { Attributes, Meter, Tracer } from '@opentelemetry/api';
 
-/**
- * One process's telemetry settings, parsed from the environment by
- * {@link loadTelemetryConfig}. Each field is one variable of the README's table
- * (`NEMO_GYM_OTEL_<FIELD>` for Gym's, the standard `OTEL_*` name otherwise).
- */
+/** Instrumentation scope name of `TelemetryHandle.meter` and `.tracer`. */
+export const SCOPE_NAME = '@gym/otel-bootstrap' as const;
+
+/** One process's telemetry settings: each field is one variable of the README's table. */
 export interface TelemetryConfig {
   readonly enabled: boolean;
   readonly spanGroups: string;
@@ -36,28 +34,18 @@ export interface TelemetryConfig {
   readonly otlpMetricsEndpoint: string | undefined;
 }
 
-/** What {@link loadTelemetryConfig} returns: a config, or one message saying what was wrong. */
-export type TelemetryConfigResult =
-  // `warnings`, either way: what was read but not used (an unknown name, an odd value, a capped interval).
-  | { readonly ok: true; readonly config: TelemetryConfig; readonly warnings: readonly string[] }
-  | {
-      readonly ok: false;
-      /** One message naming every malformed variable, its value and what is allowed. */
-      readonly error: string;
-      readonly warnings: readonly string[];
-    };
-
 /**
- * Receives the few messages an operator must see (malformed env, setup or registration
- * failure, unknown span groups, the first export failure, a shutdown past its deadline).
+ * What {@link loadTelemetryConfig} returns: a config, or an `error` naming every malformed
+ * variable, its value and what is allowed; `warnings` either way.
  */
+export type TelemetryConfigResult =
+  | { readonly ok: true; readonly config: TelemetryConfig; readonly warnings: readonly string[] }
+  | { readonly ok: false; readonly error: string; readonly warnings: readonly string[] };
+
+/** Receives the few messages an operator must see (malformed env, a failed setup, a failed export, …). */
 export type TelemetryWarningHandler = (message: string) => void;
 
-/**
- * Bounds on the clients of the Prometheus endpoint (the `prometheus` option of
- * {@link initTelemetry}); each one left out keeps its default. Used only with the
- * `prometheus` exporter.
- */
+/** Bounds on the clients of the Prometheus endpoint; each one left out keeps its default. */
 export interface PrometheusEndpointLimits {
   /** A client must send its request headers within this long after the connection or its previous request began (default 5000; 1 to 600000). */
   readonly headersTimeoutMs?: number;
@@ -99,25 +87,15 @@ export interface TelemetryHandle {
   readonly tracer: Tracer;
   /** `metricsExporting || tracesExporting`. */
   readonly isExporting: boolean;
-  /**
-   * A MeterProvider with a real exporter receives metrics, and the libraries can see it: ours,
-   * registered with `@opentelemetry/api`, or one someone else registered that this API hands out.
-   */
+  /** A MeterProvider with a real exporter receives metrics, and the libraries can see it (ours, or a reused one). */
   readonly metricsExporting: boolean;
   /** The same for a TracerProvider and spans. */
   readonly tracesExporting: boolean;
   /** The settings in force, with `runId` resolved. */
   readonly config: TelemetryConfig;
-  /**
-   * The Gym `service.name` (`nemo-gym/policy_model`). With `gymResourceApplied` false, what
-   * this process exports carries the resource of the provider someone else registered instead.
-   */
+  /** The Gym `service.name` (`nemo-gym/policy_model`). */
   readonly serviceName: string;
-  /**
-   * Whether what this process exports carries the Gym resource (`nemo.run.id`, `nemo.gym.*`,
-   * the Gym `service.name`) and the configured exporter: `false` when a signal goes to a
-   * provider someone else registered (one warning says what was not applied).
-   */
+  /** Whether what this process exports carries the Gym resource and the configured exporter: `false` with a reused provider. */
   readonly gymResourceApplied: boolean;
   /** With the `prometheus` exporter: the scrape URL actually bound, `http://host:port/metrics`. */
   readonly prometheusEndpoint?: string;
