@@ -26,7 +26,7 @@ import { bestNsPerCall, medianAsyncRatio } from '../../../scripts/bench/measure.
 import { startHttpPoolTelemetry } from '../dist/index.js';
 
 const OPS = Number(process.env.BENCH_OPS ?? 500);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 41);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 201);
 const CONTENDED_BUDGET = 1.05;
 const ADDED_BUDGET = 1.02;
 const CONNECTIONS = 4;
