@@ -69,7 +69,8 @@ export function checkOffPath({ gateName, gate, state, cases, calls, rounds, maxG
  * @param {{ run: () => Promise<void>, baseline: () => Promise<void>, ops: number, rounds: number,
  *   setUp?: () => void, tearDown?: () => void }} spec each of `run` and `baseline` performs `ops`
  *   operations; `setUp` and `tearDown`, untimed, run just before and after each `run` round.
- * @returns {Promise<{ cpuRatio: number, wallRatio: number, baselineCpuNs: number }>}
+ * @returns {Promise<{ cpuRatio: number, cpuQuartiles: [number, number], wallRatio: number, baselineCpuNs: number }>}
+ *   `cpuQuartiles`: the first and third quartiles of the per-pair CPU ratios, their spread.
  */
 export async function medianAsyncRatio({ run, baseline, ops, rounds, setUp = () => {}, tearDown = () => {} }) {
   const time = async (fn) => {
@@ -94,6 +95,12 @@ export async function medianAsyncRatio({ run, baseline, ops, rounds, setUp = () 
     wallRatios.push(measured.wall / base.wall);
     baselineCpu.push(base.cpu);
   }
-  const median = (xs) => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)];
-  return { cpuRatio: median(cpuRatios), wallRatio: median(wallRatios), baselineCpuNs: median(baselineCpu) };
+  const quantile = (xs, q) => xs.sort((x, y) => x - y)[Math.floor((xs.length - 1) * q)];
+  const median = (xs) => quantile(xs, 0.5);
+  return {
+    cpuRatio: median(cpuRatios),
+    cpuQuartiles: [quantile(cpuRatios, 0.25), quantile(cpuRatios, 0.75)],
+    wallRatio: median(wallRatios),
+    baselineCpuNs: median(baselineCpu),
+  };
 }

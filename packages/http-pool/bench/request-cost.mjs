@@ -1,26 +1,13 @@
-// What connection-pool telemetry costs an outgoing HTTP request, as ratios measured in one
-// process (never an absolute figure): undici `pool.request` to a node:http server on
-// 127.0.0.1 (in this process, so its work is in both sides) through a pool of 4 connections.
-// Both sides use the same pool and the same sockets; only telemetry differs:
-//   off  the pool itself, no subscriber (what an application gets when nothing exports)
-//   on   a real SDK MeterProvider, the `undici:request:create` subscriber and `observe(pool)`
-// Rows (the two A/A rows first: read every other row against them):
-//   noise          off against off, one request at a time: how far apart two identical sides
-//                  land on this machine now
-//   noise 32       the same with 32 requests in flight
-//   serial         one request at a time: nothing waits, the common case.
-//   contended      32 requests in flight through 4 connections: almost every request waits
-//                  and records a point, so this adds the SDK's histogram.record per request.
-//   contended, no SDK  the same with a meter whose `record` does nothing: the package's own
-//                  work for a request that waits, without the SDK's point.
-//   contended / point  the contended row against the bare pool plus the data point alone (one
-//                  SDK histogram.record per request, with the package's attributes): what a
-//                  request that waits costs beyond its point. Budget: ≤ 1.05×.
-//   added work     the telemetry's own work per request that did not wait, timed alone without
-//                  I/O (a stand-in pool that calls the handler and publishes the channel event as
-//                  undici does, and reads the real pool's `stats`), as a share of the serial
-//                  baseline's CPU per request. Budget: the request costs ≤ 1.02× with it.
-// See bench/README.md.
+// What connection-pool telemetry costs an outgoing HTTP request, as ratios of CPU time measured
+// in one process: undici `pool.request` to a node:http server on 127.0.0.1 (in this process, so
+// its work is on both sides) through a pool of 4 connections. Every side uses the same pool and
+// sockets:
+//   off    the pool itself, nothing subscribed (what an application gets when nothing exports)
+//   on     a real SDK MeterProvider, the `undici:request:create` subscriber and `observe(pool)`
+//   floor  off, plus the data points alone: as many SDK `histogram.record` calls per round as
+//          `on` records waits, on an instrument with the same buckets and the same attribute set
+// Each row alternates its two sides in ABBA pairs and reports the median of the per-pair ratios
+// and their quartiles. See bench/README.md for the rows and what they mean.
 //
 // Run: npm run build && npm run bench -w @gym/http-pool
 
@@ -30,16 +17,20 @@ import {
   ATTR_HTTP_DESTINATION_SERVER_NAME,
   ATTR_HTTP_POOL_QUEUE_CONSTRAINT,
   ATTR_HTTP_POOL_QUEUE_OUTCOME,
+  INSTRUMENTS,
 } from '@gym/constants';
+import { createInstrument } from '@gym/core/internal';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { Pool } from 'undici';
 import { bestNsPerCall, medianAsyncRatio } from '../../../scripts/bench/measure.mjs';
 import { startHttpPoolTelemetry } from '../dist/index.js';
 
 const OPS = Number(process.env.BENCH_OPS ?? 500);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 41);
-const BUDGET = 1.02;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 201);
 const CONTENDED_BUDGET = 1.05;
+const ADDED_BUDGET = 1.02;
+const CONNECTIONS = 4;
+const IN_FLIGHT = 32;
 
 class PullReader extends MetricReader {
   async onShutdown() {}
@@ -49,123 +40,182 @@ class PullReader extends MetricReader {
 const server = createServer((_request, response) => response.end('ok'));
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const origin = `http://127.0.0.1:${server.address().port}`;
-const pool = new Pool(origin, { connections: 4 });
+const pool = new Pool(origin, { connections: CONNECTIONS });
 const reader = new PullReader();
 const meterProvider = new MeterProvider({ readers: [reader] });
-// A meter that records nothing: what is left of the contended row is the package's own work.
+const destinations = { [origin]: 'bench' };
+
+// The package's attribute set of a wait that got its connection, key for key.
+const okAttributes = Object.freeze({
+  [ATTR_HTTP_POOL_QUEUE_CONSTRAINT]: 'per_host',
+  [ATTR_HTTP_POOL_QUEUE_OUTCOME]: 'ok',
+  [ATTR_HTTP_DESTINATION_SERVER_NAME]: 'bench',
+});
+// The floor's instrument: the package's histogram (same name, unit and buckets) on a meter of its own.
+const floorHistogram = createInstrument(meterProvider.getMeter('bench-floor'), INSTRUMENTS.httpPoolQueueDuration);
+
+async function drive(dispatcher, inFlight, points = 0, pointMs = 0) {
+  let next = 0;
+  let recorded = 0;
+  const worker = async () => {
+    while (next < OPS) {
+      next += 1;
+      const { body } = await dispatcher.request({ method: 'GET', path: '/' });
+      await body.text();
+      if (recorded < points) {
+        recorded += 1;
+        floorHistogram.record(pointMs, okAttributes);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+}
+
+// Telemetry starts before each "on" round and stops after it, outside the timing: the "off"
+// rounds must see no subscriber.
+let telemetry;
+let observed;
+const setUp = () => {
+  telemetry = startHttpPoolTelemetry({ meterProvider, destinations });
+  observed = telemetry.observe(pool, origin, { connections: CONNECTIONS });
+};
+const tearDown = () => telemetry.stop();
+
+const waitPoints = async () => {
+  const { resourceMetrics } = await reader.collect();
+  const points = resourceMetrics.scopeMetrics
+    .filter((scope) => scope.scope.name === '@gym/http-pool')
+    .flatMap((scope) => scope.metrics)
+    .filter((metric) => metric.descriptor.name === INSTRUMENTS.httpPoolQueueDuration.name)
+    .flatMap((metric) => metric.dataPoints);
+  return {
+    count: points.reduce((sum, point) => sum + point.value.count, 0),
+    sum: points.reduce((sum, point) => sum + point.value.sum, 0),
+  };
+};
+
+// How many waits a contended "on" round records, and their mean: what the floor records.
+await drive(pool, IN_FLIGHT);
+const before = await waitPoints();
+const CALIBRATION = 5;
+for (let round = 0; round < CALIBRATION; round += 1) {
+  setUp();
+  await drive(observed, IN_FLIGHT);
+  tearDown();
+}
+const after = await waitPoints();
+const waitsPerRound = Math.round((after.count - before.count) / CALIBRATION);
+const meanWaitMs = (after.sum - before.sum) / (after.count - before.count);
+if (!(waitsPerRound > 0)) throw new Error('the contended rounds recorded no wait: the benchmark measures nothing');
+console.log(
+  `a contended round: ${waitsPerRound} of ${OPS} requests wait (mean ${meanWaitMs.toFixed(2)} ms); the floor records as many points`,
+);
+
+const off = (inFlight) => () => drive(pool, inFlight);
+const on = (inFlight) => () => drive(observed, inFlight);
+const floor = () => drive(pool, IN_FLIGHT, waitsPerRound, meanWaitMs);
+
+// [row, sides, run, baseline, telemetry on in `run`, budget]
+const ROWS = [
+  ['noise', 'off / off', off(1), off(1), false],
+  ['noise 32', 'off / off', off(IN_FLIGHT), off(IN_FLIGHT), false],
+  ['noise floor', 'floor / floor', floor, floor, false],
+  ['serial', 'on / off', on(1), off(1), true],
+  ['contended', 'on / off', on(IN_FLIGHT), off(IN_FLIGHT), true],
+  ['point floor', 'floor / off', floor, off(IN_FLIGHT), false],
+  ['contended / floor', 'on / floor', on(IN_FLIGHT), floor, true, CONTENDED_BUDGET],
+];
+
+let ok = true;
+let serialCpuNs = 0;
+console.log(`row                sides          CPU ratio (quartiles)    wall     baseline CPU`);
+for (const [name, sides, run, baseline, telemetryOn, budget] of ROWS) {
+  await baseline();
+  if (telemetryOn) setUp();
+  await run();
+  if (telemetryOn) tearDown();
+  const { cpuRatio, cpuQuartiles, wallRatio, baselineCpuNs } = await medianAsyncRatio({
+    setUp: telemetryOn ? setUp : undefined,
+    tearDown: telemetryOn ? tearDown : undefined,
+    run,
+    baseline,
+    ops: OPS,
+    rounds: ROUNDS,
+  });
+  const over = budget !== undefined && cpuRatio > budget;
+  if (over) ok = false;
+  const verdict = budget === undefined ? '' : ` budget ${budget}×: ${over ? 'OVER' : 'ok'}`;
+  console.log(
+    `${name.padEnd(18)} ${sides.padEnd(14)} ${cpuRatio.toFixed(3)}× (${cpuQuartiles.map((q) => q.toFixed(3)).join('–')})  ${wallRatio.toFixed(3)}×   ${(baselineCpuNs / 1000).toFixed(1)} µs${verdict}`,
+  );
+  if (name === 'serial') serialCpuNs = baselineCpuNs;
+}
+
+// The split, timed alone without I/O on a stand-in pool whose dispatch does what undici does.
+// A request that finds a free connection: undici publishes the create event and starts it at once.
+// A request that waits: the dispatch returns false with the pool over its connections, and the
+// request starts later. Both read the real pool's counts where the package reads `stats`.
+const create = channel('undici:request:create');
+const request = { origin };
+const chunk = Buffer.from('ok');
+let held;
+const complete = (handler) => {
+  handler.onConnect(() => {});
+  handler.onHeaders(200, [], () => {}, 'OK');
+  handler.onData(chunk);
+  handler.onComplete([]);
+};
+const standIn = (busy) => ({
+  stats: {
+    get size() {
+      return pool.stats.size + (busy ? CONNECTIONS + 1 : 0);
+    },
+    queued: 0,
+  },
+  dispatch(_options, handler) {
+    if (create.hasSubscribers) create.publish({ request });
+    if (busy) {
+      held = handler;
+      return false;
+    }
+    complete(handler);
+    return true;
+  },
+});
+const handler = { onConnect() {}, onHeaders() {}, onData() {}, onComplete() {}, onError() {} };
+const size = { calls: 200_000, rounds: 15 };
+const timeStandIn = (busy, provider) => {
+  const bare = standIn(busy);
+  const send = (dispatcher) => () => {
+    dispatcher.dispatch({}, handler);
+    if (busy) complete(held);
+  };
+  const offNs = bestNsPerCall(send(bare), size);
+  const started = startHttpPoolTelemetry({ meterProvider: provider, destinations });
+  const onNs = bestNsPerCall(send(started.observe(bare, origin, { connections: CONNECTIONS })), size);
+  started.stop();
+  return onNs - offNs;
+};
+// A meter whose `record` does nothing: what is left of a wait is the package's own work.
 const noSdk = {
   getMeter: () => ({
     createHistogram: () => ({ record() {} }),
     createObservableCounter: () => ({ addCallback() {}, removeCallback() {} }),
   }),
 };
-
-// The data point alone, without this package: the SDK's histogram.record with the package's
-// attribute set (same keys and values), once per request of the bare pool.
-const point = meterProvider.getMeter('bench-point').createHistogram('bench.point', { unit: 'ms' });
-const pointAttributes = Object.freeze({
-  [ATTR_HTTP_POOL_QUEUE_CONSTRAINT]: 'per_host',
-  [ATTR_HTTP_POOL_QUEUE_OUTCOME]: 'ok',
-  [ATTR_HTTP_DESTINATION_SERVER_NAME]: 'bench',
-});
-
-async function drive(dispatcher, inFlight, recordPoint = false) {
-  let next = 0;
-  const worker = async () => {
-    while (next < OPS) {
-      next += 1;
-      const { body } = await dispatcher.request({ method: 'GET', path: '/' });
-      await body.text();
-      if (recordPoint) point.record(performance.now() % 100, pointAttributes);
-    }
-  };
-  await Promise.all(Array.from({ length: inFlight }, worker));
-}
-
-// Telemetry is started before each "on" round and stopped after it, outside the timing: the
-// SDK's instrument set-up is a once-per-process cost, and the "off" rounds must see no subscriber.
-let telemetryOn;
-let observed;
-const setUpWith = (provider) => () => {
-  telemetryOn = startHttpPoolTelemetry({ meterProvider: provider, destinations: { [origin]: 'bench' } });
-  observed = telemetryOn.observe(pool, origin, { connections: 4 });
-};
-const tearDown = () => telemetryOn.stop();
-const bare = (inFlight) => () => drive(pool, inFlight);
-const on = (inFlight) => () => drive(observed, inFlight);
-
-// [row, sides, telemetry's meter provider (none: off on both sides), run, baseline, budget]
-const ROWS = [
-  ['noise', 'off / off', undefined, bare(1), bare(1)],
-  ['noise 32', 'off / off', undefined, bare(32), bare(32)],
-  ['serial', 'on / off', meterProvider, on(1), bare(1)],
-  ['contended', 'on / off', meterProvider, on(32), bare(32)],
-  ['contended, no SDK', 'on / off', noSdk, on(32), bare(32)],
-  ['contended / point', 'on / point', meterProvider, on(32), () => drive(pool, 32, true), CONTENDED_BUDGET],
-];
-
-let ok = true;
-let baselineSerialCpuNs = 0;
-for (const [name, sides, provider, run, baseline, budget] of ROWS) {
-  const setUp = provider === undefined ? undefined : setUpWith(provider);
-  await baseline();
-  setUp?.();
-  await run();
-  if (setUp) tearDown();
-  const { cpuRatio, wallRatio, baselineCpuNs } = await medianAsyncRatio({
-    setUp,
-    tearDown: setUp && tearDown,
-    run,
-    baseline,
-    ops: OPS,
-    rounds: ROUNDS,
-  });
-  const verdict =
-    budget === undefined ? '' : cpuRatio <= budget ? ` (budget ${budget}×: ok)` : ` (over the ${budget}× budget)`;
-  if (budget !== undefined && cpuRatio > budget) ok = false;
-  console.log(
-    `${name.padEnd(17)} ${sides.padEnd(10)}: ${cpuRatio.toFixed(3)}× CPU, ${wallRatio.toFixed(3)}× wall, per request (baseline ${(baselineCpuNs / 1000).toFixed(1)} µs CPU)${verdict}`,
-  );
-  if (name === 'serial') baselineSerialCpuNs = baselineCpuNs;
-}
-
-// The added work alone: a stand-in pool whose dispatch does what undici does for a request
-// that finds a free connection (publish the create event, then call the handler through).
-const create = channel('undici:request:create');
-const request = { origin };
-const chunk = Buffer.from('ok');
-const standIn = {
-  // The real pool's counts (4 idle connections after the rounds above): what a dispatch reads.
-  get stats() {
-    return pool.stats;
-  },
-  dispatch(_options, handler) {
-    if (create.hasSubscribers) create.publish({ request });
-    handler.onConnect(() => {});
-    handler.onHeaders(200, [], () => {}, 'OK');
-    handler.onData(chunk);
-    handler.onComplete([]);
-    return true;
-  },
-};
-const handler = { onConnect() {}, onHeaders() {}, onData() {}, onComplete() {}, onError() {} };
-const size = { calls: 200_000, rounds: 15 };
-const offNs = bestNsPerCall(() => standIn.dispatch({}, handler), size);
-const telemetry = startHttpPoolTelemetry({ meterProvider, destinations: { [origin]: 'bench' } });
-const observedStandIn = telemetry.observe(standIn, origin, { connections: 4 });
-const onNs = bestNsPerCall(() => observedStandIn.dispatch({}, handler), size);
-telemetry.stop();
-const addedNs = onNs - offNs;
-const ratio = 1 + addedNs / baselineSerialCpuNs;
-if (ratio > BUDGET) ok = false;
+const noWaitNs = timeStandIn(false, meterProvider);
+const oursPerWaitNs = timeStandIn(true, noSdk);
+const pointNs = bestNsPerCall((i) => floorHistogram.record(i % 7, okAttributes), size);
+const bareAttributesNs = bestNsPerCall((i) => floorHistogram.record(i % 7, {}), size);
+const addedRatio = 1 + noWaitNs / serialCpuNs;
+if (addedRatio > ADDED_BUDGET) ok = false;
 console.log(
-  `added work ${addedNs.toFixed(0)} ns per request that did not wait: ${ratio.toFixed(4)}× a serial request (${(baselineSerialCpuNs / 1000).toFixed(1)} µs CPU) ${ratio <= BUDGET ? `(budget ${BUDGET}×: ok)` : `(over the ${BUDGET}× budget)`}`,
+  `added work, a request that did not wait: ${noWaitNs.toFixed(0)} ns, ${addedRatio.toFixed(4)}× a serial request (budget ${ADDED_BUDGET}×: ${addedRatio <= ADDED_BUDGET ? 'ok' : 'OVER'})`,
+);
+console.log(
+  `a wait: the SDK's point ${pointNs.toFixed(0)} ns (${(pointNs - bareAttributesNs).toFixed(0)} ns of it its three attributes), the package's own work ${oursPerWaitNs.toFixed(0)} ns`,
 );
 
-const { resourceMetrics } = await reader.collect();
-const points = resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics).map((m) => m.dataPoints.length);
-if (points.reduce((a, b) => a + b, 0) === 0)
-  throw new Error('telemetry on recorded nothing: the benchmark measured nothing');
 await Promise.all([pool.close(), meterProvider.shutdown()]);
 server.close();
 if (!ok) process.exitCode = 1;

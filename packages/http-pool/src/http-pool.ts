@@ -1,22 +1,12 @@
-// Connection-pool telemetry for undici and fetch, under Gym's `gym.http.connection_pool.*`
-// names. Two sources, both undici's own public surfaces, nothing patched:
-//
-// - `connect_total` counts undici's `undici:request:create` diagnostics_channel event. Channels
-//   are global by name, so the npm undici and the undici inside Node's fetch are both seen.
-//   undici creates the request when a connection takes it; a request that waited in a Pool's
-//   queue is counted when it leaves the queue.
-// - `queue_duration_ms` needs the moment a request entered the pool, and no channel event
-//   marks it. So `observe(pool)` returns the pool with its `dispatch` wrapped, the way undici's
-//   own `compose` does it. A wait is defined here, from public counts only: a request waits
-//   when, once the pool holds it, the requests it holds (`stats.size`: queued or on a
-//   connection, each occupying one) outnumber the pool's `connections`; the wait ends when
-//   undici starts the request on a connection, when undici ends it first, or when the caller's
-//   `signal` aborts, whichever comes first. undici's own queue is not the truth: a Pool also
-//   parks a request for a tick when an idle connection still carries its need-drain flag, and
-//   that request found a free connection.
-//
-// Off is free: when nothing exports, nothing subscribes to any channel and `observe` returns
-// the pool itself.
+// Connection-pool telemetry for undici and fetch, from undici's public surfaces only:
+// - `connect_total` counts the `undici:request:create` diagnostics_channel event, published
+//   when a connection takes a request by every undici in the process (npm's and Node's fetch).
+// - `queue_duration_ms`: no event marks a request entering a pool, so `observe(pool)` wraps the
+//   pool's `dispatch`, as undici's own `compose` does. A request waits when, once the pool holds
+//   it, the requests it holds (`stats.size`) outnumber its `connections`; the wait ends when the
+//   request starts, when undici ends it, or when the caller's `signal` aborts. undici's own
+//   queue is not the truth: a Pool parks a request for a tick behind an idle connection's stale
+//   need-drain flag, and that request found a free connection.
 
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import {
@@ -67,27 +57,19 @@ export interface ObservableClient {
 
 /** The limit of an observed `Pool`: the `connections` it was made with. */
 export interface PoolLimit {
-  /**
-   * The pool's `connections` option, a positive integer (times its `pipelining`, if you set
-   * that above 1): how many requests it runs at once. undici does not expose it.
-   */
+  /** The pool's `connections` (times its `pipelining`, if above 1). undici does not expose it. */
   readonly connections: number;
 }
 
 /** A running connection-pool telemetry. */
 export interface HttpPoolTelemetry {
   /**
-   * The dispatcher to use instead of `pool` (for `pool.request`-style calls, or as `fetch`'s
-   * `dispatcher`): the same pool, with the waits of its requests recorded under the name of
-   * `origin`. A request waits when, at dispatch, all `limit.connections` connections hold a
-   * request. The pool itself when nothing exports. Send every request of the pool through it;
-   * requests sent to `pool` directly are served as always but not timed.
+   * The same pool, to use instead of it (also as `fetch`'s `dispatcher`), with the waits of its
+   * requests recorded under the name of `origin`: a request waits when, at dispatch, all
+   * `limit.connections` connections hold a request. The pool itself when nothing exports.
    */
   observe<P extends ObservablePool>(pool: P, origin: string | URL, limit: PoolLimit): P;
-  /**
-   * The same for one undici `Client` (7.x): a request waits when, at dispatch, the client
-   * already holds as many requests as its `pipelining` (1 by default).
-   */
+  /** The same for an undici 7 `Client`, whose limit is its `pipelining` (1 by default). */
   observe<C extends ObservableClient>(client: C, origin: string | URL): C;
   /** Stops counting and unsubscribes. Dispatchers already observed stop recording. Idempotent. */
   stop(): void;
@@ -125,11 +107,9 @@ const INERT: HttpPoolTelemetry = Object.freeze({
 });
 
 /**
- * Starts connection-pool telemetry: `gym.http.connection_pool.connect_total` for every undici
- * request in the process (npm undici and Node's fetch), and `queue_duration_ms` for the pools
- * given to `observe`. Call it once, after telemetry is set up: when nothing exports at that
- * moment it returns an inert handle that subscribes to nothing. Invalid `destinations` throw a
- * `RangeError` at once; telemetry trouble never throws.
+ * Starts `connect_total` for every undici request in the process and `queue_duration_ms` for the
+ * pools given to `observe`. Call it once, after telemetry is set up: when nothing exports then,
+ * it returns an inert handle that subscribes to nothing. Invalid `destinations` throw at once.
  */
 export function startHttpPoolTelemetry(options: HttpPoolTelemetryOptions = {}): HttpPoolTelemetry {
   const names = destinationNames(options.destinations);
@@ -162,10 +142,7 @@ export function startHttpPoolTelemetry(options: HttpPoolTelemetryOptions = {}): 
   subscribe(REQUEST_CREATE_CHANNEL, onCreate);
   let stopped = false;
 
-  /**
-   * The dispatcher's own dispatch, timing the waits of its requests under `name`. `connections`
-   * is a Pool's limit; 0 for a Client, whose limit is its `pipelining`.
-   */
+  /** The dispatcher's dispatch, timing waits under `name`; `connections` 0: a Client's `pipelining`. */
   function timedDispatch(dispatcher: ObservablePool | ObservableClient, name: string, connections: number) {
     const dispatch = dispatcher.dispatch as unknown as DispatchFunction;
     const ok = queueAttributes(name, 'ok');
@@ -183,12 +160,8 @@ export function startHttpPoolTelemetry(options: HttpPoolTelemetryOptions = {}): 
       if (stopped) return dispatch.call(dispatcher, options, handler);
       const waiter = waiterFor(handler);
       const accepted = dispatch.call(dispatcher, options, waiter);
-      // Did the request find every connection busy? Not when undici already started (or
-      // ended) it, nor when the pool said it still has room after taking it (then it took a
-      // free connection). Otherwise count: every request the pool holds (queued, or on a
-      // connection) occupies one connection until it ends, so this one, now among them, waits
-      // exactly when they outnumber the connections. undici's own queue is not the answer: a
-      // Pool also parks a request for a tick behind an idle connection's stale need-drain flag.
+      // A request undici started (or ended) at once, or after which the pool still has room,
+      // took a free connection. Otherwise each request the pool holds occupies a connection.
       if (!accepted && !waiter.left && dispatcher.stats.size > (connections || client.pipelining || 1)) {
         waiter.wait(record, (options as { signal?: unknown }).signal);
       }
@@ -200,20 +173,14 @@ export function startHttpPoolTelemetry(options: HttpPoolTelemetryOptions = {}): 
     observe(pool: ObservablePool | ObservableClient, origin: string | URL, limit?: PoolLimit) {
       const { originName, connections } = checked(pool, origin, limit);
       const dispatch = timedDispatch(pool, names.get(originName) ?? HTTP_DESTINATION_EXTERNAL, connections);
-      // What undici's own `compose` returns: the pool, with only `dispatch` replaced. (Not
-      // `compose` itself: undici 7 converts every handler on that path, which costs a local
-      // request about 10%.)
+      // What undici's `compose` returns (without its handler conversion): only `dispatch` replaced.
       return new Proxy(pool, { get: (target, key) => (key === 'dispatch' ? dispatch : Reflect.get(target, key)) });
     },
     stop() {
       if (stopped) return;
       stopped = true;
       unsubscribe(REQUEST_CREATE_CHANNEL, onCreate);
-      try {
-        counter.removeCallback(observeCounts);
-      } catch (error) {
-        reporter.warnOnce('stop', 'removing the connect_total callback failed', error);
-      }
+      counter.removeCallback(observeCounts);
     },
   } as HttpPoolTelemetry;
 }
@@ -229,12 +196,7 @@ function queueAttributes(name: string, outcome: HttpPoolQueueOutcome): Attribute
 
 /** The origin of `value` as undici writes it (`http://host:port`, default port left out). */
 function originOf(value: string | URL, what: string): string {
-  let origin = '';
-  try {
-    origin = new URL(value).origin;
-  } catch {
-    // Not a URL: refused below.
-  }
+  const origin = URL.canParse(String(value)) ? new URL(value).origin : '';
   if (!/^https?:\/\//.test(origin)) {
     throw invalidChoice(`startHttpPoolTelemetry: ${what}`, value, 'an http(s) origin such as http://127.0.0.1:8000');
   }

@@ -1,13 +1,8 @@
 // The handler the observed dispatch hands to the pool in place of the caller's: it forwards every
-// callback, unchanged and on the caller's own handler (so `this`, private fields and return
-// values are the caller's). For a request that waits, it also ends the wait when undici starts
-// the request on a connection, when undici ends it first, or when the caller's `signal`
-// aborts, whichever comes first.
-//
-// undici has two handler shapes: the one of undici 7+ (`onRequestStart`, `onResponseStart`,
-// …, with a controller) and the older one (`onConnect`, `onHeaders`, …, with an abort
-// function), which undici 6 calls and undici 7 still accepts. The waiter takes the caller's
-// shape, so undici treats it exactly as it treats the caller's handler.
+// callback, unchanged, on the caller's own handler (its `this`, private fields and return values).
+// It takes the caller's shape, which decides how undici calls it: undici 7's (`onRequestStart`,
+// …, with a controller) or the older one (`onConnect`, …, with an abort function), which undici
+// 6 calls and undici 7 still accepts.
 
 type Callback = (...args: unknown[]) => unknown;
 type Handler = Record<string, Callback | undefined>;
@@ -23,20 +18,15 @@ interface Signal {
 }
 
 /**
- * The waits of each signal. A signal gets one abort listener however many of its requests wait
- * (a caller often shares one signal among many requests): next to undici's own listener per
- * request, that keeps a signal under Node 20's listener-count warning as long as undici alone
- * would.
+ * The waits of each signal, which gets one abort listener however many of its requests wait:
+ * beside undici's own listener per request, a signal shared by many requests stays under Node
+ * 20's listener-count warning as long as undici alone would.
  */
 const waitsOf = new WeakMap<Signal, Set<Waiter>>();
 
 /** The abort listener: every wait of the signal was given up. */
 function giveUp(this: Signal): void {
-  const waits = waitsOf.get(this);
-  if (waits === undefined) return;
-  waitsOf.delete(this);
-  this.removeEventListener('abort', giveUp);
-  for (const waiter of waits) waiter.gaveUp();
+  for (const waiter of waitsOf.get(this) ?? []) waiter.done(false);
 }
 
 /** A forwarding handler that times one wait. */
@@ -49,9 +39,8 @@ abstract class Waiter {
   constructor(protected readonly handler: Handler) {}
 
   /**
-   * The observed dispatch found that the request waits: its wait starts now, and ends at the
-   * first of its start, its end and its `signal`'s abort. A request given up before it was sent
-   * never waited for its caller: no point.
+   * The request waits from now to the first of its start, its end and its `signal`'s abort. A
+   * request given up before it was sent never waited for its caller: no point.
    */
   wait(settle: Settle, signal: unknown): void {
     const target = signal as Partial<Signal> | null | undefined;
@@ -70,34 +59,23 @@ abstract class Waiter {
     waits.add(this);
   }
 
-  /** The caller gave the wait up: its signal aborted. undici may keep the request queued. */
-  gaveUp(): void {
-    this.#signal = undefined;
-    this.#end(false);
-  }
-
   /**
-   * The request left: `true` when undici started it on a connection, `false` when it ended
-   * first. A request whose caller already gave up is started by undici only to be aborted at
-   * once, with the error delivered synchronously inside the start callback: that error settles
-   * the wait as abandoned before the start callback's `finally` (and a wait given up at its
-   * abort was settled then).
+   * The wait ends: `true` when undici started the request on a connection, `false` when it ended
+   * it first or the caller gave up (undici may keep that request queued, then start it only to
+   * abort it at once, inside the start callback: the first settling counts).
    */
-  protected done(gotConnection: boolean): void {
+  done(gotConnection: boolean): void {
     this.left = true;
     const signal = this.#signal;
     if (signal !== undefined) {
       this.#signal = undefined;
-      const waits = waitsOf.get(signal);
-      if (waits?.delete(this) && waits.size === 0) {
+      const waits = waitsOf.get(signal)!;
+      waits.delete(this);
+      if (waits.size === 0) {
         waitsOf.delete(signal);
         signal.removeEventListener('abort', giveUp);
       }
     }
-    this.#end(gotConnection);
-  }
-
-  #end(gotConnection: boolean): void {
     const settle = this.#settle;
     if (settle === undefined) return;
     this.#settle = undefined;
