@@ -9,4 +9,6 @@ export {
 } from './environment.js';
 export type { InstrumentScope, MeterSourceOptions, TracerSourceOptions } from './instruments.js';
 export { createInstrument, meterProviderOf, perMeter, resolveMeter, resolveTracer } from './instruments.js';
+export type { Settled } from './observe.js';
+export { observeSettled } from './observe.js';
 export { createReporter, describeError, describeValue, FAILURE_POLICY, invalidChoice, sharedSlot } from './report.js';

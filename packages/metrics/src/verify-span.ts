@@ -1,10 +1,9 @@
 // Gym's `gym.verify` span (Gym 0.7.0's `traced_verify_endpoint`), in span group `verify`. Off, the
 // call runs as it is, with no clock read or allocation.
 
-import { isPromise } from 'node:util/types';
 import { ATTR_SERVER_NAME, SERVER_NAME_PATTERN, SPAN_VERIFY } from '@gym/constants';
 import { currentSpanGroups, isTracesExporting } from '@gym/core';
-import { invalidChoice, resolveTracer } from '@gym/core/internal';
+import { invalidChoice, observeSettled, resolveTracer } from '@gym/core/internal';
 import { context, type Span, SpanStatusCode, type TracerProvider, trace } from '@opentelemetry/api';
 import { reporter, SCOPE } from './gym-metrics.js';
 
@@ -18,8 +17,9 @@ export interface VerifySpanOptions {
 
 /**
  * Runs `verify` inside Gym's `gym.verify` span, the active span of the call, and returns
- * exactly what it returns (a promise comes back as one that settles the same way). The span
- * ends when the call settles; a throw or a rejection is recorded on it with an error status
+ * exactly what it returns (a promise comes back as one that settles the same way; another
+ * thenable keeps its API, and its work starts only when the caller calls `then`). The span ends
+ * when the call first settles; a throw or a rejection is recorded on it with an error status
  * and passed on unchanged. Throws a `RangeError` at once for a server name that is not one
  * (on or off); nothing else here throws.
  *
@@ -41,48 +41,19 @@ export function traceVerify<T>(verify: () => T, options?: VerifySpanOptions): T 
     reporter.warnOnce('verify-span', 'starting the gym.verify span failed; the call runs without it', error);
   }
   if (span === undefined) return verify();
-  let result: T;
-  try {
-    result = context.with(trace.setSpan(context.active(), span), verify);
-  } catch (error) {
-    end(span, true, error);
-    throw error;
-  }
-  const then = (result as { then?: unknown } | null | undefined)?.then;
-  if (typeof then !== 'function') {
-    end(span);
-    return result;
-  }
-  if (isPromise(result)) {
-    return then.call(
-      result,
-      (value: unknown) => {
-        end(span);
-        return value;
-      },
-      (error: unknown) => {
-        end(span, true, error);
-        throw error;
-      },
-    ) as T;
-  }
-  then.call(
-    result,
-    () => end(span),
-    (error: unknown) => end(span, true, error),
+  return observeSettled(
+    () => context.with(trace.setSpan(context.active(), span), verify),
+    (ok, outcome) => {
+      try {
+        if (!ok) {
+          const exception = outcome instanceof Error ? outcome : new Error(String(outcome));
+          span.recordException(exception);
+          span.setStatus({ code: SpanStatusCode.ERROR, message: exception.message });
+        }
+        span.end();
+      } catch (caught) {
+        reporter.warnOnce('verify-span', 'ending the gym.verify span failed', caught);
+      }
+    },
   );
-  return result;
-}
-
-function end(span: Span, failed = false, error?: unknown): void {
-  try {
-    if (failed) {
-      const exception = error instanceof Error ? error : new Error(String(error));
-      span.recordException(exception);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: exception.message });
-    }
-    span.end();
-  } catch (caught) {
-    reporter.warnOnce('verify-span', 'ending the gym.verify span failed', caught);
-  }
 }

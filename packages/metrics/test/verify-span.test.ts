@@ -1,7 +1,7 @@
 // Gym's `gym.verify` span from traceVerify, under a real SDK: its name and server-name attribute,
 // the active span of the call, ended at the call's settlement, a failure recorded with its
-// status and passed on unchanged; no span and the call as it is when off; a server name that is
-// not one throws at once, on or off.
+// status and passed on unchanged; a lazy thenable's work runs once, as without the span; no span
+// and the call as it is when off; a server name that is not one throws at once, on or off.
 
 import { ATTR_SERVER_NAME, SPAN_VERIFY, type SpanGroup } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
@@ -71,6 +71,30 @@ describe('traceVerify', () => {
       expect(span.events.map((event) => event.name)).toEqual(['exception']);
       expect(span.attributes).toEqual({});
     }
+  });
+
+  it('starts a lazy thenable (work that starts in `then`) once, and ends the span at its settlement', async () => {
+    const lazy = (outcome: 'verified' | 'failed') => ({
+      starts: 0,
+      kind: 'query',
+      // biome-ignore lint/suspicious/noThenProperty: a lazy thenable is what is under test
+      then(onFulfilled?: (value: string) => unknown, onRejected?: (error: unknown) => unknown) {
+        this.starts++;
+        const work = outcome === 'verified' ? Promise.resolve(outcome) : Promise.reject(new Error(outcome));
+        return work.then(onFulfilled, onRejected);
+      },
+    });
+    const passes = lazy('verified');
+    const traced = traceVerify(() => passes, { tracerProvider: h.tracerProvider });
+    expect(traced.kind).toBe('query');
+    expect(await traced).toBe('verified');
+    const fails = lazy('failed');
+    await expect(traceVerify(() => fails, { tracerProvider: h.tracerProvider })).rejects.toThrow('failed');
+    expect([passes.starts, fails.starts]).toEqual([1, 1]);
+    expect(h.spans(SPAN_VERIFY).map((span) => span.status)).toEqual([
+      { code: SpanStatusCode.UNSET },
+      { code: SpanStatusCode.ERROR, message: 'failed' },
+    ]);
   });
 
   it('uses the global provider only while traces export and the verify group is on', () => {

@@ -12,7 +12,7 @@ import {
   SPAN_SANDBOX_STOP,
 } from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
-import { createInstrument, invalidChoice, perMeter, resolveMeter } from '@gym/core/internal';
+import { createInstrument, invalidChoice, observeSettled, perMeter, resolveMeter } from '@gym/core/internal';
 import { type Attributes, context, type Span, SpanStatusCode, trace } from '@opentelemetry/api';
 import { reporter, SCOPE, sandboxGroupOn, sandboxTracer } from './records.js';
 import type { SandboxLifecycleOptions, SandboxLifecycleState } from './types.js';
@@ -115,8 +115,8 @@ export class SandboxLifecycle {
   #run<T>(name: string | undefined, run: () => T, settled: Settled | undefined): T {
     const tracer = name === undefined ? undefined : sandboxTracer(this.#options);
     const span = tracer && safely(() => tracer.startSpan(name!, { attributes: this.#attributes }));
-    if (span === undefined) return settled === undefined ? run() : observe(run, settled);
-    return observe(
+    if (span === undefined) return settled === undefined ? run() : observeSettled(run, settled);
+    return observeSettled(
       () => context.with(trace.setSpan(context.active(), span), run),
       (ok, outcome) => {
         settled?.(ok, outcome, span);
@@ -183,73 +183,4 @@ function safely<T>(record: () => T): T | undefined {
     );
     return undefined;
   }
-}
-
-const promiseThen = Promise.prototype.then;
-type Then = (this: unknown, onFulfilled?: unknown, onRejected?: unknown) => unknown;
-
-/**
- * Runs `run` and calls `settled` once it returned or threw, or what it returned settled. It never
- * calls a `then` the caller would not have called, so work that starts in `then` (a superagent
- * request, a mongoose `Query`, a knex builder) runs exactly as often as without telemetry.
- */
-function observe<T>(run: () => T, settled: Settled): T {
-  let result: T;
-  try {
-    result = run();
-  } catch (error) {
-    settled(false, error);
-    throw error;
-  }
-  const thenable = result as T & { then?: unknown };
-  const then = thenable?.then;
-  if (typeof then !== 'function') {
-    settled(true, result);
-    return result;
-  }
-  let pending: Settled | undefined = settled;
-  const once: Settled = (ok, outcome) => {
-    pending?.(ok, outcome); // the first settlement only
-    pending = undefined;
-  };
-  const forward =
-    (original: Then): Then =>
-    (onFulfilled, onRejected) => {
-      try {
-        return original.call(
-          thenable,
-          (value: unknown) => {
-            once(true, value);
-            return typeof onFulfilled === 'function' ? onFulfilled(value) : value;
-          },
-          (error: unknown) => {
-            once(false, error);
-            if (typeof onRejected === 'function') return onRejected(error);
-            throw error;
-          },
-        );
-      } catch (error) {
-        once(false, error);
-        throw error;
-      }
-    };
-  // The built-in `then` starts nothing: a derived promise (a rejection nobody handles stays unhandled).
-  if (then === promiseThen) return forward(promiseThen as Then)() as T;
-  const own = Reflect.getOwnPropertyDescriptor(thenable, 'then');
-  // biome-ignore lint/suspicious/noThenProperty: a Proxy may not replace a frozen own `then`
-  if (own?.configurable === false && own.writable === false) return { then: forward(own.value as Then) } as T;
-  // Any other thenable (execa's subprocess, a promise of another realm): the thenable in all but `then`.
-  let original: unknown;
-  let forwarding: Then | undefined;
-  return new Proxy(thenable, {
-    get(target, key) {
-      const value: unknown = Reflect.get(target, key);
-      if (key !== 'then' || typeof value !== 'function') return value;
-      if (value !== original) {
-        original = value;
-        forwarding = forward(value as Then); // built once per `then`: `returned.then === returned.then`
-      }
-      return forwarding;
-    },
-  });
 }
