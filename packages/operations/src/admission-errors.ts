@@ -1,5 +1,5 @@
-// The two ways a metered limit turns a caller away, before the caller holds a slot. Each carries
-// a `Symbol.for` brand its class checks, so `instanceof` works across two copies (as undici does).
+// The two ways a metered limit turns a caller away before it holds a slot. Each carries a
+// `Symbol.for` brand its class checks, so `instanceof` works across two copies of the package.
 
 const TIMEOUT = Symbol.for('@gym/operations/AdmissionTimeoutError');
 const REJECTED = Symbol.for('@gym/operations/AdmissionRejectedError');

@@ -22,13 +22,13 @@ import {
   describeValue,
   invalidChoice,
   MAX_TIMER_SECONDS,
-  perMeter,
   resolveMeter,
+  sharedSlot,
 } from '@gym/core/internal';
 import type { Attributes, Meter } from '@opentelemetry/api';
 import { type Gate, gateOf, LIMIT_SHAPES } from './limits.js';
-import { type Admission, type AdmissionTotals, type Counts, checkSignal, OFF, run } from './run.js';
-import { now, reporter, SCOPE, warnIfSecondCopy } from './scope.js';
+import { type Admission, type AdmissionTotals, checkSignal, type Limiter, OFF, run } from './run.js';
+import { now, reporter, SCOPE } from './scope.js';
 import type {
   CapacityOption,
   MeterableLimit,
@@ -38,14 +38,41 @@ import type {
   MeteredRunOptions,
 } from './types.js';
 
-/** Longest admission timeout a Node timer honours, in milliseconds. */
 const MAX_TIMEOUT_MS = MAX_TIMER_SECONDS * 1000;
+
+/** A metered limit in a registry: its admission held weakly, its totals strongly (they outlive it). */
+interface Member {
+  readonly admission: WeakRef<Admission>;
+  readonly totals: AdmissionTotals;
+}
+
+/** One attribute set of a registry: its metered limits, and the totals of those that left. */
+interface Entry {
+  readonly attributes: Attributes;
+  readonly members: Member[];
+  readonly left: AdmissionTotals;
+  /** A limit with a deadline joined it: it exports admission timeouts. */
+  timed: boolean;
+}
+
+/** Metered limits by attribute set (`MeteredLimitImpl.key`). */
+type Registry = Map<string, Entry>;
+
+// Shared by every copy of the package (core's shared slot), so their limits are summed in one export.
+const shared = sharedSlot('@gym/operations/concurrency@1', () => ({
+  /** The instruments and registry of each meter. */
+  meters: new WeakMap<Meter, ConcurrencyInstruments>(),
+  /** Limits that record through the global provider: reported by the global meter of the moment. */
+  global: new Map() as Registry,
+  /** The counts of each limiter, shared by its metered limits. */
+  limiters: new WeakMap<object, Limiter>(),
+  names: { limit: new Set<string>(), server: new Set<string>() },
+}));
 
 /**
  * Wraps `limit` in a metered limit: its slots, holders, waiters and admission outcomes are
  * exported as the `gym.concurrency.*` series while metrics export, and it can bound its queue
- * (`maxQueued`) and its waits (`admissionTimeoutMs`). Throws at once on a programming error
- * (`RangeError` for an option outside what is allowed, `TypeError` for a value that is no limit).
+ * (`maxQueued`) and its waits (`admissionTimeoutMs`). Throws at once on a programming error.
  */
 export function meteredLimit<L extends MeterableLimit>(
   limit: L,
@@ -78,49 +105,30 @@ export function meteredLimit<L extends MeterableLimit>(
       `meteredLimit: limit must be ${LIMIT_SHAPES} (not metered already); got ${describeValue(limit)}`,
     );
   }
-  return new MeteredLimitImpl(gate, countsOf(limit, gate, options.capacity), options);
-}
-
-/** The counts of each limiter, shared by its metered limits; held weakly. */
-const countsByLimiter = new WeakMap<object, Counts>();
-
-/** The counts of `limiter`; its live readers follow the capacity given last (checked here). */
-function countsOf(limiter: object, gate: Gate, capacity: number | undefined): Counts {
-  const known = countsByLimiter.get(limiter);
-  const counts: Counts = known ?? {
-    free: () => false,
+  // One limiter's counts, whose live readers follow the capacity given last.
+  const limiter = shared.limiters.get(limit) ?? {
     limit: () => 0,
     available: () => 0,
-    passes: undefined,
     queued: 0,
     active: 0,
     handed: 0,
     waits: undefined,
     waitsFrom: 0,
   };
-  const live = gate.live(capacity, counts);
-  Object.assign(counts, {
-    free: () => live.available() > 0,
-    limit: live.limit,
-    available: live.available,
-    passes: live.passes,
-  });
-  countsByLimiter.set(limiter, counts);
-  return counts;
+  Object.assign(limiter, { passes: undefined }, gate.live(options.capacity, limiter));
+  shared.limiters.set(limit, limiter);
+  return new MeteredLimitImpl(gate, limiter, options);
 }
 
 /** The slots a limit exports: what it reads, never below what is held through it. */
-function slotsOf(counts: Counts): number {
-  return Math.max(counts.limit(), counts.active);
+function slotsOf(limiter: Limiter): number {
+  return Math.max(limiter.limit(), limiter.active);
 }
-
-const admittedNames = { limit: new Set<string>(), server: new Set<string>() };
 
 /** The metered limit. Internal: users see {@link MeteredLimit}. */
 export class MeteredLimitImpl implements MeteredLimit {
   readonly key: string;
   readonly attributes: Attributes;
-  /** Its admission rules and totals, and its limiter's counts. */
   readonly admission: Admission;
   /** The options when a provider was injected; `undefined`: the global provider. */
   private readonly source: MeteredLimitOptions | undefined;
@@ -129,7 +137,7 @@ export class MeteredLimitImpl implements MeteredLimit {
 
   constructor(
     readonly gate: Gate,
-    counts: Counts,
+    limiter: Limiter,
     options: MeteredLimitOptions,
   ) {
     const { component, limitName, serverName } = options;
@@ -143,7 +151,7 @@ export class MeteredLimitImpl implements MeteredLimit {
       limitName,
       maxQueued: options.maxQueued,
       timeoutMs: options.admissionTimeoutMs,
-      counts,
+      limiter,
       totals: { timeouts: 0, cancelled: 0, rejected: 0 },
     };
     this.source = options.meterProvider != null ? options : undefined;
@@ -163,12 +171,12 @@ export class MeteredLimitImpl implements MeteredLimit {
 
   state(): MeteredLimitState {
     this.exportIfExporting(isMetricsExporting());
-    const { counts, totals } = this.admission;
+    const { limiter, totals } = this.admission;
     return {
-      limit: slotsOf(counts),
-      active: counts.active,
-      available: counts.available(),
-      queued: counts.queued,
+      limit: slotsOf(limiter),
+      active: limiter.active,
+      available: limiter.available(),
+      queued: limiter.queued,
       admissionTimeouts: totals.timeouts,
       admissionCancelled: totals.cancelled,
       admissionRejected: totals.rejected,
@@ -190,24 +198,27 @@ export class MeteredLimitImpl implements MeteredLimit {
     this.close();
   }
 
-  /** Starts reporting it, when it is not reported yet and can be (`exporting`: isMetricsExporting()). Never throws. */
+  /** Starts reporting it when it is not reported yet and can be. Never throws. */
   exportIfExporting(exporting: boolean): void {
     const global = this.source === undefined;
     // A global limit asks on every call while exporting: a new global meter must report it too.
     if (this.registry === null || (global ? !exporting : this.registry !== undefined)) return;
     const meter = resolveMeter(this.source, SCOPE, reporter);
-    let instruments: ConcurrencyInstruments | undefined;
+    if (meter === undefined) return;
+    let instruments = shared.meters.get(meter);
     try {
-      instruments = meter && instrumentsOf(meter);
+      instruments ??= new ConcurrencyInstruments(meter);
     } catch (error) {
       reporter.warnOnce(
         'concurrency-instruments',
         'creating the gym.concurrency instruments failed; metered limits are not reported, the next use tries again',
         error,
       );
+      return;
     }
-    if (instruments === undefined || this.registry !== undefined) return;
-    this.registry = global ? GLOBAL : instruments.registry;
+    shared.meters.set(meter, instruments);
+    if (this.registry !== undefined) return;
+    this.registry = global ? shared.global : instruments.registry;
     let entry = this.registry.get(this.key);
     if (entry === undefined) {
       entry = {
@@ -220,13 +231,13 @@ export class MeteredLimitImpl implements MeteredLimit {
     }
     entry.members.push({ admission: new WeakRef(this.admission), totals: this.admission.totals });
     if (this.admission.timeoutMs !== undefined) entry.timed = true;
-    this.admission.counts.waits ??= [];
+    this.admission.limiter.waits ??= [];
   }
 }
 
 /** Admits `name` to the export; false (one warning) beyond the bound. */
 function admitted(what: 'limit' | 'server', name: string | undefined): boolean {
-  const names = admittedNames[what];
+  const names = shared.names[what];
   if (name !== undefined && names.size < MAX_LIMIT_NAMES) names.add(name);
   if (name === undefined || names.has(name)) return true;
   reporter.warnOnce(
@@ -243,30 +254,9 @@ function addTotals(into: AdmissionTotals, from: AdmissionTotals): void {
   into.rejected += from.rejected;
 }
 
-/** A metered limit in a registry: its admission held weakly, its totals strongly (they outlive it). */
-interface Member {
-  readonly admission: WeakRef<Admission>;
-  readonly totals: AdmissionTotals;
-}
-
-/** One attribute set of a registry: its metered limits, and the totals of those that left. */
-interface Entry {
-  readonly attributes: Attributes;
-  readonly members: Member[];
-  readonly left: AdmissionTotals;
-  /** A limit with a deadline joined it: it exports admission timeouts. */
-  timed: boolean;
-}
-
-/** Metered limits by attribute set (`MeteredLimitImpl.key`). */
-type Registry = Map<string, Entry>;
-
-/** Limits that record through the global provider: reported by the global meter of the moment. */
-const GLOBAL: Registry = new Map();
-
 /** One attribute set as a collection sees it: the sum of its distinct limiters. */
 class Sum implements AdmissionTotals {
-  readonly limiters = new Set<Counts>();
+  readonly limiters = new Set<Limiter>();
   members = 0;
   timed = false;
   timeouts = 0;
@@ -280,44 +270,43 @@ class Sum implements AdmissionTotals {
   oldest = 0;
 
   constructor(readonly attributes: Attributes) {}
-}
 
-/** Adds `entry` to `sum`, leaving out (their totals kept) the limits that were collected. */
-function addEntry(sum: Sum, entry: Entry, at: number): void {
-  sum.timed ||= entry.timed;
-  for (let i = entry.members.length - 1; i >= 0; i--) {
-    const member = entry.members[i] as Member;
-    const admission = member.admission.deref();
-    if (admission === undefined) {
-      entry.members.splice(i, 1);
-      addTotals(entry.left, member.totals);
-      continue;
+  /** Adds `entry`, dropping (their totals kept) the limits that were collected. */
+  add(entry: Entry, at: number): void {
+    this.timed ||= entry.timed;
+    for (let i = entry.members.length - 1; i >= 0; i--) {
+      const member = entry.members[i] as Member;
+      const admission = member.admission.deref();
+      if (admission === undefined) {
+        entry.members.splice(i, 1);
+        addTotals(entry.left, member.totals);
+        continue;
+      }
+      this.members++;
+      addTotals(this, member.totals);
+      const limiter = admission.limiter;
+      if (this.limiters.has(limiter)) continue;
+      this.limiters.add(limiter);
+      const slots = slotsOf(limiter);
+      if (!Number.isFinite(slots)) continue; // unbounded: it leaves the gauges
+      this.limit = (Number.isNaN(this.limit) ? 0 : this.limit) + slots;
+      this.active += limiter.active;
+      this.available += limiter.available();
+      this.queued += limiter.queued;
+      const since = limiter.waits?.[0];
+      if (since !== undefined && at - since > this.oldest) this.oldest = at - since;
     }
-    sum.members++;
-    addTotals(sum, member.totals);
-    const counts = admission.counts;
-    if (sum.limiters.has(counts)) continue;
-    sum.limiters.add(counts);
-    const slots = slotsOf(counts);
-    if (!Number.isFinite(slots)) continue; // unbounded: it leaves the gauges
-    sum.limit = (Number.isNaN(sum.limit) ? 0 : sum.limit) + slots;
-    sum.active += counts.active;
-    sum.available += counts.available();
-    sum.queued += counts.queued;
-    const since = counts.waits?.[0];
-    if (since !== undefined && at - since > sum.oldest) sum.oldest = at - since;
+    addTotals(this, entry.left);
   }
-  addTotals(sum, entry.left);
 }
 
-/** The eight instruments of one meter, the limits given that meter, and GLOBAL while it is the global meter. */
+/** The eight instruments of one meter, the limits given that meter, and the global ones while it is the global meter. */
 class ConcurrencyInstruments {
   readonly registry: Registry = new Map();
-  /** The gauges' attribute sets this meter reported last, with their slots: one that is gone reports idle once. */
+  /** The attribute sets it reported last, with their slots: one that is gone reports idle once. */
   private reported = new Map<string, Sum>();
 
   constructor(meter: Meter) {
-    warnIfSecondCopy();
     const limit = createInstrument(meter, INSTRUMENTS.concurrencyLimit);
     const active = createInstrument(meter, INSTRUMENTS.concurrencyActive);
     const available = createInstrument(meter, INSTRUMENTS.concurrencyAvailable);
@@ -328,15 +317,15 @@ class ConcurrencyInstruments {
     const oldest = createInstrument(meter, INSTRUMENTS.concurrencyOldestWait);
     const all = [limit, active, available, queueDepth, timeouts, cancelled, rejected, oldest];
     meter.addBatchObservableCallback((result) => {
-      // A meter of a provider that is no longer the global one keeps only the limits given it.
+      // A meter of a provider that is no longer the global one reports only the limits given it.
       const global = resolveMeter(undefined, SCOPE, reporter) === meter;
       const at = now();
       const sums = new Map<string, Sum>();
-      for (const registry of global ? [this.registry, GLOBAL] : [this.registry]) {
+      for (const registry of global ? [this.registry, shared.global] : [this.registry]) {
         for (const [key, entry] of registry) {
           const sum = sums.get(key) ?? new Sum(entry.attributes);
           sums.set(key, sum);
-          addEntry(sum, entry, at);
+          sum.add(entry, at);
         }
       }
       const gauges = (s: Sum, busy: boolean) => {
@@ -354,14 +343,12 @@ class ConcurrencyInstruments {
         result.observe(rejected, s.rejected, s.attributes);
         if (Number.isNaN(s.limit)) continue;
         gauges(s, true);
+        s.limiters.clear(); // kept until the next collection: not its limiters
         reported.set(key, s);
       }
       // Gone since the last collection: its idle final state, once.
       for (const [key, s] of this.reported) if (!reported.has(key)) gauges(s, false);
       this.reported = reported;
-      for (const s of sums.values()) s.limiters.clear(); // kept until the next collection: not its limiters
     }, all);
   }
 }
-
-const instrumentsOf = perMeter((meter) => new ConcurrencyInstruments(meter));

@@ -11,19 +11,18 @@ import {
   OUTCOMES,
   type Outcome,
 } from '@gym/constants';
-import { createInstrument, perMeter, resolveMeter } from '@gym/core/internal';
+import { createInstrument, resolveMeter, sharedSlot } from '@gym/core/internal';
 import type { Attributes, Histogram, Meter, MeterProvider } from '@opentelemetry/api';
 import { OFF, type Recorder } from './run.js';
-import { now, reporter, SCOPE, warnIfSecondCopy } from './scope.js';
+import { now, reporter, SCOPE } from './scope.js';
 
 class OperationMetrics {
   readonly queueDuration: Histogram;
   readonly runDuration: Histogram;
   /** At most one per (operation, executor): a few dozen. */
-  private readonly series: Series[] = [];
+  readonly series: Series[] = [];
 
   constructor(meter: Meter) {
-    warnIfSecondCopy();
     this.queueDuration = createInstrument(meter, INSTRUMENTS.operationQueueDuration);
     this.runDuration = createInstrument(meter, INSTRUMENTS.operationDuration);
     const queued = createInstrument(meter, INSTRUMENTS.operationQueued);
@@ -38,35 +37,27 @@ class OperationMetrics {
       [queued, active],
     );
   }
-
-  /** Asked only when the call differs from the last measured one (`lastOrFind`). */
-  seriesOf(operation: Operation, executor: Executor): Series {
-    let series = this.series.find((s) => s.operation === operation && s.executor === executor);
-    if (series === undefined) {
-      series = new Series(this, operation, executor);
-      this.series.push(series);
-    }
-    return series;
-  }
 }
 
-// Per meter, held weakly: a meter nobody uses any more is not kept alive by this package.
-const metricsOf = perMeter((meter) => new OperationMetrics(meter));
-// The same per provider, held weakly: a call looks up its provider once (not provider → meter →
-// metrics). A provider's meter comes from core's resolution, so one meter still gets one set.
-const metricsOfProvider = new WeakMap<MeterProvider, OperationMetrics>();
+// Shared by every copy of the package, held weakly: one set of instruments and series per meter.
+const metricsOf = sharedSlot('@gym/operations/operation-metrics@1', () => new WeakMap<Meter, OperationMetrics>());
 
 /** The recorder of the (operation, executor) series on `provider`'s meter, or `OFF` when it cannot be had (reported once). */
 export function measurement(provider: MeterProvider, operation: Operation, executor: Executor): Recorder {
+  const meter = resolveMeter({ meterProvider: provider }, SCOPE, reporter);
+  if (meter === undefined) return OFF;
   try {
-    let metrics = metricsOfProvider.get(provider);
+    let metrics = metricsOf.get(meter);
     if (metrics === undefined) {
-      const meter = resolveMeter({ meterProvider: provider }, SCOPE, reporter);
-      if (meter === undefined) return OFF;
-      metrics = metricsOf(meter);
-      metricsOfProvider.set(provider, metrics);
+      metrics = new OperationMetrics(meter);
+      metricsOf.set(meter, metrics);
     }
-    return metrics.seriesOf(operation, executor);
+    let series = metrics.series.find((s) => s.operation === operation && s.executor === executor);
+    if (series === undefined) {
+      series = new Series(metrics, operation, executor);
+      metrics.series.push(series);
+    }
+    return series;
   } catch (error) {
     reporter.warnOnce(
       'instruments',
