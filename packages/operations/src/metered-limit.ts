@@ -40,17 +40,11 @@ import type {
 
 const MAX_TIMEOUT_MS = MAX_TIMER_SECONDS * 1000;
 
-/** A metered limit in a registry: its admission held weakly, its totals strongly (they outlive it). */
-interface Member {
-  readonly admission: WeakRef<Admission>;
-  readonly totals: AdmissionTotals;
-}
-
-/** One attribute set of a registry: its metered limits, and the totals of those that left. */
+/** One attribute set of a registry: its metered limits (held weakly) and their admission totals. */
 interface Entry {
   readonly attributes: Attributes;
-  readonly members: Member[];
-  readonly left: AdmissionTotals;
+  members: WeakRef<Admission>[];
+  readonly totals: AdmissionTotals;
   /** A limit with a deadline joined it: it exports admission timeouts. */
   timed: boolean;
 }
@@ -153,6 +147,7 @@ export class MeteredLimitImpl implements MeteredLimit {
       timeoutMs: options.admissionTimeoutMs,
       limiter,
       totals: { timeouts: 0, cancelled: 0, rejected: 0 },
+      exported: undefined,
     };
     this.source = options.meterProvider != null ? options : undefined;
     if (!admitted('limit', limitName) || !admitted('server', serverName)) this.registry = null;
@@ -185,12 +180,8 @@ export class MeteredLimitImpl implements MeteredLimit {
 
   close(): void {
     const entry = this.registry?.get(this.key);
-    const totals = this.admission.totals;
-    const at = entry?.members.findIndex((member) => member.totals === totals) ?? -1;
-    if (entry !== undefined && at >= 0) {
-      entry.members.splice(at, 1);
-      addTotals(entry.left, totals);
-    }
+    if (entry !== undefined) entry.members = entry.members.filter((member) => member.deref() !== this.admission);
+    this.admission.exported = undefined;
     this.registry = null;
   }
 
@@ -219,19 +210,19 @@ export class MeteredLimitImpl implements MeteredLimit {
     shared.meters.set(meter, instruments);
     if (this.registry !== undefined) return;
     this.registry = global ? shared.global : instruments.registry;
-    let entry = this.registry.get(this.key);
-    if (entry === undefined) {
-      entry = {
-        attributes: this.attributes,
-        members: [],
-        left: { timeouts: 0, cancelled: 0, rejected: 0 },
-        timed: false,
-      };
-      this.registry.set(this.key, entry);
-    }
-    entry.members.push({ admission: new WeakRef(this.admission), totals: this.admission.totals });
-    if (this.admission.timeoutMs !== undefined) entry.timed = true;
-    this.admission.limiter.waits ??= [];
+    const entry = this.registry.get(this.key) ?? {
+      attributes: this.attributes,
+      members: [],
+      totals: { timeouts: 0, cancelled: 0, rejected: 0 },
+      timed: false,
+    };
+    this.registry.set(this.key, entry);
+    const admission = this.admission;
+    entry.members.push(new WeakRef(admission));
+    entry.timed ||= admission.timeoutMs !== undefined;
+    addTotals(entry.totals, admission.totals);
+    admission.exported = entry.totals;
+    admission.limiter.waits ??= [];
   }
 }
 
@@ -271,20 +262,15 @@ class Sum implements AdmissionTotals {
 
   constructor(readonly attributes: Attributes) {}
 
-  /** Adds `entry`, dropping (their totals kept) the limits that were collected. */
+  /** Adds `entry`, dropping the limits that were collected. */
   add(entry: Entry, at: number): void {
     this.timed ||= entry.timed;
-    for (let i = entry.members.length - 1; i >= 0; i--) {
-      const member = entry.members[i] as Member;
-      const admission = member.admission.deref();
-      if (admission === undefined) {
-        entry.members.splice(i, 1);
-        addTotals(entry.left, member.totals);
-        continue;
-      }
-      this.members++;
-      addTotals(this, member.totals);
-      const limiter = admission.limiter;
+    entry.members = entry.members.filter((member) => member.deref() !== undefined);
+    if (entry.members.length === 0) return;
+    this.members += entry.members.length;
+    addTotals(this, entry.totals);
+    for (const member of entry.members) {
+      const limiter = (member.deref() as Admission).limiter;
       if (this.limiters.has(limiter)) continue;
       this.limiters.add(limiter);
       const slots = slotsOf(limiter);
@@ -296,7 +282,6 @@ class Sum implements AdmissionTotals {
       const since = limiter.waits?.[0];
       if (since !== undefined && at - since > this.oldest) this.oldest = at - since;
     }
-    addTotals(this, entry.left);
   }
 }
 

@@ -57,6 +57,13 @@ export interface Admission {
   readonly timeoutMs: number | undefined;
   readonly limiter: Limiter;
   readonly totals: AdmissionTotals;
+  /** The totals of its attribute set in the export, once it joined it. */
+  exported: AdmissionTotals | undefined;
+}
+
+function count(admission: Admission, what: keyof AdmissionTotals): void {
+  admission.totals[what]++;
+  if (admission.exported !== undefined) admission.exported[what]++;
 }
 
 /** A call through it gave a slot back (or a late grant was given straight back): it passes to a waiting call. */
@@ -98,7 +105,7 @@ export function run<T>(
     waits = !(limiter.available() > 0);
     const max = admission.maxQueued;
     if (waits && max !== undefined && limiter.queued - limiter.handed >= max) {
-      admission.totals.rejected++;
+      count(admission, 'rejected');
       throw new AdmissionRejectedError(admission.limitName, max);
     }
     if (waits) limiter.queued++;
@@ -168,8 +175,8 @@ class Call<T> implements OperationContext {
       } else {
         limiter.active--;
       }
-      if (reason instanceof AdmissionTimeoutError) admission.totals.timeouts++;
-      else if (call.signal?.aborted === true && reason === call.signal.reason) admission.totals.cancelled++;
+      if (reason instanceof AdmissionTimeoutError) count(admission, 'timeouts');
+      else if (call.signal?.aborted === true && reason === call.signal.reason) count(admission, 'cancelled');
     }
     call.#rec.left(call.#askedAt);
   }
