@@ -245,51 +245,21 @@ function addTotals(into: AdmissionTotals, from: AdmissionTotals): void {
   into.rejected += from.rejected;
 }
 
-/** One attribute set as a collection sees it: the sum of its distinct limiters. */
-class Sum implements AdmissionTotals {
-  readonly limiters = new Set<Limiter>();
-  members = 0;
-  timed = false;
-  timeouts = 0;
-  cancelled = 0;
-  rejected = 0;
-  /** Slots of its bounded limiters: `NaN` while it has none (then it exports no gauge). */
-  limit = Number.NaN;
-  active = 0;
-  available = 0;
-  queued = 0;
-  oldest = 0;
-
-  constructor(readonly attributes: Attributes) {}
-
-  /** Adds `entry`, dropping the limits that were collected. */
-  add(entry: Entry, at: number): void {
-    this.timed ||= entry.timed;
-    entry.members = entry.members.filter((member) => member.deref() !== undefined);
-    if (entry.members.length === 0) return;
-    this.members += entry.members.length;
-    addTotals(this, entry.totals);
-    for (const member of entry.members) {
-      const limiter = (member.deref() as Admission).limiter;
-      if (this.limiters.has(limiter)) continue;
-      this.limiters.add(limiter);
-      const slots = slotsOf(limiter);
-      if (!Number.isFinite(slots)) continue; // unbounded: it leaves the gauges
-      this.limit = (Number.isNaN(this.limit) ? 0 : this.limit) + slots;
-      this.active += limiter.active;
-      this.available += limiter.available();
-      this.queued += limiter.queued;
-      const since = limiter.waits?.[0];
-      if (since !== undefined && at - since > this.oldest) this.oldest = at - since;
-    }
-  }
+/** What one attribute set exports as gauges: the sum of its distinct bounded limiters. */
+interface Gauges {
+  readonly attributes: Attributes;
+  limit: number;
+  active: number;
+  available: number;
+  queued: number;
+  oldest: number;
 }
 
 /** The eight instruments of one meter, the limits given that meter, and the global ones while it is the global meter. */
 class ConcurrencyInstruments {
   readonly registry: Registry = new Map();
-  /** The attribute sets it reported last, with their slots: one that is gone reports idle once. */
-  private reported = new Map<string, Sum>();
+  /** The gauges it reported last: an attribute set that is gone reports idle once. */
+  private reported = new Map<string, Gauges>();
 
   constructor(meter: Meter) {
     const limit = createInstrument(meter, INSTRUMENTS.concurrencyLimit);
@@ -300,40 +270,56 @@ class ConcurrencyInstruments {
     const cancelled = createInstrument(meter, INSTRUMENTS.admissionCancelled);
     const rejected = createInstrument(meter, INSTRUMENTS.admissionRejected);
     const oldest = createInstrument(meter, INSTRUMENTS.concurrencyOldestWait);
-    const all = [limit, active, available, queueDepth, timeouts, cancelled, rejected, oldest];
-    meter.addBatchObservableCallback((result) => {
-      // A meter of a provider that is no longer the global one reports only the limits given it.
-      const global = resolveMeter(undefined, SCOPE, reporter) === meter;
-      const at = now();
-      const sums = new Map<string, Sum>();
-      for (const registry of global ? [this.registry, shared.global] : [this.registry]) {
-        for (const [key, entry] of registry) {
-          const sum = sums.get(key) ?? new Sum(entry.attributes);
-          sums.set(key, sum);
-          sum.add(entry, at);
+    meter.addBatchObservableCallback(
+      (result) => {
+        const gauges = (g: Gauges, busy: boolean) => {
+          result.observe(limit, g.limit, g.attributes);
+          result.observe(available, busy ? g.available : g.limit, g.attributes);
+          result.observe(active, busy ? g.active : 0, g.attributes);
+          result.observe(queueDepth, busy ? g.queued : 0, g.attributes);
+          result.observe(oldest, busy ? g.oldest : 0, g.attributes);
+        };
+        // A meter of a provider that is no longer the global one reports only the limits given it.
+        const global = resolveMeter(undefined, SCOPE, reporter) === meter;
+        const sets = new Map<string, { entries: Entry[]; limiters: Set<Limiter> }>();
+        for (const registry of global ? [this.registry, shared.global] : [this.registry]) {
+          for (const [key, entry] of registry) {
+            entry.members = entry.members.filter((member) => member.deref() !== undefined); // collected
+            if (entry.members.length === 0) continue;
+            const set = sets.get(key) ?? { entries: [], limiters: new Set() };
+            sets.set(key, set);
+            set.entries.push(entry);
+            for (const member of entry.members) set.limiters.add((member.deref() as Admission).limiter);
+          }
         }
-      }
-      const gauges = (s: Sum, busy: boolean) => {
-        result.observe(limit, s.limit, s.attributes);
-        result.observe(available, busy ? s.available : s.limit, s.attributes);
-        result.observe(active, busy ? s.active : 0, s.attributes);
-        result.observe(queueDepth, busy ? s.queued : 0, s.attributes);
-        result.observe(oldest, busy ? s.oldest : 0, s.attributes);
-      };
-      const reported = new Map<string, Sum>();
-      for (const [key, s] of sums) {
-        if (s.members === 0) continue;
-        if (s.timed) result.observe(timeouts, s.timeouts, s.attributes);
-        result.observe(cancelled, s.cancelled, s.attributes);
-        result.observe(rejected, s.rejected, s.attributes);
-        if (Number.isNaN(s.limit)) continue;
-        gauges(s, true);
-        s.limiters.clear(); // kept until the next collection: not its limiters
-        reported.set(key, s);
-      }
-      // Gone since the last collection: its idle final state, once.
-      for (const [key, s] of this.reported) if (!reported.has(key)) gauges(s, false);
-      this.reported = reported;
-    }, all);
+        const at = now();
+        const reported = new Map<string, Gauges>();
+        for (const [key, { entries, limiters }] of sets) {
+          const { attributes } = entries[0] as Entry;
+          const totals = { timeouts: 0, cancelled: 0, rejected: 0 };
+          for (const entry of entries) addTotals(totals, entry.totals);
+          if (entries.some((entry) => entry.timed)) result.observe(timeouts, totals.timeouts, attributes);
+          result.observe(cancelled, totals.cancelled, attributes);
+          result.observe(rejected, totals.rejected, attributes);
+          const g: Gauges = { attributes, limit: 0, active: 0, available: 0, queued: 0, oldest: 0 };
+          for (const limiter of limiters) {
+            const slots = slotsOf(limiter);
+            if (!Number.isFinite(slots)) continue; // unbounded: it leaves the gauges
+            g.limit += slots;
+            g.active += limiter.active;
+            g.available += limiter.available();
+            g.queued += limiter.queued;
+            const wait = at - (limiter.waits?.[0] ?? at);
+            if (wait > g.oldest) g.oldest = wait;
+            reported.set(key, g);
+          }
+          if (reported.has(key)) gauges(g, true);
+        }
+        // Gone since the last collection: its idle final state, once.
+        for (const [key, g] of this.reported) if (!reported.has(key)) gauges(g, false);
+        this.reported = reported;
+      },
+      [limit, active, available, queueDepth, timeouts, cancelled, rejected, oldest],
+    );
   }
 }

@@ -13,9 +13,9 @@ import type { OperationContext } from './types.js';
 export type Body<T> = (op: OperationContext) => PromiseLike<T> | T;
 
 /**
- * What an operation tells its telemetry; one per series, keeping no state of a call (the call
- * keeps the clock readings and hands them back; `NaN`: not read). Every call is asked, then held
- * or `left` (it stopped waiting without a slot; not told of refusals), then ended. Never throws.
+ * What an operation tells its telemetry: one per series, keeping no state of a call (the call
+ * keeps the clock readings, `NaN` when not read). Every call is asked, then held or `left` (it
+ * stopped waiting without a slot), then ended. Never throws.
  */
 export interface Recorder {
   asked(): number;
@@ -32,15 +32,10 @@ export const OFF: Recorder = { asked: notRead, held: notRead, left: nothing, end
 export interface Limiter extends LiveReaders {
   queued: number;
   active: number;
-  /**
-   * Slots given back while calls through it wait, not yet reached by one (only when `passes`):
-   * they count as taken, so a call arriving meanwhile neither takes one nor counts them against
-   * `maxQueued`.
-   */
+  /** Slots given back to calls still counted as queued (only when `passes`): taken until one starts. */
   handed: number;
-  /** While exported: each wait's start in order (`NaN` once ended; the front is a wait going on). */
+  /** While exported: each wait's start in order (`NaN` once ended; the front is a wait going on), and the front's number. */
   waits: number[] | undefined;
-  /** The number of the wait at the front. */
   waitsFrom: number;
 }
 
@@ -50,14 +45,14 @@ export interface AdmissionTotals {
   rejected: number;
 }
 
-/** One metered limit's admission rules and totals, apart from the counts of its limiter. */
+/** One metered limit's admission rules and totals, apart from its limiter's counts. */
 export interface Admission {
   readonly limitName: string;
   readonly maxQueued: number | undefined;
   readonly timeoutMs: number | undefined;
   readonly limiter: Limiter;
   readonly totals: AdmissionTotals;
-  /** The totals of its attribute set in the export, once it joined it. */
+  /** Its attribute set's totals, while it is exported. */
   exported: AdmissionTotals | undefined;
 }
 
@@ -66,7 +61,7 @@ function count(admission: Admission, what: keyof AdmissionTotals): void {
   if (admission.exported !== undefined) admission.exported[what]++;
 }
 
-/** A call through it gave a slot back (or a late grant was given straight back): it passes to a waiting call. */
+/** A slot was given back: it passes to a waiting call. */
 function passed(admission: Admission | undefined): void {
   const limiter = admission?.limiter;
   if (limiter?.passes === true && limiter.queued > limiter.handed) limiter.handed++;

@@ -6,24 +6,20 @@ import type { MeterProvider } from '@opentelemetry/api';
 
 export type { Component, Executor, Operation, Outcome };
 
-/**
- * Any limit entered through `acquire()`. It is released through what `acquire()` resolved: a
- * function, or `[value, release]` (async-mutex's `withTimeout`); else through `release()`.
- */
+/** Any limit entered through `acquire()`, released through what it resolved (a function, or `[value, release]`), else `release()`. */
 export interface AcquireReleaseLimit {
   acquire(): Promise<unknown>;
   release?(): void;
 }
 
-/** An async-mutex `Mutex` (0.5), or anything with the same methods. */
+/** An async-mutex `Mutex` (0.5) or the like. */
 export interface MutexLike extends AcquireReleaseLimit {
   release(): void;
   isLocked(): boolean;
 }
 
-/** An async-mutex `Semaphore` (0.5), or anything with the same methods. */
+/** An async-mutex `Semaphore` (0.5) or the like. */
 export interface SemaphoreLike extends MutexLike {
-  /** Free units right now. */
   getValue(): number;
 }
 
@@ -46,14 +42,9 @@ export type OperationLimit = MeterableLimit | MeteredLimit;
 
 /** Options of {@link resourcesOperation}. */
 export interface ResourcesOperationOptions {
-  /** One of OPERATIONS. */
   operation: Operation;
-  /** One of EXECUTORS. */
   executor: Executor;
-  /**
-   * Aborted while waiting: the operation rejects with `signal.reason` without running the body.
-   * While running: the body sees it as `op.signal`; a throw then counts as `cancelled`.
-   */
+  /** Aborted while waiting: rejects with `signal.reason`, the body never runs. While running: `op.signal`. */
   signal?: AbortSignal | undefined;
   /** Record on this provider's meter; else on the global one, only while metrics export. */
   meterProvider?: MeterProvider | null | undefined;
@@ -68,17 +59,12 @@ export interface OperationContext {
 
 /** Options of {@link meteredLimit}. */
 export interface MeteredLimitOptions {
-  /** One of COMPONENTS. */
   component: Component;
   /** Chosen in code, never an id: `^[a-z][a-z0-9_]{0,63}$`. */
   limitName: string;
   /** `nemo.gym.server.name`: `^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`. */
   serverName?: string | undefined;
-  /**
-   * The limit's slots where the limiter cannot tell them: required for an acquire()/release()
-   * object; a Semaphore's size (else its free units plus the units held through the metered
-   * limit); 1 for a Mutex; not allowed for p-limit (read live).
-   */
+  /** Slots the limiter cannot tell: required for an acquire()/release() object, a Semaphore's size, never for p-limit. */
   capacity?: number | undefined;
   /** A wait longer than this rejects with {@link AdmissionTimeoutError}. */
   admissionTimeoutMs?: number | undefined;
@@ -104,11 +90,9 @@ export interface MeteredRunOptions {
 export interface MeteredLimitState {
   /** Its slots (p-limit: its `concurrency`, maybe `Infinity`), never below `active`. */
   readonly limit: number;
-  /** Slots held through its metered limits. */
+  /** Slots held, and calls waiting, through its metered limits; `available`: free slots, read from the limiter. */
   readonly active: number;
-  /** Free slots, read from the limiter. */
   readonly available: number;
-  /** Calls through its metered limits waiting for a slot. */
   readonly queued: number;
   readonly admissionTimeouts: number;
   readonly admissionCancelled: number;
