@@ -1,39 +1,35 @@
-// Everything that differs by kind of limit, behind one `Gate`: `acquire()` resolves a token once
-// a slot is held, `release(token)` gives it back. The limiter's own queue does all the scheduling.
+// Everything that differs by kind of limit, behind one `Gate`. The limiter's own queue does all the scheduling.
 
 import { describeValue, invalidChoice } from '@gym/core/internal';
 import type { AcquireReleaseLimit, MutexLike, PLimitLike, SemaphoreLike } from './types.js';
 
 type Fn<A, R> = (arg: A) => PromiseLike<R> | R;
 
-/** How a metered limit reads its limiter live: its slots and its free slots (above 0: a call gets one at once). */
+/** A limiter read live: its slots and free slots; `passes`: judged by the metered limit's own counts alone. */
 export interface LiveReaders {
   limit: () => number;
   available: () => number;
-  /** Judged by the metered limit's own counts alone (an acquire()/release() object, see `Limiter.handed`). */
   passes?: true | undefined;
 }
 
 /** One limit as the run path sees it. */
 export interface Gate {
+  /** Resolves a token once a slot is held; `release(token)` gives it back (a promise: freed later). */
   acquire(): Promise<unknown>;
-  /** A promise when the limiter frees the slot later (p-limit). */
   release(token: unknown): Promise<unknown> | undefined;
   /** Throws when `token` cannot be released. */
   check?(token: unknown): void;
-  /** Runs `fn(arg)` in a slot the limiter's own way (a limiter that takes a function); `refused(arg)` when it fails the call before `fn` ran. */
+  /** A limiter that takes a function runs `fn(arg)` itself; `refused(arg)` when it fails the call before `fn` ran. */
   inside?<A, R>(fn: Fn<A, R>, arg: A, refused: (arg: A) => void): Promise<R>;
-  /** The live readers for `capacity`; throws when this kind does not allow it. */
+  /** Its live readers; throws when this kind does not allow `capacity`. */
   live(capacity: number | undefined, counts: { readonly active: number; readonly handed: number }): LiveReaders;
 }
 
-export const LIMIT_SHAPES =
-  'an async-mutex Semaphore or Mutex, a p-limit limiter, an object with acquire() (and release())';
+const SHAPES = 'an async-mutex Semaphore or Mutex, a p-limit limiter, an object with acquire() (and release())';
+const OR = ', a metered limit, or null for unlimited work';
 
-export function notALimit(limit: unknown): TypeError {
-  return new TypeError(
-    `resourcesOperation: limit must be ${LIMIT_SHAPES}, a metered limit, or null for unlimited work; got ${describeValue(limit)}`,
-  );
+export function notALimit(limit: unknown, where = 'resourcesOperation', or = OR): TypeError {
+  return new TypeError(`${where}: limit must be ${SHAPES}${or}; got ${describeValue(limit)}`);
 }
 
 function isFunctionLimiter(limit: unknown): limit is PLimitLike {
@@ -56,7 +52,6 @@ export function gateOf(limit: unknown): Gate | undefined {
 // Held weakly: a limit the caller dropped is not kept alive by its gate.
 const gates = new WeakMap<object, Gate>();
 
-/** The gate of `limit`, found once; a value that is no limit is a TypeError. */
 export function gateFor(limit: object): Gate {
   let gate = gates.get(limit);
   if (gate === undefined) {
@@ -75,7 +70,7 @@ export function enter<A, R>(limit: PLimitLike | AcquireReleaseLimit | null, fn: 
   throw notALimit(limit);
 }
 
-export async function invoke<A, R>(fn: Fn<A, R>, arg: A): Promise<R> {
+async function invoke<A, R>(fn: Fn<A, R>, arg: A): Promise<R> {
   return fn(arg);
 }
 
@@ -98,6 +93,7 @@ function checkReleasable(limit: AcquireReleaseLimit, token: unknown): void {
   );
 }
 
+/** Gives back what `acquire()` resolved: the function it resolved (alone or as `[value, release]`), else `release()`. */
 function releaseToken(limit: AcquireReleaseLimit, token: unknown): void {
   if (typeof token === 'function') token();
   else if (Array.isArray(token) && typeof token[1] === 'function') token[1]();
@@ -108,9 +104,7 @@ function badCapacity(capacity: unknown, allowed: string): RangeError {
   return invalidChoice('meteredLimit: options.capacity', capacity, allowed);
 }
 
-function isSlots(capacity: unknown): capacity is number {
-  return Number.isSafeInteger(capacity) && (capacity as number) >= 1;
-}
+const isSlots = (capacity: unknown): capacity is number => Number.isSafeInteger(capacity) && (capacity as number) >= 1;
 
 /** An async-mutex Semaphore or Mutex (`lock`), or any other acquire()/release() object. */
 class AcquireReleaseGate implements Gate {
@@ -133,8 +127,7 @@ class AcquireReleaseGate implements Gate {
 
   /**
    * A Mutex has one slot. A Semaphore tells only its free units: its limit is `capacity`, else
-   * its value plus the units held through the metered limit. Any other object tells nothing:
-   * `capacity` and the metered limit's own counts decide.
+   * its value plus the units held through it. Any other object: `capacity` and its own counts.
    */
   live(capacity: number | undefined, counts: { readonly active: number; readonly handed: number }): LiveReaders {
     const lock = this.lock;
@@ -161,7 +154,7 @@ class AcquireReleaseGate implements Gate {
 class FunctionGate implements Gate {
   constructor(private readonly limiter: PLimitLike) {}
 
-  /** The limiter fails a call before it runs only while it is queued (p-limit's `clearQueue()`), so only such a call is watched. */
+  /** It fails a call before it runs only while the call is queued (`clearQueue()`): only such a call is watched. */
   inside<A, R>(fn: Fn<A, R>, arg: A, refused: (arg: A) => void): Promise<R> {
     const running = this.limiter(fn, arg);
     if (this.limiter.pendingCount > 0) running.then(undefined, () => refused(arg));

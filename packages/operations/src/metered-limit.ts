@@ -26,7 +26,7 @@ import {
   sharedSlot,
 } from '@gym/core/internal';
 import type { Attributes, Meter } from '@opentelemetry/api';
-import { type Gate, gateOf, LIMIT_SHAPES } from './limits.js';
+import { type Gate, gateOf, notALimit } from './limits.js';
 import { type Admission, type AdmissionTotals, checkSignal, type Limiter, OFF, run } from './run.js';
 import { now, reporter, SCOPE } from './scope.js';
 import type {
@@ -94,11 +94,7 @@ export function meteredLimit<L extends MeterableLimit>(
   }
   // A metered limit has no acquire(): it is no limit to gateOf.
   const gate = gateOf(limit);
-  if (gate === undefined) {
-    throw new TypeError(
-      `meteredLimit: limit must be ${LIMIT_SHAPES} (not metered already); got ${describeValue(limit)}`,
-    );
-  }
+  if (gate === undefined) throw notALimit(limit, 'meteredLimit', ' (not metered already)');
   // One limiter's counts, whose live readers follow the capacity given last.
   const limiter = shared.limiters.get(limit) ?? {
     limit: () => 0,

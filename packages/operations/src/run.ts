@@ -94,22 +94,10 @@ export function run<T>(
   body: Body<T>,
   rec: Recorder,
 ): Promise<T> {
-  let waits = false;
-  if (admission !== undefined) {
-    const limiter = admission.limiter;
-    waits = !(limiter.available() > 0);
-    const max = admission.maxQueued;
-    if (waits && max !== undefined && limiter.queued - limiter.handed >= max) {
-      count(admission, 'rejected');
-      throw new AdmissionRejectedError(admission.limitName, max);
-    }
-    if (waits) limiter.queued++;
-    else limiter.active++;
-  }
-  const call = new Call(body, signal, rec, admission, waits);
+  const call = new Call(body, signal, rec, admission);
   if (gate === undefined) return Call.hold(call);
   // A limiter that takes a function runs the call itself when there is nothing to race.
-  if (gate.inside !== undefined && signal === undefined && (!waits || admission?.timeoutMs === undefined)) {
+  if (gate.inside !== undefined && signal === undefined && Call.deadline(call) === undefined) {
     return gate.inside(Call.hold, call, Call.leftUnheld);
   }
   return Call.held(call, gate);
@@ -122,31 +110,40 @@ class Call<T> implements OperationContext {
   readonly #body: Body<T>;
   readonly #rec: Recorder;
   readonly #admission: Admission | undefined;
-  readonly #waits: boolean;
   readonly #askedAt: number;
+  /** Whether it found no free slot, as the admission judged it. */
+  readonly #waits: boolean = false;
   #started = false;
   #ended: Outcome = 'ok';
   /** Its number among its limiter's waits, or -1. */
   #wait = -1;
 
-  constructor(
-    body: Body<T>,
-    signal: AbortSignal | undefined,
-    rec: Recorder,
-    admission: Admission | undefined,
-    waits: boolean,
-  ) {
+  constructor(body: Body<T>, signal: AbortSignal | undefined, rec: Recorder, admission: Admission | undefined) {
     this.signal = signal;
     this.#body = body;
     this.#rec = rec;
     this.#admission = admission;
-    this.#waits = waits;
+    const limiter = admission?.limiter;
+    if (admission !== undefined && limiter !== undefined) {
+      this.#waits = !(limiter.available() > 0);
+      const max = admission.maxQueued;
+      if (this.#waits && max !== undefined && limiter.queued - limiter.handed >= max) {
+        count(admission, 'rejected');
+        throw new AdmissionRejectedError(admission.limitName, max);
+      }
+      if (this.#waits) limiter.queued++;
+      else limiter.active++;
+    }
     this.#askedAt = rec.asked();
-    const limiter = waits ? admission?.limiter : undefined;
-    if (limiter?.waits !== undefined) {
+    if (this.#waits && limiter?.waits !== undefined) {
       const since = Number.isNaN(this.#askedAt) ? now() : this.#askedAt;
       if (!Number.isNaN(since)) this.#wait = limiter.waitsFrom + limiter.waits.push(since) - 1;
     }
+  }
+
+  /** The admission deadline it races: only a call that waits has one. */
+  static deadline(call: Call<unknown>): number | undefined {
+    return call.#waits ? call.#admission?.timeoutMs : undefined;
   }
 
   get outcome(): Outcome | undefined {
@@ -192,7 +189,7 @@ class Call<T> implements OperationContext {
   static async held<T>(call: Call<T>, gate: Gate): Promise<T> {
     const { signal } = call;
     const admission = call.#admission;
-    const deadline = call.#waits ? admission?.timeoutMs : undefined;
+    const deadline = Call.deadline(call);
     let token: unknown;
     try {
       token = await (signal === undefined && deadline === undefined
