@@ -1,13 +1,35 @@
-// resourcesOperation: check the arguments, choose the recorder once (OFF when nothing
-// exports), and take the one run path.
+// resourcesOperation: check the arguments, choose the recorder once (OFF when nothing exports),
+// take the one run path; and the four gym.resources.operation.* instruments of each meter, with
+// one recorder per (operation, executor) series, whose live queued/active counts the SDK reads.
 
-import { EXECUTORS, isExecutor, isOperation, OPERATIONS } from '@gym/constants';
+import {
+  ATTR_EXECUTOR,
+  ATTR_OPERATION,
+  ATTR_OUTCOME,
+  EXECUTORS,
+  type Executor,
+  INSTRUMENTS,
+  isExecutor,
+  isOperation,
+  OPERATIONS,
+  type Operation,
+  OUTCOMES,
+  type Outcome,
+} from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
-import { describeValue, invalidChoice, meterProviderOf } from '@gym/core/internal';
+import {
+  createInstrument,
+  describeValue,
+  invalidChoice,
+  meterProviderOf,
+  resolveMeter,
+  sharedSlot,
+} from '@gym/core/internal';
+import type { Attributes, Histogram, Meter, MeterProvider } from '@opentelemetry/api';
 import { enter, gateFor } from './limits.js';
 import { MeteredLimitImpl } from './metered-limit.js';
-import { measurement } from './operation-metrics.js';
-import { checkSignal, OFF, run, UNRECORDED_OP } from './run.js';
+import { checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from './run.js';
+import { now, reporter, SCOPE } from './scope.js';
 import type { MeterableLimit, OperationContext, OperationLimit, ResourcesOperationOptions } from './types.js';
 
 /**
@@ -43,5 +65,109 @@ export function resourcesOperation<T>(
     return run(gate, metered?.admission, signal, body, rec);
   } catch (error) {
     return Promise.reject(error);
+  }
+}
+
+class OperationMetrics {
+  readonly queueDuration: Histogram;
+  readonly runDuration: Histogram;
+  /** At most one per (operation, executor): a few dozen. */
+  readonly series: Series[] = [];
+
+  constructor(meter: Meter) {
+    this.queueDuration = createInstrument(meter, INSTRUMENTS.operationQueueDuration);
+    this.runDuration = createInstrument(meter, INSTRUMENTS.operationDuration);
+    const queued = createInstrument(meter, INSTRUMENTS.operationQueued);
+    const active = createInstrument(meter, INSTRUMENTS.operationActive);
+    meter.addBatchObservableCallback(
+      (result) => {
+        for (const series of this.series) {
+          result.observe(queued, series.queued, series.attributes);
+          result.observe(active, series.active, series.attributes);
+        }
+      },
+      [queued, active],
+    );
+  }
+}
+
+// Shared by every copy of the package, held weakly: one set of instruments and series per meter.
+const metricsOf = sharedSlot('@gym/operations/operation-metrics@1', () => new WeakMap<Meter, OperationMetrics>());
+
+/** The recorder of the (operation, executor) series on `provider`'s meter, or `OFF` when it cannot be had (reported once). */
+function measurement(provider: MeterProvider, operation: Operation, executor: Executor): Recorder {
+  const meter = resolveMeter({ meterProvider: provider }, SCOPE, reporter);
+  if (meter === undefined) return OFF;
+  try {
+    let metrics = metricsOf.get(meter);
+    if (metrics === undefined) {
+      metrics = new OperationMetrics(meter);
+      metricsOf.set(meter, metrics);
+    }
+    let series = metrics.series.find((s) => s.operation === operation && s.executor === executor);
+    if (series === undefined) {
+      series = new Series(metrics, operation, executor);
+      metrics.series.push(series);
+    }
+    return series;
+  } catch (error) {
+    reporter.warnOnce(
+      'instruments',
+      'creating the operation instruments failed; this operation is not measured, the next one tries again',
+      error,
+    );
+    return OFF;
+  }
+}
+
+/** One series: its attributes (built once), its live counts, and the recorder of its operations. */
+class Series implements Recorder {
+  readonly attributes: Attributes;
+  readonly byOutcome = {} as Record<Outcome, Attributes>;
+  queued = 0;
+  active = 0;
+
+  constructor(
+    private readonly metrics: OperationMetrics,
+    readonly operation: Operation,
+    readonly executor: Executor,
+  ) {
+    this.attributes = Object.freeze({ [ATTR_OPERATION]: operation, [ATTR_EXECUTOR]: executor });
+    for (const outcome of OUTCOMES) {
+      this.byOutcome[outcome] = Object.freeze({ ...this.attributes, [ATTR_OUTCOME]: outcome });
+    }
+  }
+
+  asked(): number {
+    this.queued++;
+    return now();
+  }
+
+  held(askedAt: number): number {
+    const at = now();
+    this.queued--;
+    this.active++;
+    record(this.metrics.queueDuration, at - askedAt, this.attributes, INSTRUMENTS.operationQueueDuration);
+    return at;
+  }
+
+  left(askedAt: number): void {
+    this.queued--;
+    record(this.metrics.queueDuration, now() - askedAt, this.attributes, INSTRUMENTS.operationQueueDuration);
+  }
+
+  ended(heldAt: number, outcome: Outcome): void {
+    this.active--;
+    record(this.metrics.runDuration, now() - heldAt, this.byOutcome[outcome], INSTRUMENTS.operationDuration);
+  }
+}
+
+/** Records `ms` unless a clock reading behind it failed (`NaN`); a failure is reported once. */
+function record(histogram: Histogram, ms: number, attributes: Attributes, entry: { readonly name: string }): void {
+  if (Number.isNaN(ms)) return;
+  try {
+    histogram.record(ms, attributes);
+  } catch (error) {
+    reporter.warnOnce('record', `recording ${entry.name} failed; recording goes on`, error);
   }
 }

@@ -1,7 +1,6 @@
-// The one run path: asked → acquire (raced against the caller's signal and the admission
-// deadline) → held → the body → release → ended. The caller calls it, so the body runs in the
-// caller's async context whoever granted the slot. A wait that ends from outside rejects at once;
-// a slot the limiter grants later is given straight back (as async-mutex's `withTimeout` does).
+// The one run path: asked → acquire (raced against the signal and the admission deadline) → held →
+// body → release → ended. The caller calls it, so the body runs in the caller's async context. A
+// wait that ends from outside rejects at once; a slot granted later is given straight back.
 
 import { isOutcome, OUTCOMES, type Outcome } from '@gym/constants';
 import { describeValue, invalidChoice } from '@gym/core/internal';
@@ -12,11 +11,7 @@ import type { OperationContext } from './types.js';
 
 export type Body<T> = (op: OperationContext) => PromiseLike<T> | T;
 
-/**
- * What an operation tells its telemetry: one per series, keeping no state of a call (the call
- * keeps the clock readings, `NaN` when not read). Every call is asked, then held or `left` (it
- * stopped waiting without a slot), then ended. Never throws.
- */
+/** What a call tells its series: asked, then held or `left` (no slot), then ended; the call keeps the readings (`NaN`: not read). */
 export interface Recorder {
   asked(): number;
   held(askedAt: number): number;
@@ -254,7 +249,8 @@ class Call<T> implements OperationContext {
   }
 
   #threw(error: unknown): unknown {
-    this.#ended = this.#outcome ?? (isCancellation(error, this.signal) ? 'cancelled' : 'error');
+    const cancelled = this.signal?.aborted || (error as { name?: unknown } | null)?.name === 'AbortError';
+    this.#ended = this.#outcome ?? (cancelled ? 'cancelled' : 'error');
     return error;
   }
 
@@ -262,11 +258,6 @@ class Call<T> implements OperationContext {
     if (this.#admission !== undefined) this.#admission.limiter.active--;
     this.#rec.ended(heldAt, this.#ended);
   }
-}
-
-function isCancellation(error: unknown, signal: AbortSignal | undefined): boolean {
-  if (signal?.aborted) return true;
-  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'AbortError';
 }
 
 /** `gate.acquire()`, ended first by the signal or the deadline of `ms`. */
