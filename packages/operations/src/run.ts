@@ -90,10 +90,9 @@ export function run<T>(
   rec: Recorder,
 ): Promise<T> {
   const call = new Call(body, signal, rec, admission);
-  if (gate === undefined) return Call.hold(call);
   // A limiter that takes a function runs the call itself when there is nothing to race.
-  if (gate.inside !== undefined && signal === undefined && Call.deadline(call) === undefined) {
-    return gate.inside(Call.hold, call, Call.leftUnheld);
+  if (gate?.inside !== undefined && signal === undefined && Call.deadline(call) === undefined) {
+    return gate.inside(Call.held, call, Call.leftUnheld);
   }
   return Call.held(call, gate);
 }
@@ -109,7 +108,6 @@ class Call<T> implements OperationContext {
   /** Whether it found no free slot, as the admission judged it. */
   readonly #waits: boolean = false;
   #started = false;
-  #ended: Outcome = 'ok';
   /** Its number among its limiter's waits, or -1. */
   #wait = -1;
 
@@ -168,50 +166,51 @@ class Call<T> implements OperationContext {
     call.#rec.left(call.#askedAt);
   }
 
-  /** Runs the body in a slot held for it (or unlimited). */
-  static async hold<T>(call: Call<T>): Promise<T> {
-    const heldAt = call.#start();
-    try {
-      return call.#returned(await call.#body(call));
-    } catch (error) {
-      throw call.#threw(error);
-    } finally {
-      call.#end(heldAt);
-    }
-  }
-
-  /** Acquires a slot of `gate` (raced against the signal and a deadline of a call that waits), runs the body, gives the slot back; one frame. */
-  static async held<T>(call: Call<T>, gate: Gate): Promise<T> {
+  /**
+   * Takes a slot of `gate` (none: unlimited, or the limiter runs this call), raced against the
+   * signal and the deadline; runs the body; gives the slot back. One async frame.
+   */
+  static async held<T>(call: Call<T>, gate?: Gate): Promise<T> {
     const { signal } = call;
     const admission = call.#admission;
-    const deadline = Call.deadline(call);
     let token: unknown;
-    try {
-      token = await (signal === undefined && deadline === undefined
-        ? gate.acquire()
-        : race(gate, signal, admission, deadline));
-      gate.check?.(token);
-      // Aborted after the grant, before this continuation ran: the body must not start.
-      if (signal?.aborted) {
-        releaseLate(gate, token, admission);
-        throw signal.reason;
+    if (gate !== undefined) {
+      try {
+        const deadline = Call.deadline(call);
+        token = await (signal === undefined && deadline === undefined
+          ? gate.acquire()
+          : race(gate, signal, admission, deadline));
+        gate.check?.(token);
+        // Aborted after the grant, before this continuation ran: the body must not start.
+        if (signal?.aborted) {
+          releaseLate(gate, token, admission);
+          throw signal.reason;
+        }
+      } catch (reason) {
+        Call.leftUnheld(call, reason);
+        throw reason;
       }
-    } catch (reason) {
-      Call.leftUnheld(call, reason);
-      throw reason;
     }
     const heldAt = call.#start();
+    let outcome: Outcome = 'ok';
     try {
-      return call.#returned(await call.#body(call));
+      const result = await call.#body(call);
+      outcome = call.#outcome ?? 'ok';
+      return result;
     } catch (error) {
-      throw call.#threw(error);
+      const cancelled = signal?.aborted || (error as { name?: unknown } | null)?.name === 'AbortError';
+      outcome = call.#outcome ?? (cancelled ? 'cancelled' : 'error');
+      throw error;
     } finally {
       try {
-        const freed = gate.release(token);
-        passed(admission);
-        if (freed !== undefined) await freed;
+        if (gate !== undefined) {
+          const freed = gate.release(token);
+          passed(admission);
+          if (freed !== undefined) await freed;
+        }
       } finally {
-        call.#end(heldAt);
+        if (admission !== undefined) admission.limiter.active--;
+        call.#rec.ended(heldAt, outcome);
       }
     }
   }
@@ -241,22 +240,6 @@ class Call<T> implements OperationContext {
       if (limiter.handed > 0) limiter.handed--;
     }
     return this.#rec.held(this.#askedAt);
-  }
-
-  #returned<R>(result: R): R {
-    this.#ended = this.#outcome ?? 'ok';
-    return result;
-  }
-
-  #threw(error: unknown): unknown {
-    const cancelled = this.signal?.aborted || (error as { name?: unknown } | null)?.name === 'AbortError';
-    this.#ended = this.#outcome ?? (cancelled ? 'cancelled' : 'error');
-    return error;
-  }
-
-  #end(heldAt: number): void {
-    if (this.#admission !== undefined) this.#admission.limiter.active--;
-    this.#rec.ended(heldAt, this.#ended);
   }
 }
 
