@@ -241,81 +241,71 @@ function addTotals(into: AdmissionTotals, from: AdmissionTotals): void {
   into.rejected += from.rejected;
 }
 
-/** What one attribute set exports as gauges: the sum of its distinct bounded limiters. */
-interface Gauges {
-  readonly attributes: Attributes;
-  limit: number;
-  active: number;
-  available: number;
-  queued: number;
-  oldest: number;
-}
-
 /** The eight instruments of one meter, the limits given that meter, and the global ones while it is the global meter. */
 class ConcurrencyInstruments {
   readonly registry: Registry = new Map();
-  /** The gauges it reported last: an attribute set that is gone reports idle once. */
-  private reported = new Map<string, Gauges>();
+  /** The attribute sets and slots of the gauges it reported last: a set that is gone reports idle once. */
+  private reported = new Map<string, [Attributes, number]>();
 
   constructor(meter: Meter) {
     const limit = createInstrument(meter, INSTRUMENTS.concurrencyLimit);
-    const active = createInstrument(meter, INSTRUMENTS.concurrencyActive);
     const available = createInstrument(meter, INSTRUMENTS.concurrencyAvailable);
+    const active = createInstrument(meter, INSTRUMENTS.concurrencyActive);
     const queueDepth = createInstrument(meter, INSTRUMENTS.concurrencyQueueDepth);
+    const oldest = createInstrument(meter, INSTRUMENTS.concurrencyOldestWait);
     const timeouts = createInstrument(meter, INSTRUMENTS.admissionTimeouts);
     const cancelled = createInstrument(meter, INSTRUMENTS.admissionCancelled);
     const rejected = createInstrument(meter, INSTRUMENTS.admissionRejected);
-    const oldest = createInstrument(meter, INSTRUMENTS.concurrencyOldestWait);
+    const gauges = [limit, available, active, queueDepth, oldest];
     meter.addBatchObservableCallback(
       (result) => {
-        const gauges = (g: Gauges, busy: boolean) => {
-          result.observe(limit, g.limit, g.attributes);
-          result.observe(available, busy ? g.available : g.limit, g.attributes);
-          result.observe(active, busy ? g.active : 0, g.attributes);
-          result.observe(queueDepth, busy ? g.queued : 0, g.attributes);
-          result.observe(oldest, busy ? g.oldest : 0, g.attributes);
+        const observe = (attributes: Attributes, values: number[]) => {
+          for (const [i, gauge] of gauges.entries()) result.observe(gauge, values[i] as number, attributes);
         };
         // A meter of a provider that is no longer the global one reports only the limits given it.
         const global = resolveMeter(undefined, SCOPE, reporter) === meter;
-        const sets = new Map<string, { entries: Entry[]; limiters: Set<Limiter> }>();
+        const sets = new Map<string, Entry[]>();
         for (const registry of global ? [this.registry, shared.global] : [this.registry]) {
           for (const [key, entry] of registry) {
             entry.members = entry.members.filter((member) => member.deref() !== undefined); // collected
-            if (entry.members.length === 0) continue;
-            const set = sets.get(key) ?? { entries: [], limiters: new Set() };
-            sets.set(key, set);
-            set.entries.push(entry);
-            for (const member of entry.members) set.limiters.add((member.deref() as Admission).limiter);
+            if (entry.members.length > 0) sets.set(key, [...(sets.get(key) ?? []), entry]);
           }
         }
         const at = now();
-        const reported = new Map<string, Gauges>();
-        for (const [key, { entries, limiters }] of sets) {
+        const reported = new Map<string, [Attributes, number]>();
+        for (const [key, entries] of sets) {
           const { attributes } = entries[0] as Entry;
           const totals = { timeouts: 0, cancelled: 0, rejected: 0 };
-          for (const entry of entries) addTotals(totals, entry.totals);
+          const limiters = new Set<Limiter>();
+          for (const entry of entries) {
+            addTotals(totals, entry.totals);
+            for (const member of entry.members) limiters.add((member.deref() as Admission).limiter);
+          }
           if (entries.some((entry) => entry.timed)) result.observe(timeouts, totals.timeouts, attributes);
           result.observe(cancelled, totals.cancelled, attributes);
           result.observe(rejected, totals.rejected, attributes);
-          const g: Gauges = { attributes, limit: 0, active: 0, available: 0, queued: 0, oldest: 0 };
-          for (const limiter of limiters) {
-            const slots = slotsOf(limiter);
-            if (!Number.isFinite(slots)) continue; // unbounded: it leaves the gauges
-            g.limit += slots;
-            g.active += limiter.active;
-            g.available += limiter.available();
-            g.queued += limiter.queued;
+          // An unbounded limiter leaves the gauges.
+          const bounded = [...limiters].filter((limiter) => Number.isFinite(slotsOf(limiter)));
+          if (bounded.length === 0) continue;
+          const sum = { slots: 0, free: 0, held: 0, waiting: 0, longest: 0 };
+          for (const limiter of bounded) {
+            sum.slots += slotsOf(limiter);
+            sum.free += limiter.available();
+            sum.held += limiter.active;
+            sum.waiting += limiter.queued;
             const wait = at - (limiter.waits?.[0] ?? at);
-            if (wait > g.oldest) g.oldest = wait;
-            reported.set(key, g);
+            if (wait > sum.longest) sum.longest = wait;
           }
-          if (reported.has(key)) gauges(g, true);
+          observe(attributes, [sum.slots, sum.free, sum.held, sum.waiting, sum.longest]);
+          reported.set(key, [attributes, sum.slots]);
         }
         // Gone since the last collection: its idle final state, once.
-        for (const [key, g] of this.reported) if (!reported.has(key)) gauges(g, false);
+        for (const [key, [attributes, slots]] of this.reported) {
+          if (!reported.has(key)) observe(attributes, [slots, slots, 0, 0, 0]);
+        }
         this.reported = reported;
       },
-      [limit, active, available, queueDepth, timeouts, cancelled, rejected, oldest],
+      [...gauges, timeouts, cancelled, rejected],
     );
   }
 }
