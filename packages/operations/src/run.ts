@@ -19,9 +19,7 @@ export interface Recorder {
   ended(heldAt: number, outcome: Outcome): void;
 }
 
-const notRead = () => Number.NaN;
-const nothing = () => {};
-export const OFF: Recorder = { asked: notRead, held: notRead, left: nothing, ended: nothing };
+export const OFF: Recorder = { asked: () => Number.NaN, held: () => Number.NaN, left() {}, ended() {} };
 
 /** The counts of one limiter, shared by its metered limits, and its live readers. */
 export interface Limiter extends LiveReaders {
@@ -258,14 +256,14 @@ function race(
     const stop = (): boolean => {
       if (done) return false;
       done = true;
-      if (signal !== undefined) unwatchAbort(signal, end);
+      unwatch?.();
       clearTimeout(timer);
       return true;
     };
     const end = (reason: unknown): void => {
       if (stop()) reject(reason);
     };
-    if (signal !== undefined) watchAbort(signal, end);
+    const unwatch = signal && watchAbort(signal, end);
     granted.then((token) => (stop() ? resolve(token) : releaseLate(gate, token, admission)), end);
     // Not unref'd: the caller waits for its outcome. The error is made only when the deadline passes.
     if (ms !== undefined) timer = setTimeout(() => end(new AdmissionTimeoutError(admission?.limitName ?? '', ms)), ms);
@@ -283,8 +281,9 @@ function releaseLate(gate: Gate, token: unknown, admission: Admission | undefine
   );
 }
 
-// One `abort` listener per signal however many operations wait on it: a server passes one
-// shutdown signal to every operation, and a listener each would trip Node's leak warning.
+// One `abort` listener per signal however many operations wait on it (a server passes one
+// shutdown signal to every operation: a listener each would trip Node's leak warning), removed
+// once nobody waits.
 const watches = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
 
 function onAbort(this: AbortSignal): void {
@@ -293,7 +292,8 @@ function onAbort(this: AbortSignal): void {
   if (ends !== undefined) for (const end of ends) end(this.reason);
 }
 
-function watchAbort(signal: AbortSignal, end: (reason: unknown) => void): void {
+/** Calls `end(reason)` when `signal` aborts; returns what stops watching. */
+function watchAbort(signal: AbortSignal, end: (reason: unknown) => void): () => void {
   let ends = watches.get(signal);
   if (ends === undefined) {
     ends = new Set();
@@ -301,13 +301,11 @@ function watchAbort(signal: AbortSignal, end: (reason: unknown) => void): void {
     signal.addEventListener('abort', onAbort, { once: true });
   }
   ends.add(end);
-}
-
-function unwatchAbort(signal: AbortSignal, end: (reason: unknown) => void): void {
-  const ends = watches.get(signal);
-  if (ends === undefined || !ends.delete(end) || ends.size > 0) return;
-  watches.delete(signal);
-  signal.removeEventListener('abort', onAbort);
+  return () => {
+    if (!ends.delete(end) || ends.size > 0) return;
+    watches.delete(signal);
+    signal.removeEventListener('abort', onAbort);
+  };
 }
 
 /** `signal` as a real, readable AbortSignal, or a TypeError naming `what`. */
