@@ -92,22 +92,7 @@ export function meteredLimit<L extends MeterableLimit>(
   if (maxQueued !== undefined && !(Number.isSafeInteger(maxQueued) && maxQueued >= 0)) {
     throw bad('maxQueued', maxQueued, 'undefined or a whole number from 0 up');
   }
-  // A metered limit has no acquire(): it is no limit to gateOf.
-  const gate = gateOf(limit);
-  if (gate === undefined) throw notALimit(limit, 'meteredLimit', ' (not metered already)');
-  // One limiter's counts, whose live readers follow the capacity given last.
-  const limiter = shared.limiters.get(limit) ?? {
-    limit: () => 0,
-    available: () => 0,
-    queued: 0,
-    active: 0,
-    handed: 0,
-    waits: undefined,
-    waitsFrom: 0,
-  };
-  Object.assign(limiter, { passes: undefined }, gate.live(options.capacity, limiter));
-  shared.limiters.set(limit, limiter);
-  return new MeteredLimitImpl(gate, limiter, options);
+  return new MeteredLimitImpl(limit, options);
 }
 
 /** The slots a limit exports: what it reads, never below what is held through it. */
@@ -125,11 +110,16 @@ export class MeteredLimitImpl implements MeteredLimit {
   /** Where it is exported, once it is; `null` once closed or when its names were refused. */
   private registry: Registry | undefined | null = undefined;
 
-  constructor(
-    readonly gate: Gate,
-    limiter: Limiter,
-    options: MeteredLimitOptions,
-  ) {
+  readonly gate: Gate;
+
+  constructor(limit: MeterableLimit, options: MeteredLimitOptions) {
+    // A metered limit has no acquire(): it is no limit to gateOf.
+    const gate = gateOf(limit);
+    if (gate === undefined) throw notALimit(limit, 'meteredLimit', ' (not metered already)');
+    this.gate = gate;
+    // One limiter's counts, whose live readers follow the capacity given last.
+    const limiter = shared.limiters.get(limit) ?? { queued: 0, active: 0, handed: 0, waits: undefined, waitsFrom: 0 };
+    shared.limiters.set(limit, Object.assign(limiter, { passes: undefined }, gate.live(options.capacity, limiter)));
     const { component, limitName, serverName } = options;
     this.key = JSON.stringify([component, limitName, serverName ?? null]);
     this.attributes = Object.freeze({
