@@ -118,8 +118,9 @@ export class MeteredLimitImpl implements MeteredLimit {
     if (gate === undefined) throw notALimit(limit, 'meteredLimit', ' (not metered already)');
     this.gate = gate;
     // One limiter's counts, whose live readers follow the capacity given last.
-    const limiter = shared.limiters.get(limit) ?? { queued: 0, active: 0, handed: 0, waits: undefined, waitsFrom: 0 };
-    shared.limiters.set(limit, Object.assign(limiter, { passes: undefined }, gate.live(options.capacity, limiter)));
+    const counts = shared.limiters.get(limit) ?? { queued: 0, active: 0, handed: 0, waits: undefined, waitsFrom: 0 };
+    const limiter: Limiter = Object.assign(counts, { passes: undefined }, gate.live(options.capacity, counts));
+    shared.limiters.set(limit, limiter);
     const { component, limitName, serverName } = options;
     this.key = JSON.stringify([component, limitName, serverName ?? null]);
     this.attributes = Object.freeze({
