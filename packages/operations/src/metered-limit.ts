@@ -1,9 +1,5 @@
 // meteredLimit: a limit the user already has, with admission control, exported as the eight
-// gym.concurrency.* instruments. One registry per meter (and one for the global provider), keyed
-// by attribute set, holds its metered limits weakly: distinct limiters with the same names are
-// summed, one limiter wrapped twice is one limiter (they share its counts), and a limit that
-// leaves the export (closed, unbounded, no longer the global meter's, collected) reports an idle
-// final state once, so that what a cumulative reader keeps is never a busy limit.
+// gym.concurrency.* instruments, summed by attribute set, idle once when it leaves the export.
 
 import {
   ATTR_CONCURRENCY_COMPONENT,
@@ -54,20 +50,14 @@ type Registry = Map<string, Entry>;
 
 // Shared by every copy of the package (core's shared slot), so their limits are summed in one export.
 const shared = sharedSlot('@gym/operations/concurrency@1', () => ({
-  /** The instruments and registry of each meter. */
   meters: new WeakMap<Meter, ConcurrencyInstruments>(),
   /** Limits that record through the global provider: reported by the global meter of the moment. */
   global: new Map() as Registry,
-  /** The counts of each limiter, shared by its metered limits. */
   limiters: new WeakMap<object, Limiter>(),
   names: { limit: new Set<string>(), server: new Set<string>() },
 }));
 
-/**
- * Wraps `limit` in a metered limit: its slots, holders, waiters and admission outcomes are
- * exported as the `gym.concurrency.*` series while metrics export, and it can bound its queue
- * (`maxQueued`) and its waits (`admissionTimeoutMs`). Throws at once on a programming error.
- */
+/** Wraps `limit` in a metered limit, exported while metrics export; throws at once on a programming error. */
 export function meteredLimit<L extends MeterableLimit>(
   limit: L,
   options: MeteredLimitOptions & CapacityOption<L>,

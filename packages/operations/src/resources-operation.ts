@@ -1,6 +1,5 @@
-// resourcesOperation: check the arguments, choose the recorder once (OFF when nothing exports),
-// take the one run path; and the four gym.resources.operation.* instruments of each meter, with
-// one recorder per (operation, executor) series, whose live queued/active counts the SDK reads.
+// resourcesOperation, and the four gym.resources.operation.* instruments of each meter with one
+// recorder per (operation, executor) series.
 
 import {
   ATTR_EXECUTOR,
@@ -33,10 +32,8 @@ import { now, reporter, SCOPE } from './scope.js';
 import type { MeterableLimit, OperationContext, OperationLimit, ResourcesOperationOptions } from './types.js';
 
 /**
- * Runs `body` in a slot of `limit` (`null`: unlimited) and returns or rethrows what the body
- * does. The limiter's own queue decides who runs when; the body runs in the caller's async
- * context. Measured while metrics export (or with a `meterProvider`). Programming errors reject
- * before the limit is touched; telemetry failures never reach the caller.
+ * Runs `body` in a slot of `limit` (`null`: unlimited) in the caller's async context and returns
+ * or rethrows what it does; measured while metrics export (or with a `meterProvider`).
  */
 export function resourcesOperation<T>(
   limit: OperationLimit | null,
@@ -145,15 +142,14 @@ class Series implements Recorder {
 
   held(askedAt: number): number {
     const at = now();
-    this.queued--;
+    this.left(askedAt, at);
     this.active++;
-    record(this.metrics.queueDuration, at - askedAt, this.attributes, INSTRUMENTS.operationQueueDuration);
     return at;
   }
 
-  left(askedAt: number): void {
+  left(askedAt: number, at = now()): void {
     this.queued--;
-    record(this.metrics.queueDuration, now() - askedAt, this.attributes, INSTRUMENTS.operationQueueDuration);
+    record(this.metrics.queueDuration, at - askedAt, this.attributes, INSTRUMENTS.operationQueueDuration);
   }
 
   ended(heldAt: number, outcome: Outcome): void {

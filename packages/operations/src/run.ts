@@ -152,12 +152,9 @@ class Call<T> implements OperationContext {
     const admission = call.#admission;
     if (admission !== undefined) {
       const limiter = admission.limiter;
-      if (call.#unqueue(limiter)) {
-        // A slot passed to this call before it left was given straight back: it is no more.
-        limiter.handed = Math.min(limiter.handed, limiter.queued);
-      } else {
-        limiter.active--;
-      }
+      if (!call.#unqueue(limiter)) limiter.active--;
+      // A slot passed to it before it left was given straight back: it is no more.
+      limiter.handed = Math.min(limiter.handed, limiter.queued);
       if (reason instanceof AdmissionTimeoutError) count(admission, 'timeouts');
       else if (call.signal?.aborted === true && reason === call.signal.reason) count(admission, 'cancelled');
     }
@@ -189,7 +186,14 @@ class Call<T> implements OperationContext {
         throw reason;
       }
     }
-    const heldAt = call.#start();
+    call.#started = true;
+    const limiter = admission?.limiter;
+    if (limiter !== undefined) {
+      if (call.#unqueue(limiter)) limiter.active++;
+      // A slot counted as passed reached a call.
+      if (limiter.handed > 0) limiter.handed--;
+    }
+    const heldAt = call.#rec.held(call.#askedAt);
     let outcome: Outcome = 'ok';
     try {
       const result = await call.#body(call);
@@ -207,7 +211,7 @@ class Call<T> implements OperationContext {
           if (freed !== undefined) await freed;
         }
       } finally {
-        if (admission !== undefined) admission.limiter.active--;
+        if (limiter !== undefined) limiter.active--;
         call.#rec.ended(heldAt, outcome);
       }
     }
@@ -227,17 +231,6 @@ class Call<T> implements OperationContext {
     }
     this.#wait = -1;
     return true;
-  }
-
-  #start(): number {
-    this.#started = true;
-    const limiter = this.#admission?.limiter;
-    if (limiter !== undefined) {
-      if (this.#unqueue(limiter)) limiter.active++;
-      // A slot counted as passed reached a call.
-      if (limiter.handed > 0) limiter.handed--;
-    }
-    return this.#rec.held(this.#askedAt);
   }
 }
 
