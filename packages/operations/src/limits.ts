@@ -125,10 +125,7 @@ class AcquireReleaseGate implements Gate {
     releaseToken(this.limit, token);
   }
 
-  /**
-   * A Mutex has one slot. A Semaphore tells only its free units: its limit is `capacity`, else
-   * its value plus the units held through it. Any other object: `capacity` and its own counts.
-   */
+  /** A Mutex has one slot; a Semaphore its `capacity`, else its value plus the units held through it; any other object its `capacity`. */
   live(capacity: number | undefined, counts: { readonly active: number; readonly handed: number }): LiveReaders {
     const lock = this.lock;
     if (lock === undefined) {

@@ -45,7 +45,6 @@ interface Entry {
   timed: boolean;
 }
 
-/** Metered limits by attribute set (`MeteredLimitImpl.key`). */
 type Registry = Map<string, Entry>;
 
 // Shared by every copy of the package (core's shared slot), so their limits are summed in one export.

@@ -32,11 +32,7 @@ export interface Limiter extends LiveReaders {
   waitsFrom: number;
 }
 
-export interface AdmissionTotals {
-  timeouts: number;
-  cancelled: number;
-  rejected: number;
-}
+export type AdmissionTotals = Record<'timeouts' | 'cancelled' | 'rejected', number>;
 
 /** One metered limit's admission rules and totals, apart from its limiter's counts. */
 export interface Admission {
@@ -67,17 +63,9 @@ function checkOutcome(value: unknown): void {
 }
 
 /** The `op` of every call that nothing records and no signal cancels; its outcome is checked, not kept. */
-class UnrecordedOp implements OperationContext {
-  readonly signal = undefined;
-  get outcome(): Outcome | undefined {
-    return undefined;
-  }
-  set outcome(value: Outcome | undefined) {
-    checkOutcome(value);
-  }
-}
-
-export const UNRECORDED_OP: OperationContext = Object.freeze(new UnrecordedOp());
+export const UNRECORDED_OP = Object.freeze(
+  Object.defineProperty({ signal: undefined } as OperationContext, 'outcome', { get() {}, set: checkOutcome }),
+);
 
 /** Runs `body` in a slot of `gate` (`undefined`: unlimited). Throws `AdmissionRejectedError` on a refusal. */
 export function run<T>(

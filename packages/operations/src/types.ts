@@ -1,5 +1,4 @@
-// The public types. Limits are described by shape: async-mutex and p-limit are not dependencies,
-// so these types say only what this package calls.
+// The public types. Limits are described by shape: async-mutex and p-limit are not dependencies.
 
 import type { Component, Executor, Operation, Outcome } from '@gym/constants';
 import type { MeterProvider } from '@opentelemetry/api';
@@ -40,7 +39,6 @@ export type MeterableLimit = SemaphoreLike | MutexLike | PLimitLike | AcquireRel
 /** What {@link resourcesOperation} can run in (`null`: unlimited work). */
 export type OperationLimit = MeterableLimit | MeteredLimit;
 
-/** Options of {@link resourcesOperation}. */
 export interface ResourcesOperationOptions {
   operation: Operation;
   executor: Executor;
@@ -57,7 +55,6 @@ export interface OperationContext {
   readonly signal: AbortSignal | undefined;
 }
 
-/** Options of {@link meteredLimit}. */
 export interface MeteredLimitOptions {
   component: Component;
   /** Chosen in code, never an id: `^[a-z][a-z0-9_]{0,63}$`. */
@@ -81,7 +78,6 @@ export type CapacityOption<L> = L extends PLimitLike
     ? { capacity?: number | undefined }
     : { capacity: number };
 
-/** Options of {@link MeteredLimit.run}. */
 export interface MeteredRunOptions {
   signal?: AbortSignal | undefined;
 }
