@@ -183,7 +183,6 @@ export class MeteredLimitImpl implements MeteredLimit {
       );
       return;
     }
-    shared.meters.set(meter, instruments);
     if (this.registry !== undefined) return;
     this.registry = global ? shared.global : instruments.registry;
     const entry = this.registry.get(this.key) ?? {
@@ -287,5 +286,6 @@ class ConcurrencyInstruments {
       },
       [...gauges, timeouts, cancelled, rejected],
     );
+    shared.meters.set(meter, this);
   }
 }

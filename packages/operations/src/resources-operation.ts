@@ -85,6 +85,7 @@ class OperationMetrics {
       },
       [queued, active],
     );
+    metricsOf.set(meter, this);
   }
 }
 
@@ -96,17 +97,11 @@ function measurement(provider: MeterProvider, operation: Operation, executor: Ex
   const meter = resolveMeter({ meterProvider: provider }, SCOPE, reporter);
   if (meter === undefined) return OFF;
   try {
-    let metrics = metricsOf.get(meter);
-    if (metrics === undefined) {
-      metrics = new OperationMetrics(meter);
-      metricsOf.set(meter, metrics);
-    }
-    let series = metrics.series.find((s) => s.operation === operation && s.executor === executor);
-    if (series === undefined) {
-      series = new Series(metrics, operation, executor);
-      metrics.series.push(series);
-    }
-    return series;
+    const metrics = metricsOf.get(meter) ?? new OperationMetrics(meter);
+    return (
+      metrics.series.find((s) => s.operation === operation && s.executor === executor) ??
+      new Series(metrics, operation, executor)
+    );
   } catch (error) {
     reporter.warnOnce(
       'instruments',
@@ -133,6 +128,7 @@ class Series implements Recorder {
     for (const outcome of OUTCOMES) {
       this.byOutcome[outcome] = Object.freeze({ ...this.attributes, [ATTR_OUTCOME]: outcome });
     }
+    metrics.series.push(this);
   }
 
   asked(): number {
