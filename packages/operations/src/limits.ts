@@ -64,14 +64,10 @@ export function gateFor(limit: object): Gate {
 
 /** `fn(arg)` in a slot of `limit` (`null`: unlimited) without finding its gate: the unmeasured way in. */
 export function enter<A, R>(limit: PLimitLike | AcquireReleaseLimit | null, fn: Fn<A, R>, arg: A): Promise<R> {
-  if (limit === null) return invoke(fn, arg);
+  if (limit === null) return new Promise((resolve) => resolve(fn(arg)));
   if (isFunctionLimiter(limit)) return limit(fn, arg);
   if (typeof limit !== 'function' && typeof limit?.acquire === 'function') return acquiring(limit, fn, arg);
   throw notALimit(limit);
-}
-
-async function invoke<A, R>(fn: Fn<A, R>, arg: A): Promise<R> {
-  return fn(arg);
 }
 
 async function acquiring<A, R>(limit: AcquireReleaseLimit, fn: Fn<A, R>, arg: A): Promise<R> {

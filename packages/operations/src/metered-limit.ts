@@ -36,12 +36,11 @@ import type {
 
 const MAX_TIMEOUT_MS = MAX_TIMER_SECONDS * 1000;
 
-/** One attribute set of a registry: its metered limits (held weakly) and their admission totals. */
+/** One attribute set of a registry: its metered limits (held weakly), their admission totals, and whether one has a deadline. */
 interface Entry {
   readonly attributes: Attributes;
   members: WeakRef<Admission>[];
   readonly totals: AdmissionTotals;
-  /** A limit with a deadline joined it: it exports admission timeouts. */
   timed: boolean;
 }
 
@@ -102,7 +101,6 @@ export class MeteredLimitImpl implements MeteredLimit {
   readonly gate: Gate;
 
   constructor(limit: MeterableLimit, options: MeteredLimitOptions) {
-    // A metered limit has no acquire(): it is no limit to gateOf.
     const gate = gateOf(limit);
     if (gate === undefined) throw notALimit(limit, 'meteredLimit', ' (not metered already)');
     this.gate = gate;

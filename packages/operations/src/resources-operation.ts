@@ -68,7 +68,6 @@ export function resourcesOperation<T>(
 class OperationMetrics {
   readonly queueDuration: Histogram;
   readonly runDuration: Histogram;
-  /** At most one per (operation, executor): a few dozen. */
   readonly series: Series[] = [];
 
   constructor(meter: Meter) {

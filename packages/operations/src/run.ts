@@ -1,6 +1,5 @@
-// The one run path: asked → acquire (raced against the signal and the admission deadline) → held →
-// body → release → ended. The caller calls it, so the body runs in the caller's async context. A
-// wait that ends from outside rejects at once; a slot granted later is given straight back.
+// The one run path: asked → acquire (raced against the signal and the deadline) → held → body →
+// release → ended. The caller calls it, so the body runs in the caller's async context.
 
 import { isOutcome, OUTCOMES, type Outcome } from '@gym/constants';
 import { describeValue, invalidChoice } from '@gym/core/internal';
@@ -21,7 +20,7 @@ export interface Recorder {
 
 export const OFF: Recorder = { asked: () => Number.NaN, held: () => Number.NaN, left() {}, ended() {} };
 
-/** The counts of one limiter, shared by its metered limits, and its live readers. */
+/** The counts of one limiter (shared by its metered limits) and its live readers. */
 export interface Limiter extends LiveReaders {
   queued: number;
   active: number;
@@ -222,7 +221,7 @@ class Call<T> implements OperationContext {
   }
 }
 
-/** `gate.acquire()`, ended first by the signal or the deadline of `ms`. */
+/** `gate.acquire()`, ended first by the signal or the deadline of `ms`; a slot granted after that is given straight back. */
 function race(
   gate: Gate,
   signal: AbortSignal | undefined,
