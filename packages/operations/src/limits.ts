@@ -64,9 +64,11 @@ export function gateFor(limit: object): Gate {
 
 /** `fn(arg)` in a slot of `limit` (`null`: unlimited) without finding its gate: the unmeasured way in. */
 export function enter<A, R>(limit: PLimitLike | AcquireReleaseLimit | null, fn: Fn<A, R>, arg: A): Promise<R> {
-  if (limit === null) return new Promise((resolve) => resolve(fn(arg)));
-  if (isFunctionLimiter(limit)) return limit(fn, arg);
-  if (typeof limit !== 'function' && typeof limit?.acquire === 'function') return acquiring(limit, fn, arg);
+  if (typeof limit === 'function') {
+    // One property check: a lookup on p-limit's function is slow.
+    if ('pendingCount' in limit) return limit(fn, arg);
+  } else if (typeof limit?.acquire === 'function') return acquiring(limit, fn, arg);
+  else if (limit === null) return new Promise((resolve) => resolve(fn(arg)));
   throw notALimit(limit);
 }
 
@@ -145,12 +147,17 @@ class AcquireReleaseGate implements Gate {
 
 /** A limiter that takes a function (p-limit 6 and 7). */
 class FunctionGate implements Gate {
-  constructor(private readonly limiter: PLimitLike) {}
+  /** Its own `pendingCount` getter, called directly: a property read on the function is a slow lookup. */
+  private readonly pending: (this: PLimitLike) => number;
+
+  constructor(private readonly limiter: PLimitLike) {
+    this.pending = Object.getOwnPropertyDescriptor(limiter, 'pendingCount')?.get ?? (() => limiter.pendingCount);
+  }
 
   /** It fails a call before it runs only while the call is queued (`clearQueue()`): only such a call is watched. */
   inside<A, R>(fn: Fn<A, R>, arg: A, refused: (arg: A) => void): Promise<R> {
-    const running = this.limiter(fn, arg);
-    if (this.limiter.pendingCount > 0) running.then(undefined, () => refused(arg));
+    const running = this.limiter(() => fn(arg));
+    if (this.pending.call(this.limiter) > 0) running.then(undefined, () => refused(arg));
     return running;
   }
 

@@ -31,6 +31,9 @@ import { checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from './run.js';
 import { now, reporter, SCOPE } from './scope.js';
 import type { MeterableLimit, OperationContext, OperationLimit, ResourcesOperationOptions } from './types.js';
 
+// The names last accepted: the off path checks only a new pair (the bench's `disabled / bare`).
+let lastNames: unknown[] = [];
+
 /**
  * Runs `body` in a slot of `limit` (`null`: unlimited) in the caller's async context and returns
  * or rethrows what it does; measured while metrics export (or with a `meterProvider`).
@@ -42,8 +45,11 @@ export function resourcesOperation<T>(
 ): Promise<T> {
   try {
     const { operation, executor } = options;
-    if (!isOperation(operation)) throw invalidChoice('resourcesOperation: options.operation', operation, OPERATIONS);
-    if (!isExecutor(executor)) throw invalidChoice('resourcesOperation: options.executor', executor, EXECUTORS);
+    if (operation !== lastNames[0] || executor !== lastNames[1]) {
+      if (!isOperation(operation)) throw invalidChoice('resourcesOperation: options.operation', operation, OPERATIONS);
+      if (!isExecutor(executor)) throw invalidChoice('resourcesOperation: options.executor', executor, EXECUTORS);
+      lastNames = [operation, executor];
+    }
     if (typeof body !== 'function') {
       throw new TypeError(`resourcesOperation: body must be a function; got ${describeValue(body)}`);
     }
