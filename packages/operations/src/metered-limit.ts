@@ -1,5 +1,4 @@
-// meteredLimit: a limit the user already has, with admission control, exported as the eight
-// gym.concurrency.* instruments, summed by attribute set, idle once when it leaves the export.
+// meteredLimit: a limit with admission control, exported as gym.concurrency.* (summed by attribute set, idle once when it leaves).
 
 import {
   ATTR_CONCURRENCY_COMPONENT,
@@ -88,7 +87,6 @@ function slotsOf(limiter: Limiter): number {
   return Math.max(limiter.limit(), limiter.active);
 }
 
-/** The metered limit. Internal: users see {@link MeteredLimit}. */
 export class MeteredLimitImpl implements MeteredLimit {
   readonly key: string;
   readonly attributes: Attributes;

@@ -1,5 +1,4 @@
-// resourcesOperation, and the four gym.resources.operation.* instruments of each meter with one
-// recorder per (operation, executor) series.
+// resourcesOperation, and the gym.resources.operation.* instruments: one recorder per (operation, executor) series.
 
 import {
   ATTR_EXECUTOR,
@@ -34,10 +33,7 @@ import type { MeterableLimit, OperationContext, OperationLimit, ResourcesOperati
 // The names last accepted: the off path checks only a new pair (the bench's `disabled / bare`).
 let lastNames: unknown[] = [];
 
-/**
- * Runs `body` in a slot of `limit` (`null`: unlimited) in the caller's async context and returns
- * or rethrows what it does; measured while metrics export (or with a `meterProvider`).
- */
+/** Runs `body` in a slot of `limit` (`null`: unlimited) in the caller's async context; measured while metrics export. */
 export function resourcesOperation<T>(
   limit: OperationLimit | null,
   options: ResourcesOperationOptions,

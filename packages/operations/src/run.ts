@@ -1,5 +1,4 @@
-// The one run path: asked → acquire (raced against the signal and the deadline) → held → body →
-// release → ended. The caller calls it, so the body runs in the caller's async context.
+// The one run path (asked → acquire, raced → held → body → release → ended), called by the caller: the body keeps its async context.
 
 import { isOutcome, OUTCOMES, type Outcome } from '@gym/constants';
 import { describeValue, invalidChoice } from '@gym/core/internal';
@@ -90,7 +89,6 @@ class Call<T> implements OperationContext {
   readonly #rec: Recorder;
   readonly #admission: Admission | undefined;
   readonly #askedAt: number;
-  /** Whether it found no free slot, as the admission judged it. */
   readonly #waits: boolean = false;
   #started = false;
   /** Its number among its limiter's waits, or -1. */
@@ -133,7 +131,6 @@ class Call<T> implements OperationContext {
     this.#outcome = value;
   }
 
-  /** It stopped waiting without a slot. */
   static leftUnheld(call: Call<unknown>, reason?: unknown): void {
     if (call.#started) return;
     const admission = call.#admission;
@@ -148,10 +145,7 @@ class Call<T> implements OperationContext {
     call.#rec.left(call.#askedAt);
   }
 
-  /**
-   * Takes a slot of `gate` (none: unlimited, or the limiter runs this call), raced against the
-   * signal and the deadline; runs the body; gives the slot back. One async frame.
-   */
+  /** Takes a slot of `gate` (none: unlimited, or the limiter runs this call), races it, runs the body, gives it back. */
   static async held<T>(call: Call<T>, gate?: Gate): Promise<T> {
     const { signal } = call;
     const admission = call.#admission;
@@ -261,9 +255,8 @@ function releaseLate(gate: Gate, token: unknown, admission: Admission | undefine
   );
 }
 
-// One `abort` listener per signal however many operations wait on it (a server passes one
-// shutdown signal to every operation: a listener each would trip Node's leak warning), removed
-// once nobody waits.
+// One `abort` listener per signal, removed once nobody waits: a server passes one shutdown signal
+// to every operation, and a listener each would trip Node's leak warning.
 const watches = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
 
 function onAbort(this: AbortSignal): void {
