@@ -31,7 +31,8 @@ import { now, reporter, SCOPE } from './scope.js';
 import type { MeterableLimit, OperationContext, OperationLimit, ResourcesOperationOptions } from './types.js';
 
 // The names last accepted: the off path checks only a new pair (the bench's `disabled / bare`).
-let lastNames: unknown[] = [];
+let lastOperation: unknown = Symbol('none');
+let lastExecutor: unknown = lastOperation;
 
 /** Runs `body` in a slot of `limit` (`null`: unlimited) in the caller's async context; measured while metrics export. */
 export function resourcesOperation<T>(
@@ -41,10 +42,11 @@ export function resourcesOperation<T>(
 ): Promise<T> {
   try {
     const { operation, executor } = options;
-    if (operation !== lastNames[0] || executor !== lastNames[1]) {
+    if (operation !== lastOperation || executor !== lastExecutor) {
       if (!isOperation(operation)) throw invalidChoice('resourcesOperation: options.operation', operation, OPERATIONS);
       if (!isExecutor(executor)) throw invalidChoice('resourcesOperation: options.executor', executor, EXECUTORS);
-      lastNames = [operation, executor];
+      lastOperation = operation;
+      lastExecutor = executor;
     }
     if (typeof body !== 'function') {
       throw new TypeError(`resourcesOperation: body must be a function; got ${describeValue(body)}`);
@@ -52,7 +54,8 @@ export function resourcesOperation<T>(
     const signal = checkSignal(options.signal, 'resourcesOperation: options.signal');
     const exporting = isMetricsExporting();
     // Off: nothing records, nothing races the wait; the limiter runs the body itself.
-    if (!exporting && signal === undefined && options.meterProvider == null && !(limit instanceof MeteredLimitImpl)) {
+    const plain = typeof limit === 'function' || !(limit instanceof MeteredLimitImpl);
+    if (!exporting && signal === undefined && options.meterProvider == null && plain) {
       return enter(limit as MeterableLimit | null, body, UNRECORDED_OP);
     }
     return measured(limit, options, signal, exporting, body);
