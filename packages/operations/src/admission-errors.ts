@@ -1,5 +1,3 @@
-// The two ways a metered limit turns a caller away before it holds a slot.
-
 const BRAND = Symbol.for('@gym/operations/admission-error');
 
 /** `instanceof` checks a `Symbol.for` brand (the class name), so it works across two copies of the package. */

@@ -12,13 +12,11 @@ export interface LiveReaders {
   passes?: true | undefined;
 }
 
-/** One limit as the run path sees it. */
 export interface Gate {
   /** Resolves a token once a slot is held; `release(token)` gives it back (a promise: freed later). */
   acquire(): Promise<unknown>;
   release(token: unknown): Promise<unknown> | undefined;
-  /** Throws when `token` cannot be released. */
-  check?(token: unknown): void;
+  check?(token: unknown): void; // throws when `token` cannot be released
   /** A limiter that takes a function runs `fn(arg)` itself; `refused(arg)` when it fails the call before `fn` ran. */
   inside?<A, R>(fn: Fn<A, R>, arg: A, refused: (arg: A) => void): Promise<R>;
   /** Its live readers; throws when this kind does not allow `capacity`. */
@@ -91,7 +89,6 @@ function checkReleasable(limit: AcquireReleaseLimit, token: unknown): void {
   );
 }
 
-/** Gives back what `acquire()` resolved: the function it resolved (alone or as `[value, release]`), else `release()`. */
 function releaseToken(limit: AcquireReleaseLimit, token: unknown): void {
   if (typeof token === 'function') token();
   else if (Array.isArray(token) && typeof token[1] === 'function') token[1]();
@@ -104,7 +101,6 @@ function badCapacity(capacity: unknown, allowed: string): RangeError {
 
 const isSlots = (capacity: unknown): capacity is number => Number.isSafeInteger(capacity) && (capacity as number) >= 1;
 
-/** An async-mutex Semaphore or Mutex (`lock`), or any other acquire()/release() object. */
 class AcquireReleaseGate implements Gate {
   constructor(
     private readonly limit: AcquireReleaseLimit,
@@ -145,7 +141,6 @@ class AcquireReleaseGate implements Gate {
   }
 }
 
-/** A limiter that takes a function (p-limit 6 and 7). */
 class FunctionGate implements Gate {
   /** Its own `pendingCount` getter, called directly: a property read on the function is a slow lookup. */
   private readonly pending: (this: PLimitLike) => number;

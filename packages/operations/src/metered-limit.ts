@@ -174,7 +174,7 @@ export class MeteredLimitImpl implements MeteredLimit {
     } catch (error) {
       reporter.warnOnce(
         'concurrency-instruments',
-        'creating the gym.concurrency instruments failed; metered limits are not reported, the next use tries again',
+        'creating gym.concurrency instruments failed; the next use tries',
         error,
       );
       return;
@@ -197,7 +197,6 @@ export class MeteredLimitImpl implements MeteredLimit {
   }
 }
 
-/** Admits `name` to the export; false (one warning) beyond the bound. */
 function admitted(what: 'limit' | 'server', name: string | undefined): boolean {
   const names = shared.names[what];
   if (name !== undefined && names.size < MAX_LIMIT_NAMES) names.add(name);
@@ -259,7 +258,6 @@ class ConcurrencyInstruments {
           if (entries.some((entry) => entry.timed)) result.observe(timeouts, totals.timeouts, attributes);
           result.observe(cancelled, totals.cancelled, attributes);
           result.observe(rejected, totals.rejected, attributes);
-          // An unbounded limiter leaves the gauges.
           const bounded = [...limiters].filter((limiter) => Number.isFinite(slotsOf(limiter)));
           if (bounded.length === 0) continue;
           const sum = { slots: 0, free: 0, held: 0, waiting: 0, longest: 0 };

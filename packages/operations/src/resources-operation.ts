@@ -30,7 +30,8 @@ import { type Body, checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from '
 import { now, reporter, SCOPE } from './scope.js';
 import type { MeterableLimit, OperationContext, OperationLimit, ResourcesOperationOptions } from './types.js';
 
-// The names last accepted: the off path checks only a new pair (the bench's `disabled / bare`).
+// The names last accepted: the entry checks only a new pair. The checks and every measured call are
+// apart (`acceptNames`, `measured`), so that the entry stays small enough for V8 to inline.
 let lastOperation: unknown = Symbol('none');
 let lastExecutor: unknown = lastOperation;
 
@@ -42,12 +43,7 @@ export function resourcesOperation<T>(
 ): Promise<T> {
   try {
     const { operation, executor } = options;
-    if (operation !== lastOperation || executor !== lastExecutor) {
-      if (!isOperation(operation)) throw invalidChoice('resourcesOperation: options.operation', operation, OPERATIONS);
-      if (!isExecutor(executor)) throw invalidChoice('resourcesOperation: options.executor', executor, EXECUTORS);
-      lastOperation = operation;
-      lastExecutor = executor;
-    }
+    if (operation !== lastOperation || executor !== lastExecutor) acceptNames(operation, executor);
     if (typeof body !== 'function') {
       throw new TypeError(`resourcesOperation: body must be a function; got ${describeValue(body)}`);
     }
@@ -64,7 +60,13 @@ export function resourcesOperation<T>(
   }
 }
 
-/** Every other call; apart, so that the entry stays small enough for V8 to inline into its caller. */
+function acceptNames(operation: unknown, executor: unknown): void {
+  if (!isOperation(operation)) throw invalidChoice('resourcesOperation: options.operation', operation, OPERATIONS);
+  if (!isExecutor(executor)) throw invalidChoice('resourcesOperation: options.executor', executor, EXECUTORS);
+  lastOperation = operation;
+  lastExecutor = executor;
+}
+
 function measured<T>(
   limit: OperationLimit | null,
   options: ResourcesOperationOptions,
@@ -133,7 +135,6 @@ function measurement(provider: MeterProvider, operation: Operation, executor: Ex
   }
 }
 
-/** One series: its attributes (built once), its live counts, and the recorder of its operations. */
 class Series implements Recorder {
   readonly attributes: Attributes;
   readonly byOutcome = {} as Record<Outcome, Attributes>;
@@ -175,7 +176,7 @@ class Series implements Recorder {
   }
 }
 
-/** Records `ms` unless a clock reading behind it failed (`NaN`); a failure is reported once. */
+/** Records `ms` unless a clock reading failed (`NaN`); a failure is reported once. */
 function record(histogram: Histogram, ms: number, attributes: Attributes, entry: { readonly name: string }): void {
   if (Number.isNaN(ms)) return;
   try {

@@ -117,7 +117,6 @@ class Call<T> implements OperationContext {
     }
   }
 
-  /** The admission deadline it races: only a call that waits has one. */
   static deadline(call: Call<unknown>): number | undefined {
     return call.#waits ? call.#admission?.timeoutMs : undefined;
   }
@@ -171,7 +170,6 @@ class Call<T> implements OperationContext {
     const limiter = admission?.limiter;
     if (limiter !== undefined) {
       if (call.#unqueue(limiter)) limiter.active++;
-      // A slot counted as passed reached a call.
       if (limiter.handed > 0) limiter.handed--;
     }
     const heldAt = call.#rec.held(call.#askedAt);
@@ -198,7 +196,6 @@ class Call<T> implements OperationContext {
     }
   }
 
-  /** Leaves its limiter's queue, if it waited. */
   #unqueue(limiter: Limiter): boolean {
     if (!this.#waits) return false;
     limiter.queued--;
@@ -265,7 +262,6 @@ function onAbort(this: AbortSignal): void {
   if (ends !== undefined) for (const end of ends) end(this.reason);
 }
 
-/** Calls `end(reason)` when `signal` aborts; returns what stops watching. */
 function watchAbort(signal: AbortSignal, end: (reason: unknown) => void): () => void {
   let ends = watches.get(signal);
   if (ends === undefined) {
@@ -281,7 +277,6 @@ function watchAbort(signal: AbortSignal, end: (reason: unknown) => void): () => 
   };
 }
 
-/** `signal` as a real, readable AbortSignal, or a TypeError naming `what`. */
 export function checkSignal(signal: unknown, what: string): AbortSignal | undefined {
   if (signal === undefined) return undefined;
   try {

@@ -1,8 +1,5 @@
-// This package's scope, its reporter and its clock.
-
 import { createReporter } from '@gym/core/internal';
 
-/** Every instrument's scope; a test keeps the version equal to package.json. */
 export const SCOPE = { name: '@gym/operations', version: '1.0.0' } as const;
 
 export const reporter = createReporter(SCOPE.name);

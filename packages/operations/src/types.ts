@@ -11,13 +11,11 @@ export interface AcquireReleaseLimit {
   release?(): void;
 }
 
-/** An async-mutex `Mutex` (0.5) or the like. */
+/** An async-mutex `Mutex` or `Semaphore` (0.5), or the like. */
 export interface MutexLike extends AcquireReleaseLimit {
   release(): void;
   isLocked(): boolean;
 }
-
-/** An async-mutex `Semaphore` (0.5) or the like. */
 export interface SemaphoreLike extends MutexLike {
   getValue(): number;
 }
@@ -33,10 +31,8 @@ export interface PLimitLike {
   concurrency?: number;
 }
 
-/** A limit that {@link meteredLimit} can wrap. */
+/** A limit that {@link meteredLimit} can wrap; and what {@link resourcesOperation} can run in (or `null`). */
 export type MeterableLimit = SemaphoreLike | MutexLike | PLimitLike | AcquireReleaseLimit;
-
-/** What {@link resourcesOperation} can run in (`null`: unlimited work). */
 export type OperationLimit = MeterableLimit | MeteredLimit;
 
 export interface ResourcesOperationOptions {
