@@ -1,18 +1,19 @@
-// The two ways a metered limit turns a caller away, before the caller holds a slot. Each carries
-// a `Symbol.for` brand its class checks, so `instanceof` works across two copies (as undici does).
+const BRAND = Symbol.for('@gym/operations/admission-error');
 
-const TIMEOUT = Symbol.for('@gym/operations/AdmissionTimeoutError');
-const REJECTED = Symbol.for('@gym/operations/AdmissionRejectedError');
+/** `instanceof` checks a `Symbol.for` brand (the class name), so it works across two copies of the package. */
+abstract class AdmissionError extends Error {
+  readonly [BRAND]: string = this.constructor.name;
 
-function branded(value: unknown, brand: symbol): boolean {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the subclass asked
+    return (value as { [BRAND]?: unknown } | null | undefined)?.[BRAND] === this.name;
+  }
 }
 
 /** A wait for a slot of a metered limit lasted longer than its `admissionTimeoutMs`. */
-export class AdmissionTimeoutError extends Error {
+export class AdmissionTimeoutError extends AdmissionError {
   override readonly name = 'AdmissionTimeoutError';
   readonly code = 'GYM_ADMISSION_TIMEOUT' as const;
-  readonly [TIMEOUT] = true;
 
   constructor(
     readonly limitName: string,
@@ -20,26 +21,17 @@ export class AdmissionTimeoutError extends Error {
   ) {
     super(`${limitName}: no slot became free within the admission timeout of ${timeoutMs} ms`);
   }
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return branded(value, TIMEOUT);
-  }
 }
 
 /** A call found no free slot while `maxQueued` calls already waited, and was refused at once. */
-export class AdmissionRejectedError extends Error {
+export class AdmissionRejectedError extends AdmissionError {
   override readonly name = 'AdmissionRejectedError';
   readonly code = 'GYM_ADMISSION_REJECTED' as const;
-  readonly [REJECTED] = true;
 
   constructor(
     readonly limitName: string,
     readonly maxQueued: number,
   ) {
     super(`${limitName}: the queue is full (${maxQueued} waiting); refused without waiting`);
-  }
-
-  static override [Symbol.hasInstance](value: unknown): boolean {
-    return branded(value, REJECTED);
   }
 }

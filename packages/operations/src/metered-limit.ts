@@ -1,9 +1,4 @@
-// meteredLimit: a limit the user already has, with admission control, exported as the eight
-// gym.concurrency.* instruments. One registry per meter (and one for the global provider), keyed
-// by attribute set, holds its metered limits weakly: distinct limiters with the same names are
-// summed, one limiter wrapped twice is one limiter (they share its counts), and a limit that
-// leaves the export (closed, unbounded, no longer the global meter's, collected) reports an idle
-// final state once, so that what a cumulative reader keeps is never a busy limit.
+// meteredLimit: a limit with admission control, exported as gym.concurrency.* (summed by attribute set, idle once when it leaves).
 
 import {
   ATTR_CONCURRENCY_COMPONENT,
@@ -22,13 +17,13 @@ import {
   describeValue,
   invalidChoice,
   MAX_TIMER_SECONDS,
-  perMeter,
   resolveMeter,
+  sharedSlot,
 } from '@gym/core/internal';
 import type { Attributes, Meter } from '@opentelemetry/api';
-import { type Gate, gateOf, LIMIT_SHAPES } from './limits.js';
-import { type Admission, type AdmissionTotals, type Counts, checkSignal, OFF, run } from './run.js';
-import { now, reporter, SCOPE, warnIfSecondCopy } from './scope.js';
+import { type Gate, gateOf, notALimit } from './limits.js';
+import { type Admission, type AdmissionTotals, checkSignal, type Limiter, OFF, run } from './run.js';
+import { now, reporter, SCOPE } from './scope.js';
 import type {
   CapacityOption,
   MeterableLimit,
@@ -38,15 +33,28 @@ import type {
   MeteredRunOptions,
 } from './types.js';
 
-/** Longest admission timeout a Node timer honours, in milliseconds. */
 const MAX_TIMEOUT_MS = MAX_TIMER_SECONDS * 1000;
 
-/**
- * Wraps `limit` in a metered limit: its slots, holders, waiters and admission outcomes are
- * exported as the `gym.concurrency.*` series while metrics export, and it can bound its queue
- * (`maxQueued`) and its waits (`admissionTimeoutMs`). Throws at once on a programming error
- * (`RangeError` for an option outside what is allowed, `TypeError` for a value that is no limit).
- */
+/** One attribute set of a registry: its metered limits (held weakly), their admission totals, and whether one has a deadline. */
+interface Entry {
+  readonly attributes: Attributes;
+  members: WeakRef<Admission>[];
+  readonly totals: AdmissionTotals;
+  timed: boolean;
+}
+
+type Registry = Map<string, Entry>;
+
+// Shared by every copy of the package (core's shared slot), so their limits are summed in one export.
+const shared = sharedSlot('@gym/operations/concurrency@1', () => ({
+  meters: new WeakMap<Meter, ConcurrencyInstruments>(),
+  /** Limits that record through the global provider: reported by the global meter of the moment. */
+  global: new Map() as Registry,
+  limiters: new WeakMap<object, Limiter>(),
+  names: { limit: new Set<string>(), server: new Set<string>() },
+}));
+
+/** Wraps `limit` in a metered limit, exported while metrics export; throws at once on a programming error. */
 export function meteredLimit<L extends MeterableLimit>(
   limit: L,
   options: MeteredLimitOptions & CapacityOption<L>,
@@ -71,67 +79,33 @@ export function meteredLimit<L extends MeterableLimit>(
   if (maxQueued !== undefined && !(Number.isSafeInteger(maxQueued) && maxQueued >= 0)) {
     throw bad('maxQueued', maxQueued, 'undefined or a whole number from 0 up');
   }
-  // A metered limit has no acquire(): it is no limit to gateOf.
-  const gate = gateOf(limit);
-  if (gate === undefined) {
-    throw new TypeError(
-      `meteredLimit: limit must be ${LIMIT_SHAPES} (not metered already); got ${describeValue(limit)}`,
-    );
-  }
-  return new MeteredLimitImpl(gate, countsOf(limit, gate, options.capacity), options);
-}
-
-/** The counts of each limiter, shared by its metered limits; held weakly. */
-const countsByLimiter = new WeakMap<object, Counts>();
-
-/** The counts of `limiter`; its live readers follow the capacity given last (checked here). */
-function countsOf(limiter: object, gate: Gate, capacity: number | undefined): Counts {
-  const known = countsByLimiter.get(limiter);
-  const counts: Counts = known ?? {
-    free: () => false,
-    limit: () => 0,
-    available: () => 0,
-    passes: undefined,
-    queued: 0,
-    active: 0,
-    handed: 0,
-    waits: undefined,
-    waitsFrom: 0,
-  };
-  const live = gate.live(capacity, counts);
-  Object.assign(counts, {
-    free: () => live.available() > 0,
-    limit: live.limit,
-    available: live.available,
-    passes: live.passes,
-  });
-  countsByLimiter.set(limiter, counts);
-  return counts;
+  return new MeteredLimitImpl(limit, options);
 }
 
 /** The slots a limit exports: what it reads, never below what is held through it. */
-function slotsOf(counts: Counts): number {
-  return Math.max(counts.limit(), counts.active);
+function slotsOf(limiter: Limiter): number {
+  return Math.max(limiter.limit(), limiter.active);
 }
 
-const admittedNames = { limit: new Set<string>(), server: new Set<string>() };
-
-/** The metered limit. Internal: users see {@link MeteredLimit}. */
 export class MeteredLimitImpl implements MeteredLimit {
   readonly key: string;
   readonly attributes: Attributes;
-  /** Its admission rules and totals, and its limiter's counts. */
   readonly admission: Admission;
   /** The options when a provider was injected; `undefined`: the global provider. */
   private readonly source: MeteredLimitOptions | undefined;
   /** Where it is exported, once it is; `null` once closed or when its names were refused. */
   private registry: Registry | undefined | null = undefined;
 
-  constructor(
-    readonly gate: Gate,
-    counts: Counts,
-    options: MeteredLimitOptions,
-  ) {
+  readonly gate: Gate;
+
+  constructor(limit: MeterableLimit, options: MeteredLimitOptions) {
+    const gate = gateOf(limit);
+    if (gate === undefined) throw notALimit(limit, 'meteredLimit', ' (not metered already)');
+    this.gate = gate;
+    // One limiter's counts, whose live readers follow the capacity given last.
+    const counts = shared.limiters.get(limit) ?? { queued: 0, active: 0, handed: 0, waits: undefined, waitsFrom: 0 };
+    const limiter: Limiter = Object.assign(counts, { passes: undefined }, gate.live(options.capacity, counts));
+    shared.limiters.set(limit, limiter);
     const { component, limitName, serverName } = options;
     this.key = JSON.stringify([component, limitName, serverName ?? null]);
     this.attributes = Object.freeze({
@@ -143,8 +117,9 @@ export class MeteredLimitImpl implements MeteredLimit {
       limitName,
       maxQueued: options.maxQueued,
       timeoutMs: options.admissionTimeoutMs,
-      counts,
+      limiter,
       totals: { timeouts: 0, cancelled: 0, rejected: 0 },
+      exported: undefined,
     };
     this.source = options.meterProvider != null ? options : undefined;
     if (!admitted('limit', limitName) || !admitted('server', serverName)) this.registry = null;
@@ -163,12 +138,12 @@ export class MeteredLimitImpl implements MeteredLimit {
 
   state(): MeteredLimitState {
     this.exportIfExporting(isMetricsExporting());
-    const { counts, totals } = this.admission;
+    const { limiter, totals } = this.admission;
     return {
-      limit: slotsOf(counts),
-      active: counts.active,
-      available: counts.available(),
-      queued: counts.queued,
+      limit: slotsOf(limiter),
+      active: limiter.active,
+      available: limiter.available(),
+      queued: limiter.queued,
       admissionTimeouts: totals.timeouts,
       admissionCancelled: totals.cancelled,
       admissionRejected: totals.rejected,
@@ -177,12 +152,8 @@ export class MeteredLimitImpl implements MeteredLimit {
 
   close(): void {
     const entry = this.registry?.get(this.key);
-    const totals = this.admission.totals;
-    const at = entry?.members.findIndex((member) => member.totals === totals) ?? -1;
-    if (entry !== undefined && at >= 0) {
-      entry.members.splice(at, 1);
-      addTotals(entry.left, totals);
-    }
+    if (entry !== undefined) entry.members = entry.members.filter((member) => member.deref() !== this.admission);
+    this.admission.exported = undefined;
     this.registry = null;
   }
 
@@ -190,43 +161,44 @@ export class MeteredLimitImpl implements MeteredLimit {
     this.close();
   }
 
-  /** Starts reporting it, when it is not reported yet and can be (`exporting`: isMetricsExporting()). Never throws. */
+  /** Starts reporting it when it is not reported yet and can be. Never throws. */
   exportIfExporting(exporting: boolean): void {
     const global = this.source === undefined;
     // A global limit asks on every call while exporting: a new global meter must report it too.
     if (this.registry === null || (global ? !exporting : this.registry !== undefined)) return;
     const meter = resolveMeter(this.source, SCOPE, reporter);
-    let instruments: ConcurrencyInstruments | undefined;
+    if (meter === undefined) return;
+    let instruments = shared.meters.get(meter);
     try {
-      instruments = meter && instrumentsOf(meter);
+      instruments ??= new ConcurrencyInstruments(meter);
     } catch (error) {
       reporter.warnOnce(
         'concurrency-instruments',
-        'creating the gym.concurrency instruments failed; metered limits are not reported, the next use tries again',
+        'creating gym.concurrency instruments failed; the next use tries',
         error,
       );
+      return;
     }
-    if (instruments === undefined || this.registry !== undefined) return;
-    this.registry = global ? GLOBAL : instruments.registry;
-    let entry = this.registry.get(this.key);
-    if (entry === undefined) {
-      entry = {
-        attributes: this.attributes,
-        members: [],
-        left: { timeouts: 0, cancelled: 0, rejected: 0 },
-        timed: false,
-      };
-      this.registry.set(this.key, entry);
-    }
-    entry.members.push({ admission: new WeakRef(this.admission), totals: this.admission.totals });
-    if (this.admission.timeoutMs !== undefined) entry.timed = true;
-    this.admission.counts.waits ??= [];
+    if (this.registry !== undefined) return;
+    this.registry = global ? shared.global : instruments.registry;
+    const entry = this.registry.get(this.key) ?? {
+      attributes: this.attributes,
+      members: [],
+      totals: { timeouts: 0, cancelled: 0, rejected: 0 },
+      timed: false,
+    };
+    this.registry.set(this.key, entry);
+    const admission = this.admission;
+    entry.members.push(new WeakRef(admission));
+    entry.timed ||= admission.timeoutMs !== undefined;
+    addTotals(entry.totals, admission.totals);
+    admission.exported = entry.totals;
+    admission.limiter.waits ??= [];
   }
 }
 
-/** Admits `name` to the export; false (one warning) beyond the bound. */
 function admitted(what: 'limit' | 'server', name: string | undefined): boolean {
-  const names = admittedNames[what];
+  const names = shared.names[what];
   if (name !== undefined && names.size < MAX_LIMIT_NAMES) names.add(name);
   if (name === undefined || names.has(name)) return true;
   reporter.warnOnce(
@@ -243,125 +215,71 @@ function addTotals(into: AdmissionTotals, from: AdmissionTotals): void {
   into.rejected += from.rejected;
 }
 
-/** A metered limit in a registry: its admission held weakly, its totals strongly (they outlive it). */
-interface Member {
-  readonly admission: WeakRef<Admission>;
-  readonly totals: AdmissionTotals;
-}
-
-/** One attribute set of a registry: its metered limits, and the totals of those that left. */
-interface Entry {
-  readonly attributes: Attributes;
-  readonly members: Member[];
-  readonly left: AdmissionTotals;
-  /** A limit with a deadline joined it: it exports admission timeouts. */
-  timed: boolean;
-}
-
-/** Metered limits by attribute set (`MeteredLimitImpl.key`). */
-type Registry = Map<string, Entry>;
-
-/** Limits that record through the global provider: reported by the global meter of the moment. */
-const GLOBAL: Registry = new Map();
-
-/** One attribute set as a collection sees it: the sum of its distinct limiters. */
-class Sum implements AdmissionTotals {
-  readonly limiters = new Set<Counts>();
-  members = 0;
-  timed = false;
-  timeouts = 0;
-  cancelled = 0;
-  rejected = 0;
-  /** Slots of its bounded limiters: `NaN` while it has none (then it exports no gauge). */
-  limit = Number.NaN;
-  active = 0;
-  available = 0;
-  queued = 0;
-  oldest = 0;
-
-  constructor(readonly attributes: Attributes) {}
-}
-
-/** Adds `entry` to `sum`, leaving out (their totals kept) the limits that were collected. */
-function addEntry(sum: Sum, entry: Entry, at: number): void {
-  sum.timed ||= entry.timed;
-  for (let i = entry.members.length - 1; i >= 0; i--) {
-    const member = entry.members[i] as Member;
-    const admission = member.admission.deref();
-    if (admission === undefined) {
-      entry.members.splice(i, 1);
-      addTotals(entry.left, member.totals);
-      continue;
-    }
-    sum.members++;
-    addTotals(sum, member.totals);
-    const counts = admission.counts;
-    if (sum.limiters.has(counts)) continue;
-    sum.limiters.add(counts);
-    const slots = slotsOf(counts);
-    if (!Number.isFinite(slots)) continue; // unbounded: it leaves the gauges
-    sum.limit = (Number.isNaN(sum.limit) ? 0 : sum.limit) + slots;
-    sum.active += counts.active;
-    sum.available += counts.available();
-    sum.queued += counts.queued;
-    const since = counts.waits?.[0];
-    if (since !== undefined && at - since > sum.oldest) sum.oldest = at - since;
-  }
-  addTotals(sum, entry.left);
-}
-
-/** The eight instruments of one meter, the limits given that meter, and GLOBAL while it is the global meter. */
+/** The eight instruments of one meter, the limits given that meter, and the global ones while it is the global meter. */
 class ConcurrencyInstruments {
   readonly registry: Registry = new Map();
-  /** The gauges' attribute sets this meter reported last, with their slots: one that is gone reports idle once. */
-  private reported = new Map<string, Sum>();
+  /** The attribute sets and slots of the gauges it reported last: a set that is gone reports idle once. */
+  private reported = new Map<string, [Attributes, number]>();
 
   constructor(meter: Meter) {
-    warnIfSecondCopy();
     const limit = createInstrument(meter, INSTRUMENTS.concurrencyLimit);
-    const active = createInstrument(meter, INSTRUMENTS.concurrencyActive);
     const available = createInstrument(meter, INSTRUMENTS.concurrencyAvailable);
+    const active = createInstrument(meter, INSTRUMENTS.concurrencyActive);
     const queueDepth = createInstrument(meter, INSTRUMENTS.concurrencyQueueDepth);
+    const oldest = createInstrument(meter, INSTRUMENTS.concurrencyOldestWait);
     const timeouts = createInstrument(meter, INSTRUMENTS.admissionTimeouts);
     const cancelled = createInstrument(meter, INSTRUMENTS.admissionCancelled);
     const rejected = createInstrument(meter, INSTRUMENTS.admissionRejected);
-    const oldest = createInstrument(meter, INSTRUMENTS.concurrencyOldestWait);
-    const all = [limit, active, available, queueDepth, timeouts, cancelled, rejected, oldest];
-    meter.addBatchObservableCallback((result) => {
-      // A meter of a provider that is no longer the global one keeps only the limits given it.
-      const global = resolveMeter(undefined, SCOPE, reporter) === meter;
-      const at = now();
-      const sums = new Map<string, Sum>();
-      for (const registry of global ? [this.registry, GLOBAL] : [this.registry]) {
-        for (const [key, entry] of registry) {
-          const sum = sums.get(key) ?? new Sum(entry.attributes);
-          sums.set(key, sum);
-          addEntry(sum, entry, at);
+    const gauges = [limit, available, active, queueDepth, oldest];
+    meter.addBatchObservableCallback(
+      (result) => {
+        const observe = (attributes: Attributes, values: number[]) => {
+          for (const [i, gauge] of gauges.entries()) result.observe(gauge, values[i] as number, attributes);
+        };
+        // A meter of a provider that is no longer the global one reports only the limits given it.
+        const global = resolveMeter(undefined, SCOPE, reporter) === meter;
+        const sets = new Map<string, Entry[]>();
+        for (const registry of global ? [this.registry, shared.global] : [this.registry]) {
+          for (const [key, entry] of registry) {
+            entry.members = entry.members.filter((member) => member.deref() !== undefined); // collected
+            if (entry.members.length > 0) sets.set(key, [...(sets.get(key) ?? []), entry]);
+          }
         }
-      }
-      const gauges = (s: Sum, busy: boolean) => {
-        result.observe(limit, s.limit, s.attributes);
-        result.observe(available, busy ? s.available : s.limit, s.attributes);
-        result.observe(active, busy ? s.active : 0, s.attributes);
-        result.observe(queueDepth, busy ? s.queued : 0, s.attributes);
-        result.observe(oldest, busy ? s.oldest : 0, s.attributes);
-      };
-      const reported = new Map<string, Sum>();
-      for (const [key, s] of sums) {
-        if (s.members === 0) continue;
-        if (s.timed) result.observe(timeouts, s.timeouts, s.attributes);
-        result.observe(cancelled, s.cancelled, s.attributes);
-        result.observe(rejected, s.rejected, s.attributes);
-        if (Number.isNaN(s.limit)) continue;
-        gauges(s, true);
-        reported.set(key, s);
-      }
-      // Gone since the last collection: its idle final state, once.
-      for (const [key, s] of this.reported) if (!reported.has(key)) gauges(s, false);
-      this.reported = reported;
-      for (const s of sums.values()) s.limiters.clear(); // kept until the next collection: not its limiters
-    }, all);
+        const at = now();
+        const reported = new Map<string, [Attributes, number]>();
+        for (const [key, entries] of sets) {
+          const { attributes } = entries[0] as Entry;
+          const totals = { timeouts: 0, cancelled: 0, rejected: 0 };
+          const limiters = new Set<Limiter>();
+          for (const entry of entries) {
+            addTotals(totals, entry.totals);
+            for (const member of entry.members) limiters.add((member.deref() as Admission).limiter);
+          }
+          if (entries.some((entry) => entry.timed)) result.observe(timeouts, totals.timeouts, attributes);
+          result.observe(cancelled, totals.cancelled, attributes);
+          result.observe(rejected, totals.rejected, attributes);
+          const bounded = [...limiters].filter((limiter) => Number.isFinite(slotsOf(limiter)));
+          if (bounded.length === 0) continue;
+          const sum = { slots: 0, free: 0, held: 0, waiting: 0, longest: 0 };
+          for (const limiter of bounded) {
+            sum.slots += slotsOf(limiter);
+            sum.free += limiter.available();
+            sum.held += limiter.active;
+            sum.waiting += limiter.queued;
+            const wait = at - (limiter.waits?.[0] ?? at);
+            if (wait > sum.longest) sum.longest = wait;
+          }
+          observe(attributes, [sum.slots, sum.free, sum.held, sum.waiting, sum.longest]);
+          reported.set(key, [attributes, sum.slots]);
+        }
+        // Gone since the last collection: its idle final state, once.
+        for (const [key, [attributes, slots]] of this.reported) {
+          if (!reported.has(key)) observe(attributes, [slots, slots, 0, 0, 0]);
+        }
+        this.reported = reported;
+      },
+      [...gauges, timeouts, cancelled, rejected],
+    );
+    shared.meters.set(meter, this);
   }
 }
-
-const instrumentsOf = perMeter((meter) => new ConcurrencyInstruments(meter));

@@ -1,32 +1,41 @@
-// resourcesOperation: check the arguments, choose the recorder once (OFF when nothing
-// exports), and take the one run path.
+// resourcesOperation, and the gym.resources.operation.* instruments: one recorder per (operation, executor) series.
 
-import { EXECUTORS, type Executor, isExecutor, isOperation, OPERATIONS, type Operation } from '@gym/constants';
+import {
+  ATTR_EXECUTOR,
+  ATTR_OPERATION,
+  ATTR_OUTCOME,
+  EXECUTORS,
+  type Executor,
+  INSTRUMENTS,
+  isExecutor,
+  isOperation,
+  OPERATIONS,
+  type Operation,
+  OUTCOMES,
+  type Outcome,
+} from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
-import { describeValue, invalidChoice, meterProviderOf } from '@gym/core/internal';
-import type { MeterProvider } from '@opentelemetry/api';
-import { cachedGate, enter, type Gate, notALimit } from './limits.js';
+import {
+  createInstrument,
+  describeValue,
+  invalidChoice,
+  meterProviderOf,
+  resolveMeter,
+  sharedSlot,
+} from '@gym/core/internal';
+import type { Attributes, Histogram, Meter, MeterProvider } from '@opentelemetry/api';
+import { enter, gateFor } from './limits.js';
 import { MeteredLimitImpl } from './metered-limit.js';
-import { measurement } from './operation-metrics.js';
 import { type Body, checkSignal, OFF, type Recorder, run, UNRECORDED_OP } from './run.js';
-import type {
-  AcquireReleaseLimit,
-  OperationContext,
-  OperationLimit,
-  PLimitLike,
-  ResourcesOperationOptions,
-} from './types.js';
+import { now, reporter, SCOPE } from './scope.js';
+import type { MeterableLimit, OperationContext, OperationLimit, ResourcesOperationOptions } from './types.js';
 
-// The last operation and executor accepted: only a new value is looked up.
+// The names last accepted: the entry checks only a new pair. The checks and every measured call are
+// apart (`acceptNames`, `measured`), so that the entry stays small enough for V8 to inline.
 let lastOperation: unknown = Symbol('none');
 let lastExecutor: unknown = lastOperation;
 
-/**
- * Runs `body` inside `limit` (any `MeterableLimit`, a metered limit, or `null`: unlimited) and
- * returns or rethrows what the body does. The limit's own queue decides who runs when; the body
- * runs in the caller's async context. Measured while metrics export (or with a `meterProvider`).
- * Programming errors reject before the limit is touched; telemetry failures never reach the caller.
- */
+/** Runs `body` in a slot of `limit` (`null`: unlimited) in the caller's async context; measured while metrics export. */
 export function resourcesOperation<T>(
   limit: OperationLimit | null,
   options: ResourcesOperationOptions,
@@ -40,94 +49,15 @@ export function resourcesOperation<T>(
     }
     const signal = checkSignal(options.signal, 'resourcesOperation: options.signal');
     const exporting = isMetricsExporting();
-    const measured = exporting || options.meterProvider != null;
-    // The off path: nothing records, nothing races the wait; the limit runs the body itself.
-    const plain = typeof limit === 'function' || (limit !== null && !(limit instanceof MeteredLimitImpl));
-    if (!measured && signal === undefined && plain) {
-      return enter(limit as PLimitLike | AcquireReleaseLimit, body, UNRECORDED_OP);
+    // Off: nothing records, nothing races the wait; the limiter runs the body itself.
+    const plain = typeof limit === 'function' || !(limit instanceof MeteredLimitImpl);
+    if (!exporting && signal === undefined && options.meterProvider == null && plain) {
+      return enter(limit as MeterableLimit | null, body, UNRECORDED_OP);
     }
-    return measuredOrRaced(limit, options, signal, exporting, body);
+    return measured(limit, options, signal, exporting, body);
   } catch (error) {
     return Promise.reject(error);
   }
-}
-
-/** Every call but an unrecorded one with nothing to race through a plain limit; kept apart so the off path stays small. */
-function measuredOrRaced<T>(
-  limit: OperationLimit | null,
-  options: ResourcesOperationOptions,
-  signal: AbortSignal | undefined,
-  exporting: boolean,
-  body: Body<T>,
-): Promise<T> {
-  const metered = limit instanceof MeteredLimitImpl ? limit : undefined;
-  metered?.exportIfExporting(exporting);
-  // A call that records nothing (raced, or through a metered limit) remembers nothing.
-  const provider = meterProviderOf(options, exporting);
-  const found = provider === undefined ? undefined : lastOrFind(limit, provider, options.operation, options.executor);
-  const gate = found === undefined ? gateFor(limit) : found.gate;
-  if (signal?.aborted) return Promise.reject(signal.reason);
-  return run(gate, metered?.admission, signal, body, found?.rec ?? OFF);
-}
-
-/** What a measured call's limit, provider and names resolve to. */
-interface Found {
-  readonly limit: OperationLimit | null;
-  readonly provider: MeterProvider;
-  readonly operation: Operation;
-  readonly executor: Executor;
-  readonly gate: Gate | undefined;
-  readonly rec: Recorder;
-}
-
-/**
- * The last measured call's: a server measures the same limit on the same provider call after
- * call, and finding the gate and the series through their `WeakMap`s every time cost 1–2 % of a
- * measured call. Forgotten a second after it was kept (an unref'd timer), so a limit or provider
- * the caller dropped is held at most that long.
- */
-let last: Found | undefined;
-// The timer starts in the async context of the call that kept `last` and holds it as long.
-const FORGET_AFTER_MS = 1000;
-
-function forget(): void {
-  last = undefined;
-}
-
-function lastOrFind(
-  limit: OperationLimit | null,
-  provider: MeterProvider,
-  operation: Operation,
-  executor: Executor,
-): Found {
-  const seen = last;
-  if (
-    seen !== undefined &&
-    seen.limit === limit &&
-    seen.provider === provider &&
-    seen.operation === operation &&
-    seen.executor === executor
-  ) {
-    return seen;
-  }
-  const found = {
-    limit,
-    provider,
-    operation,
-    executor,
-    gate: gateFor(limit),
-    rec: measurement(provider, operation, executor),
-  };
-  // A recorder that could not be had is not kept: the next call tries again.
-  if (found.rec === OFF) return found;
-  if (last === undefined) setTimeout(forget, FORGET_AFTER_MS).unref();
-  last = found;
-  return found;
-}
-
-function gateFor(limit: OperationLimit | null): Gate | undefined {
-  if (limit instanceof MeteredLimitImpl) return limit.gate;
-  return limit === null ? undefined : gateOfLimit(limit);
 }
 
 function acceptNames(operation: unknown, executor: unknown): void {
@@ -137,9 +67,121 @@ function acceptNames(operation: unknown, executor: unknown): void {
   lastExecutor = executor;
 }
 
-/** The gate of `limit`; a value that is no limit (a primitive too: a `WeakMap` finds nothing for it) is a TypeError. */
-function gateOfLimit(limit: object): Gate {
-  const gate = cachedGate(limit);
-  if (gate !== undefined) return gate;
-  throw notALimit(limit);
+function measured<T>(
+  limit: OperationLimit | null,
+  options: ResourcesOperationOptions,
+  signal: AbortSignal | undefined,
+  exporting: boolean,
+  body: Body<T>,
+): Promise<T> {
+  const metered = limit instanceof MeteredLimitImpl ? limit : undefined;
+  metered?.exportIfExporting(exporting);
+  const gate = metered?.gate ?? (limit === null ? undefined : gateFor(limit));
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  const provider = meterProviderOf(options, exporting);
+  const rec = provider === undefined ? OFF : measurement(provider, options.operation, options.executor);
+  return run(gate, metered?.admission, signal, body, rec);
+}
+
+class OperationMetrics {
+  readonly queueDuration: Histogram;
+  readonly runDuration: Histogram;
+  readonly series: Series[] = [];
+
+  constructor(meter: Meter) {
+    this.queueDuration = createInstrument(meter, INSTRUMENTS.operationQueueDuration);
+    this.runDuration = createInstrument(meter, INSTRUMENTS.operationDuration);
+    const queued = createInstrument(meter, INSTRUMENTS.operationQueued);
+    const active = createInstrument(meter, INSTRUMENTS.operationActive);
+    meter.addBatchObservableCallback(
+      (result) => {
+        for (const series of this.series) {
+          result.observe(queued, series.queued, series.attributes);
+          result.observe(active, series.active, series.attributes);
+        }
+      },
+      [queued, active],
+    );
+    metricsOf.set(meter, this);
+  }
+}
+
+// Shared by every copy of the package, held weakly: one set of instruments and series per meter.
+const metricsOf = sharedSlot('@gym/operations/operation-metrics@1', () => new WeakMap<Meter, OperationMetrics>());
+// The same by provider (its meter resolved once), held weakly.
+const metricsOfProvider = new WeakMap<MeterProvider, OperationMetrics>();
+
+/** The recorder of the (operation, executor) series on `provider`'s meter, or `OFF` when it cannot be had (reported once). */
+function measurement(provider: MeterProvider, operation: Operation, executor: Executor): Recorder {
+  try {
+    let metrics = metricsOfProvider.get(provider);
+    if (metrics === undefined) {
+      const meter = resolveMeter({ meterProvider: provider }, SCOPE, reporter);
+      if (meter === undefined) return OFF;
+      metrics = metricsOf.get(meter) ?? new OperationMetrics(meter);
+      metricsOfProvider.set(provider, metrics);
+    }
+    return (
+      metrics.series.find((s) => s.operation === operation && s.executor === executor) ??
+      new Series(metrics, operation, executor)
+    );
+  } catch (error) {
+    reporter.warnOnce(
+      'instruments',
+      'creating the operation instruments failed; this operation is not measured, the next one tries again',
+      error,
+    );
+    return OFF;
+  }
+}
+
+class Series implements Recorder {
+  readonly attributes: Attributes;
+  readonly byOutcome = {} as Record<Outcome, Attributes>;
+  queued = 0;
+  active = 0;
+
+  constructor(
+    private readonly metrics: OperationMetrics,
+    readonly operation: Operation,
+    readonly executor: Executor,
+  ) {
+    this.attributes = Object.freeze({ [ATTR_OPERATION]: operation, [ATTR_EXECUTOR]: executor });
+    for (const outcome of OUTCOMES) {
+      this.byOutcome[outcome] = Object.freeze({ ...this.attributes, [ATTR_OUTCOME]: outcome });
+    }
+    metrics.series.push(this);
+  }
+
+  asked(): number {
+    this.queued++;
+    return now();
+  }
+
+  held(askedAt: number): number {
+    const at = now();
+    this.left(askedAt, at);
+    this.active++;
+    return at;
+  }
+
+  left(askedAt: number, at = now()): void {
+    this.queued--;
+    record(this.metrics.queueDuration, at - askedAt, this.attributes, INSTRUMENTS.operationQueueDuration);
+  }
+
+  ended(heldAt: number, outcome: Outcome): void {
+    this.active--;
+    record(this.metrics.runDuration, now() - heldAt, this.byOutcome[outcome], INSTRUMENTS.operationDuration);
+  }
+}
+
+/** Records `ms` unless a clock reading failed (`NaN`); a failure is reported once. */
+function record(histogram: Histogram, ms: number, attributes: Attributes, entry: { readonly name: string }): void {
+  if (Number.isNaN(ms)) return;
+  try {
+    histogram.record(ms, attributes);
+  } catch (error) {
+    reporter.warnOnce('record', `recording ${entry.name} failed; recording goes on`, error);
+  }
 }

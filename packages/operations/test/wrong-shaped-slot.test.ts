@@ -1,5 +1,5 @@
-// Whatever another copy (or anything else) left in @gym/core's shared-slot global, metered
-// limits and operations work: this package keeps no state there.
+// Whatever else lies in @gym/core's shared-slot global under other names (stale slots of an older
+// shape, another package's), metered limits and operations work: this package reads only its own names.
 
 import { expect, it } from '@jest/globals';
 import { Semaphore } from 'async-mutex';
