@@ -27,9 +27,9 @@
 import { channel } from 'node:diagnostics_channel';
 import { createServer } from 'node:http';
 import {
+  ATTR_HTTP_CONNECTION_POOL_QUEUE_CONSTRAINT,
+  ATTR_HTTP_CONNECTION_POOL_QUEUE_OUTCOME,
   ATTR_HTTP_DESTINATION_SERVER_NAME,
-  ATTR_HTTP_POOL_QUEUE_CONSTRAINT,
-  ATTR_HTTP_POOL_QUEUE_OUTCOME,
 } from '@gym/constants';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { Pool } from 'undici';
@@ -64,8 +64,8 @@ const noSdk = {
 // attribute set (same keys and values), once per request of the bare pool.
 const point = meterProvider.getMeter('bench-point').createHistogram('bench.point', { unit: 'ms' });
 const pointAttributes = Object.freeze({
-  [ATTR_HTTP_POOL_QUEUE_CONSTRAINT]: 'per_host',
-  [ATTR_HTTP_POOL_QUEUE_OUTCOME]: 'ok',
+  [ATTR_HTTP_CONNECTION_POOL_QUEUE_CONSTRAINT]: 'per_host',
+  [ATTR_HTTP_CONNECTION_POOL_QUEUE_OUTCOME]: 'ok',
   [ATTR_HTTP_DESTINATION_SERVER_NAME]: 'bench',
 });
 

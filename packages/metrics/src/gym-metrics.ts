@@ -9,7 +9,7 @@
 // mistake; a meter, provider or logger that throws is reported once and retried on the next
 // call. One try/catch per recording method, at its edge.
 
-import { INSTRUMENTS, METRIC_SERVERS_ACTIVE } from '@gym/constants';
+import { INSTRUMENTS } from '@gym/constants';
 import { createInstrument, describeValue, perMeter, resolveMeter, sharedSlot } from '@gym/core/internal';
 import type { MeterProvider } from '@opentelemetry/api';
 import { isOrchestrator } from './orchestrator.js';
@@ -201,7 +201,7 @@ function reportFailure(error: unknown): void {
 }
 
 const REFUSAL =
-  `recordActiveServers refused: ${METRIC_SERVERS_ACTIVE} has one writer, the orchestrator, and ` +
+  `recordActiveServers refused: ${INSTRUMENTS.serversActive.name} has one writer, the orchestrator, and ` +
   'this process has not declared itself the orchestrator. Call declareOrchestrator() in the ' +
   "orchestrator process (or initialise @gym/otel-bootstrap with serverType 'orchestrator'); " +
   'servers must not write this gauge. Nothing was recorded; later calls here are refused silently.';

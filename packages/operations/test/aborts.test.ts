@@ -3,7 +3,7 @@
 // queued on a p-limit limiter. Every case runs measured (an injected meter) and unmeasured.
 
 import { getEventListeners } from 'node:events';
-import { ATTR_EXECUTOR, ATTR_OPERATION, METRIC_OPERATION_ACTIVE, METRIC_OPERATION_QUEUED } from '@gym/constants';
+import { ATTR_EXECUTOR, ATTR_OPERATION, INSTRUMENTS } from '@gym/constants';
 import { meteredLimit, type OperationLimit, resourcesOperation } from '@gym/operations';
 import {
   capture,
@@ -147,8 +147,8 @@ describe.each(KINDS)('%s', (_kind, make) => {
         expect({ depth, free: isFree() }).toEqual({ depth, free: true });
         if (reader !== undefined) {
           const m = await collectMetrics(reader);
-          expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
-          expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+          expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(0);
+          expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0);
         }
       }
       // The sweep covered both sides of the race: some aborts came before the start, some after.
@@ -245,8 +245,8 @@ describe('p-limit: 1,000 queued operations abort', () => {
         expect(results.every((r) => !r.ok && r.error === reason)).toBe(true);
         if (reader !== undefined) {
           const m = await collectMetrics(reader);
-          expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
-          expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(1);
+          expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(0);
+          expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(1);
         }
 
         let nextStarted = false;

@@ -3,7 +3,7 @@
 // toString) is a programming error, and the body can report its outcome only through the
 // validating `op.outcome` setter — never through a field, a property definition or a prototype.
 
-import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OUTCOME, METRIC_OPERATION_DURATION, type Outcome } from '@gym/constants';
+import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OPERATION_OUTCOME, INSTRUMENTS, type Outcome } from '@gym/constants';
 import { type OperationContext, resourcesOperation } from '@gym/operations';
 import { capture, collectMetrics, createMetricHarness, histogramPoint, type PullMetricReader } from '@gym/test-kit';
 import { describe, expect, it } from '@jest/globals';
@@ -104,12 +104,16 @@ describe('the outcome reaches the runner only through the validating setter', ()
   /** Every duration point carries exactly the three keys, with values from their sets. */
   async function assertOnlyBoundedPoints(reader: PullMetricReader, expected: Outcome) {
     const m = await collectMetrics(reader);
-    const points = m.get(METRIC_OPERATION_DURATION)?.dataPoints ?? [];
+    const points = m.get(INSTRUMENTS.operationDuration.name)?.dataPoints ?? [];
     expect(points).toHaveLength(1);
     for (const point of points) {
-      expect(Object.keys(point.attributes).sort()).toEqual([ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OUTCOME].sort());
+      expect(Object.keys(point.attributes).sort()).toEqual(
+        [ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OPERATION_OUTCOME].sort(),
+      );
     }
-    expect(histogramPoint(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: expected }).count).toBe(1);
+    expect(
+      histogramPoint(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OPERATION_OUTCOME]: expected }).count,
+    ).toBe(1);
   }
 
   const bypasses: [string, (op: OperationContext) => void][] = [

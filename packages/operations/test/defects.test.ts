@@ -10,14 +10,8 @@ import {
   ATTR_EXECUTOR,
   ATTR_OPERATION,
   ATTR_SERVER_NAME,
+  INSTRUMENTS,
   MAX_LIMIT_NAMES,
-  METRIC_CONCURRENCY_ACTIVE,
-  METRIC_CONCURRENCY_ADMISSION_REJECTED,
-  METRIC_CONCURRENCY_AVAILABLE,
-  METRIC_CONCURRENCY_LIMIT,
-  METRIC_CONCURRENCY_OLDEST_WAIT,
-  METRIC_CONCURRENCY_QUEUE_DEPTH,
-  METRIC_OPERATION_QUEUE_DURATION,
 } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
 import {
@@ -83,11 +77,11 @@ const ALL_KINDS: [string, (n: number) => OperationLimit | null][] = [
 /** The five gauges of one limit (the only one exported, unless `attributes` says which). */
 function gauges(m: Awaited<ReturnType<typeof collectMetrics>>, attributes?: Record<string, string>) {
   return {
-    limit: gaugeValue(m, METRIC_CONCURRENCY_LIMIT, attributes),
-    active: gaugeValue(m, METRIC_CONCURRENCY_ACTIVE, attributes),
-    available: gaugeValue(m, METRIC_CONCURRENCY_AVAILABLE, attributes),
-    queued: gaugeValue(m, METRIC_CONCURRENCY_QUEUE_DEPTH, attributes),
-    oldest: gaugeValue(m, METRIC_CONCURRENCY_OLDEST_WAIT, attributes),
+    limit: gaugeValue(m, INSTRUMENTS.concurrencyLimit.name, attributes),
+    active: gaugeValue(m, INSTRUMENTS.concurrencyActive.name, attributes),
+    available: gaugeValue(m, INSTRUMENTS.concurrencyAvailable.name, attributes),
+    queued: gaugeValue(m, INSTRUMENTS.concurrencyQueueDepth.name, attributes),
+    oldest: gaugeValue(m, INSTRUMENTS.concurrencyOldestWait.name, attributes),
   };
 }
 
@@ -239,9 +233,9 @@ describe('limit and available are read live at collection', () => {
     meteredLimit(semaphore, { component: 'other', limitName: 'live_sem', meterProvider });
     semaphore.setValue(2);
     const m = await collectMetrics(reader);
-    expect(gaugeValue(m, METRIC_CONCURRENCY_LIMIT)).toBe(2);
-    expect(gaugeValue(m, METRIC_CONCURRENCY_ACTIVE)).toBe(0);
-    expect(gaugeValue(m, METRIC_CONCURRENCY_AVAILABLE)).toBe(2);
+    expect(gaugeValue(m, INSTRUMENTS.concurrencyLimit.name)).toBe(2);
+    expect(gaugeValue(m, INSTRUMENTS.concurrencyActive.name)).toBe(0);
+    expect(gaugeValue(m, INSTRUMENTS.concurrencyAvailable.name)).toBe(2);
   });
 
   it.each([
@@ -255,9 +249,9 @@ describe('limit and available are read live at collection', () => {
     const running = limit.run(() => hold.promise);
     limiter.concurrency = 5;
     const m = await collectMetrics(reader);
-    expect(gaugeValue(m, METRIC_CONCURRENCY_LIMIT)).toBe(5);
-    expect(gaugeValue(m, METRIC_CONCURRENCY_ACTIVE)).toBe(1);
-    expect(gaugeValue(m, METRIC_CONCURRENCY_AVAILABLE)).toBe(4);
+    expect(gaugeValue(m, INSTRUMENTS.concurrencyLimit.name)).toBe(5);
+    expect(gaugeValue(m, INSTRUMENTS.concurrencyActive.name)).toBe(1);
+    expect(gaugeValue(m, INSTRUMENTS.concurrencyAvailable.name)).toBe(4);
     hold.resolve();
     await running;
   });
@@ -273,15 +267,15 @@ describe('limit and available are read live at collection', () => {
     const running = limit.run(() => hold.promise);
     const m = await collectMetrics(reader);
     for (const name of [
-      METRIC_CONCURRENCY_LIMIT,
-      METRIC_CONCURRENCY_AVAILABLE,
-      METRIC_CONCURRENCY_ACTIVE,
-      METRIC_CONCURRENCY_QUEUE_DEPTH,
-      METRIC_CONCURRENCY_OLDEST_WAIT,
+      INSTRUMENTS.concurrencyLimit.name,
+      INSTRUMENTS.concurrencyAvailable.name,
+      INSTRUMENTS.concurrencyActive.name,
+      INSTRUMENTS.concurrencyQueueDepth.name,
+      INSTRUMENTS.concurrencyOldestWait.name,
     ]) {
       expect(m.get(name)).toBeUndefined();
     }
-    expect(counterValue(m, METRIC_CONCURRENCY_ADMISSION_REJECTED)).toBe(0);
+    expect(counterValue(m, INSTRUMENTS.admissionRejected.name)).toBe(0);
     expect(limit.state()).toMatchObject({ active: 1, queued: 0 });
     hold.resolve();
     await running;
@@ -377,11 +371,11 @@ it('the global provider switched A → B → A: each metered limit is exported o
   await limit.run(() => 1);
   const switched = { [ATTR_CONCURRENCY_COMPONENT]: 'other', [ATTR_CONCURRENCY_LIMIT_NAME]: 'switched' };
   const m = await collectMetrics(a.reader);
-  const points = m.get(METRIC_CONCURRENCY_LIMIT)?.dataPoints ?? [];
+  const points = m.get(INSTRUMENTS.concurrencyLimit.name)?.dataPoints ?? [];
   expect(points.filter((p) => p.attributes[ATTR_CONCURRENCY_LIMIT_NAME] === 'switched')).toHaveLength(1);
-  expect(gaugeValue(m, METRIC_CONCURRENCY_LIMIT, switched)).toBe(2);
+  expect(gaugeValue(m, INSTRUMENTS.concurrencyLimit.name, switched)).toBe(2);
   // B is no longer the global provider: it reports the limit no more.
-  expect((await collectMetrics(b.reader)).get(METRIC_CONCURRENCY_LIMIT)).toBeUndefined();
+  expect((await collectMetrics(b.reader)).get(INSTRUMENTS.concurrencyLimit.name)).toBeUndefined();
 });
 
 it('the global provider switched A → B while the limit is busy: A’s cumulative reader keeps it idle, B reports it', async () => {
@@ -410,21 +404,21 @@ it('the global provider switched A → B: only B reports a global metered limit 
   const b = createMetricHarness({ temporality: AggregationTemporality.DELTA });
   const moved = { [ATTR_CONCURRENCY_COMPONENT]: 'other', [ATTR_CONCURRENCY_LIMIT_NAME]: 'moved' };
   const movedPoints = (m: Awaited<ReturnType<typeof collectMetrics>>) =>
-    (m.get(METRIC_CONCURRENCY_LIMIT)?.dataPoints ?? []).filter(
+    (m.get(INSTRUMENTS.concurrencyLimit.name)?.dataPoints ?? []).filter(
       (p) => p.attributes[ATTR_CONCURRENCY_LIMIT_NAME] === 'moved',
     );
   setTelemetryState(EXPORTING);
   metrics.setGlobalMeterProvider(a.meterProvider);
   const limit = meteredLimit(new Semaphore(2), { component: 'other', limitName: 'moved' });
   await limit.run(() => 1);
-  expect(gaugeValue(await collectMetrics(a.reader), METRIC_CONCURRENCY_LIMIT, moved)).toBe(2);
+  expect(gaugeValue(await collectMetrics(a.reader), INSTRUMENTS.concurrencyLimit.name, moved)).toBe(2);
   metrics.disable();
   metrics.setGlobalMeterProvider(b.meterProvider);
   await limit.run(() => 1);
-  expect(gaugeValue(await collectMetrics(b.reader), METRIC_CONCURRENCY_LIMIT, moved)).toBe(2);
+  expect(gaugeValue(await collectMetrics(b.reader), INSTRUMENTS.concurrencyLimit.name, moved)).toBe(2);
   const last = await collectMetrics(a.reader);
   expect(movedPoints(last)).toHaveLength(1);
-  expect(gaugeValue(last, METRIC_CONCURRENCY_ACTIVE, moved)).toBe(0);
+  expect(gaugeValue(last, INSTRUMENTS.concurrencyActive.name, moved)).toBe(0);
   expect(movedPoints(await collectMetrics(a.reader))).toHaveLength(0);
 });
 
@@ -471,8 +465,8 @@ describe('an acquire()/release() limit judged by its own counts: a slot given ba
     expect(limit.state()).toMatchObject({ limit: 1, active: 1, available: 0, queued: 1 });
     const m = await collectMetrics(reader);
     const series = { [ATTR_CONCURRENCY_COMPONENT]: 'other', [ATTR_CONCURRENCY_LIMIT_NAME]: 'handover' };
-    expect(gaugeValue(m, METRIC_CONCURRENCY_ACTIVE, series)).toBe(1);
-    expect(gaugeValue(m, METRIC_CONCURRENCY_QUEUE_DEPTH, series)).toBe(1);
+    expect(gaugeValue(m, INSTRUMENTS.concurrencyActive.name, series)).toBe(1);
+    expect(gaugeValue(m, INSTRUMENTS.concurrencyQueueDepth.name, series)).toBe(1);
     // One call really waits (= maxQueued): the next is refused.
     await expect(limit.run(() => 'never')).rejects.toBeInstanceOf(AdmissionRejectedError);
     b.resolve();
@@ -641,11 +635,11 @@ it('a limit replaced in the export while still in use keeps adding its refusals 
   await refuse(job1); // 3: job 1 is still in use
   await refuse(job1); // 4
   const series = { [ATTR_CONCURRENCY_COMPONENT]: 'other', [ATTR_CONCURRENCY_LIMIT_NAME]: 'per_job' };
-  expect(counterValue(await collectMetrics(reader), METRIC_CONCURRENCY_ADMISSION_REJECTED, series)).toBe(4);
+  expect(counterValue(await collectMetrics(reader), INSTRUMENTS.admissionRejected.name, series)).toBe(4);
   // Once closed, a limit adds nothing more.
   job1.close();
   await refuse(job1);
-  expect(counterValue(await collectMetrics(reader), METRIC_CONCURRENCY_ADMISSION_REJECTED, series)).toBe(4);
+  expect(counterValue(await collectMetrics(reader), INSTRUMENTS.admissionRejected.name, series)).toBe(4);
   hold1.resolve();
   hold2.resolve();
   await Promise.all([running1, running2]);
@@ -679,7 +673,9 @@ it('serverName is bounded like limit names: beyond 64 distinct ones a limit work
   const refused = make('one-too-many');
   expect(await refused.run(() => 'works')).toBe('works');
   const m = await collectMetrics(reader);
-  const servers = (m.get(METRIC_CONCURRENCY_LIMIT)?.dataPoints ?? []).map((p) => p.attributes[ATTR_SERVER_NAME]);
+  const servers = (m.get(INSTRUMENTS.concurrencyLimit.name)?.dataPoints ?? []).map(
+    (p) => p.attributes[ATTR_SERVER_NAME],
+  );
   expect(servers).toHaveLength(MAX_LIMIT_NAMES);
   expect(servers).not.toContain('one-too-many');
   expect(diag.atLeast('warn').map((e) => e.message)).toEqual([
@@ -717,7 +713,7 @@ describe('queue time: refusals record none; cancelled and timed-out waits record
     expect((await cancelled).ok).toBe(false);
     hold.resolve();
     await holder;
-    const point = histogramPoint(await collectMetrics(reader), METRIC_OPERATION_QUEUE_DURATION, {
+    const point = histogramPoint(await collectMetrics(reader), INSTRUMENTS.operationQueueDuration.name, {
       [ATTR_OPERATION]: OPTIONS.operation,
       [ATTR_EXECUTOR]: OPTIONS.executor,
     });
@@ -744,7 +740,7 @@ describe('gym.concurrency.oldest_wait_ms: the age of the oldest call waiting now
         capacity: capacityOf(kind, 1),
         meterProvider,
       });
-      const oldest = async () => gaugeValue(await collectMetrics(reader), METRIC_CONCURRENCY_OLDEST_WAIT);
+      const oldest = async () => gaugeValue(await collectMetrics(reader), INSTRUMENTS.concurrencyOldestWait.name);
       const holds = [deferred(), deferred(), deferred()] as const;
       const first = limit.run(() => holds[0].promise);
       await settle();
@@ -779,7 +775,7 @@ it('oldest_wait_ms: waits that end out of order (aborted, timed out) leave the o
   try {
     const { meterProvider, reader } = createMetricHarness();
     const limit = meteredLimit(new Semaphore(1), { component: 'other', limitName: 'out_of_order', meterProvider });
-    const oldest = async () => gaugeValue(await collectMetrics(reader), METRIC_CONCURRENCY_OLDEST_WAIT);
+    const oldest = async () => gaugeValue(await collectMetrics(reader), INSTRUMENTS.concurrencyOldestWait.name);
     const hold = deferred();
     const holder = limit.run(() => hold.promise);
     await settle();

@@ -4,14 +4,7 @@
 // the limit is released, the live counts stay right, and the failure is logged once via diag.
 
 import { getEventListeners } from 'node:events';
-import {
-  ATTR_EXECUTOR,
-  ATTR_OPERATION,
-  ATTR_OUTCOME,
-  METRIC_OPERATION_ACTIVE,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUED,
-} from '@gym/constants';
+import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OPERATION_OUTCOME, INSTRUMENTS } from '@gym/constants';
 import { meteredLimit, resourcesOperation } from '@gym/operations';
 import {
   capture,
@@ -81,8 +74,8 @@ describe('a meter or exporter that throws', () => {
     );
     await settle();
     let m = await collectMetrics(reader);
-    expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(1);
-    expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(1);
+    expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(1);
+    expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(1);
     hold.resolve();
     expect(await first).toBe('value');
     expect(await second).toEqual({ ok: false, error });
@@ -93,8 +86,8 @@ describe('a meter or exporter that throws', () => {
 
     expect(semaphore.getValue()).toBe(1);
     m = await collectMetrics(reader);
-    expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
-    expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+    expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(0);
+    expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0);
     expect(warnings().filter((w) => w.includes('recording'))).toHaveLength(1);
     expect(warnings()[0]).toMatch(/@gym\/operations: recording gym\.resources\.operation\.\w+ failed/);
   });
@@ -182,8 +175,8 @@ it('a limit look-alike that throws when entered: the operation rejects with its 
   const settled = await capture(resourcesOperation(new BrokenLock(), { ...OPTIONS, meterProvider: provider }, () => 1));
   expect(settled).toEqual({ ok: false, error: new Error('lock state unavailable') });
   const m = await collectMetrics(reader);
-  expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
-  expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+  expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(0);
+  expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0);
 });
 
 it('a limit whose acquire() throws while raced against a signal and a deadline: rejects with its error, watches nothing', async () => {
@@ -239,9 +232,11 @@ it.each([
     const settled = await capture(resourcesOperation(limit, { ...OPTIONS, meterProvider }, () => 'value'));
     expect(settled).toEqual({ ok: false, error: new Error('release broke') });
     const m = await collectMetrics(reader);
-    expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
-    expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
-    expect(histogramPoint(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'ok' }).count).toBe(1);
+    expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(0);
+    expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0);
+    expect(
+      histogramPoint(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OPERATION_OUTCOME]: 'ok' }).count,
+    ).toBe(1);
     if (metered)
       expect((limit as ReturnType<typeof meteredLimit>).state()).toMatchObject({ active: 0, queued: 0, available: 1 });
   },
@@ -310,8 +305,8 @@ describe('a clock that throws', () => {
       // The limit is free: the next call gets the slot at once.
       expect(await resourcesOperation(limit, { ...OPTIONS, meterProvider, signal }, () => 'next')).toBe('next');
       const m = await collectMetrics(reader);
-      expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
-      expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+      expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(0);
+      expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0);
       clockWarnings += warnings().filter((w) => /performance\.now\(\) failed.*clock unavailable/.test(w)).length;
     },
   );
@@ -334,7 +329,7 @@ describe('a clock that throws', () => {
     expect(limit.state()).toMatchObject({ active: 0, queued: 0, available: 1, admissionRejected: 0 });
     expect(await resourcesOperation(limit, { ...OPTIONS, meterProvider }, () => 'second')).toBe('second');
     const m = await collectMetrics(reader);
-    expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+    expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0);
     clockWarnings += warnings().filter((w) => w.includes('performance.now() failed')).length;
   });
 

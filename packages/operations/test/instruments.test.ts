@@ -3,16 +3,7 @@
 // asserted as literals here as well as through the constants.
 
 import { readFileSync } from 'node:fs';
-import {
-  ATTR_EXECUTOR,
-  ATTR_OPERATION,
-  ATTR_OUTCOME,
-  METRIC_OPERATION_ACTIVE,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUE_DURATION,
-  METRIC_OPERATION_QUEUED,
-  OPERATION_BOUNDARIES_MS,
-} from '@gym/constants';
+import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OPERATION_OUTCOME, INSTRUMENTS } from '@gym/constants';
 import { resourcesOperation } from '@gym/operations';
 import { collectMetrics, counterValue, createMetricHarness, deferred, histogramPoint } from '@gym/test-kit';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
@@ -89,10 +80,10 @@ describe('instruments', () => {
     // The same strings through the shared constants.
     expect(shapes.map((s) => s.name).sort()).toEqual(
       [
-        METRIC_OPERATION_ACTIVE,
-        METRIC_OPERATION_DURATION,
-        METRIC_OPERATION_QUEUE_DURATION,
-        METRIC_OPERATION_QUEUED,
+        INSTRUMENTS.operationActive.name,
+        INSTRUMENTS.operationDuration.name,
+        INSTRUMENTS.operationQueueDuration.name,
+        INSTRUMENTS.operationQueued.name,
       ].sort(),
     );
   });
@@ -108,7 +99,7 @@ describe('instruments', () => {
     expect(keys('gym.resources.operation.duration_ms')).toEqual([
       ['nemo.gym.resources.executor', 'nemo.gym.resources.operation', 'nemo.gym.resources.operation.outcome'],
     ]);
-    expect([ATTR_OPERATION, ATTR_EXECUTOR, ATTR_OUTCOME]).toEqual([
+    expect([ATTR_OPERATION, ATTR_EXECUTOR, ATTR_OPERATION_OUTCOME]).toEqual([
       'nemo.gym.resources.operation',
       'nemo.gym.resources.executor',
       'nemo.gym.resources.operation.outcome',
@@ -120,7 +111,7 @@ describe('instruments', () => {
     });
   });
 
-  it('both histograms use OPERATION_BOUNDARIES_MS, and values land in the bucket whose upper bound includes them', async () => {
+  it('both histograms use INSTRUMENTS.operationDuration.boundaries, and values land in the bucket whose upper bound includes them', async () => {
     const { meterProvider: provider, reader } = createMetricHarness();
     const clock = new FakeClock();
     const options = { operation: 'tool', executor: 'thread', meterProvider: provider } as const;
@@ -131,12 +122,12 @@ describe('instruments', () => {
     }
     const m = await collectMetrics(reader);
     const series = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'thread' };
-    const queue = histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, series);
-    const run = histogramPoint(m, METRIC_OPERATION_DURATION, { ...series, [ATTR_OUTCOME]: 'ok' });
+    const queue = histogramPoint(m, INSTRUMENTS.operationQueueDuration.name, series);
+    const run = histogramPoint(m, INSTRUMENTS.operationDuration.name, { ...series, [ATTR_OPERATION_OUTCOME]: 'ok' });
     const expected = [1, 5, 10, 50, 100, 500, 1000, 5000, 10000, 30000, 60000, 300000, 1800000];
     expect(queue.buckets.boundaries).toEqual(expected);
     expect(run.buckets.boundaries).toEqual(expected);
-    expect(run.buckets.boundaries).toEqual([...OPERATION_BOUNDARIES_MS]);
+    expect(run.buckets.boundaries).toEqual([...INSTRUMENTS.operationDuration.boundaries]);
     //                          ≤1  ≤5 ≤10 …                                    ≤1.8M  >1.8M
     expect(run.buckets.counts).toEqual([2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1]);
     expect(queue.buckets.counts[0]).toBe(6); // unlimited work: every queue wait is 0
@@ -164,18 +155,18 @@ describe('caching per meter', () => {
 
     const a = await collectMetrics(first.reader);
     const b = await collectMetrics(second.reader);
-    expect(counterValue(a, METRIC_OPERATION_ACTIVE, series)).toBe(1);
-    expect(counterValue(b, METRIC_OPERATION_ACTIVE, series)).toBe(0);
-    expect(histogramPoint(b, METRIC_OPERATION_QUEUE_DURATION, series).count).toBe(1);
+    expect(counterValue(a, INSTRUMENTS.operationActive.name, series)).toBe(1);
+    expect(counterValue(b, INSTRUMENTS.operationActive.name, series)).toBe(0);
+    expect(histogramPoint(b, INSTRUMENTS.operationQueueDuration.name, series).count).toBe(1);
     hold.resolve();
     await running;
-    expect(counterValue(await collectMetrics(first.reader), METRIC_OPERATION_ACTIVE, series)).toBe(0);
+    expect(counterValue(await collectMetrics(first.reader), INSTRUMENTS.operationActive.name, series)).toBe(0);
   });
 
   it('only series that were used are reported by the live counts', async () => {
     const { reader } = await oneOperation();
     const m = await collectMetrics(reader);
-    expect(m.get(METRIC_OPERATION_QUEUED)!.dataPoints).toHaveLength(1);
-    expect(m.get(METRIC_OPERATION_ACTIVE)!.dataPoints).toHaveLength(1);
+    expect(m.get(INSTRUMENTS.operationQueued.name)!.dataPoints).toHaveLength(1);
+    expect(m.get(INSTRUMENTS.operationActive.name)!.dataPoints).toHaveLength(1);
   });
 });

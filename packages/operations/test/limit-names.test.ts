@@ -2,7 +2,7 @@
 // still limits, counts and answers state(), but is never exported, and one warning says why.
 // (Each jest test file has its own global, so this file starts with no names admitted.)
 
-import { ATTR_CONCURRENCY_LIMIT_NAME, MAX_LIMIT_NAMES, METRIC_CONCURRENCY_LIMIT } from '@gym/constants';
+import { ATTR_CONCURRENCY_LIMIT_NAME, INSTRUMENTS, MAX_LIMIT_NAMES } from '@gym/constants';
 import { meteredLimit } from '@gym/operations';
 import { captureDiag, collectMetrics, createMetricHarness, type DiagCapture } from '@gym/test-kit';
 import { afterEach, beforeEach, expect, it } from '@jest/globals';
@@ -32,14 +32,14 @@ it(`the first ${MAX_LIMIT_NAMES} distinct names are exported; later new names wo
   expect(await refusedToo.run(() => 1)).toBe(1);
 
   const m = await collectMetrics(reader);
-  const names = (m.get(METRIC_CONCURRENCY_LIMIT)?.dataPoints ?? []).map(
+  const names = (m.get(INSTRUMENTS.concurrencyLimit.name)?.dataPoints ?? []).map(
     (p) => p.attributes[ATTR_CONCURRENCY_LIMIT_NAME],
   );
   expect(new Set(names).size).toBe(MAX_LIMIT_NAMES);
   expect(names).not.toContain('one_too_many');
   expect(names).not.toContain('two_too_many');
   const limit0 = m
-    .get(METRIC_CONCURRENCY_LIMIT)
+    .get(INSTRUMENTS.concurrencyLimit.name)
     ?.dataPoints.find((p) => p.attributes[ATTR_CONCURRENCY_LIMIT_NAME] === 'limit_0');
   expect(limit0?.value).toBe(4); // `again` is summed with the first limit_0
   expect(warnings()).toHaveLength(1);

@@ -3,15 +3,7 @@
 // waits exactly as long as the first runs. Time is Jest's fake clock (which also drives
 // `performance.now()`, the default clock), so nothing here depends on the machine's speed.
 
-import {
-  ATTR_EXECUTOR,
-  ATTR_OPERATION,
-  ATTR_OUTCOME,
-  METRIC_OPERATION_ACTIVE,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUE_DURATION,
-  METRIC_OPERATION_QUEUED,
-} from '@gym/constants';
+import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OPERATION_OUTCOME, INSTRUMENTS } from '@gym/constants';
 import { type OperationLimit, resourcesOperation } from '@gym/operations';
 import {
   collectMetrics,
@@ -36,8 +28,8 @@ afterEach(() => {
 async function counts(reader: PullMetricReader) {
   const m = await collectMetrics(reader);
   return {
-    queued: counterValue(m, METRIC_OPERATION_QUEUED, SERIES),
-    active: counterValue(m, METRIC_OPERATION_ACTIVE, SERIES),
+    queued: counterValue(m, INSTRUMENTS.operationQueued.name, SERIES),
+    active: counterValue(m, INSTRUMENTS.operationActive.name, SERIES),
   };
 }
 
@@ -79,8 +71,8 @@ describe.each<[string, () => OperationLimit]>([
     expect(Math.max(...seen.map((s) => s.active ?? 0))).toBe(1);
 
     const m = await collectMetrics(reader);
-    const queue = histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES);
-    const run = histogramPoint(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'ok' });
+    const queue = histogramPoint(m, INSTRUMENTS.operationQueueDuration.name, SERIES);
+    const run = histogramPoint(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OPERATION_OUTCOME]: 'ok' });
     // Run times: 250 (first) and 100 (second). Queue times: 0 (first) and 250 (second).
     expect(run).toMatchObject({ count: 2, sum: 350, min: 100, max: 250 });
     expect(queue).toMatchObject({ count: 2, sum: 250, min: 0 });

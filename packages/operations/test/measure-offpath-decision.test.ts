@@ -3,7 +3,7 @@
 // first when several are wrong, the one-entry limit cache never hands one limit's adapter to
 // another, and a metered acquire()/release() limit moves its counts in pairs.
 
-import { METRIC_OPERATION_DURATION } from '@gym/constants';
+import { INSTRUMENTS } from '@gym/constants';
 import { isMetricsExporting } from '@gym/core';
 import { meteredLimit, type OperationLimit, resourcesOperation } from '@gym/operations';
 import { capture, createMetricHarness, deferred, histogramCount, settle } from '@gym/test-kit';
@@ -42,7 +42,7 @@ describe('what counts as an injected provider', () => {
     expect(clock.reads).toBe(0);
     await resourcesOperation(countingLimit(1), { ...OPTIONS, meterProvider: harness.meterProvider }, () => 1);
     expect(clock.reads).toBeGreaterThan(0);
-    expect(histogramCount(await harness.collect(), METRIC_OPERATION_DURATION)).toBe(1);
+    expect(histogramCount(await harness.collect(), INSTRUMENTS.operationDuration.name)).toBe(1);
   });
 });
 

@@ -8,10 +8,7 @@ import {
   ATTR_EXECUTOR,
   ATTR_OPERATION,
   ATTR_SERVER_NAME,
-  CONCURRENCY_INSTRUMENTS,
-  METRIC_CONCURRENCY_ADMISSION_TIMEOUTS,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUE_DURATION,
+  INSTRUMENTS,
 } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
 import {
@@ -190,7 +187,10 @@ describe('instruments', () => {
         temporality: AggregationTemporality.CUMULATIVE,
       },
     ]);
-    expect(shapes.map((s) => s.name).sort()).toEqual([...CONCURRENCY_INSTRUMENTS].sort());
+    const concurrencyNames = Object.values(INSTRUMENTS)
+      .map((entry) => entry.name)
+      .filter((name) => name.startsWith('gym.concurrency.'));
+    expect(shapes.map((s) => s.name).sort()).toEqual(concurrencyNames.sort());
     const attributes = { ...ATTRS('upstream_requests', 'policy_model'), [ATTR_CONCURRENCY_COMPONENT]: 'model' };
     expect(await series(reader, attributes)).toEqual({
       limit: 4,
@@ -230,7 +230,7 @@ describe('instruments', () => {
     });
     await limit.run(() => 1);
     const m = await collectMetrics(reader);
-    expect(m.get(METRIC_CONCURRENCY_ADMISSION_TIMEOUTS)?.dataPoints ?? []).toEqual([]);
+    expect(m.get(INSTRUMENTS.admissionTimeouts.name)?.dataPoints ?? []).toEqual([]);
     expect(pointValue(m, 'gym.concurrency.admission_cancelled_total', ATTRS('no_deadline'))).toBe(0);
     // A second limit of the same attribute set with a deadline brings the point (for the set).
     const withDeadline = meteredLimit(new Semaphore(1), {
@@ -239,9 +239,7 @@ describe('instruments', () => {
       admissionTimeoutMs: 50,
       meterProvider: provider,
     });
-    expect(pointValue(await collectMetrics(reader), METRIC_CONCURRENCY_ADMISSION_TIMEOUTS, ATTRS('no_deadline'))).toBe(
-      0,
-    );
+    expect(pointValue(await collectMetrics(reader), INSTRUMENTS.admissionTimeouts.name, ATTRS('no_deadline'))).toBe(0);
     // Both held to the end: an unreferenced limit stops being reported once a collection frees it.
     expect([limit.state().limit, withDeadline.state().limit]).toEqual([1, 1]);
   });
@@ -636,8 +634,8 @@ describe.each(KINDS)('admission on a $name', ({ make }) => {
     const m = await collectMetrics(reader);
     const serie = { [ATTR_OPERATION]: 'judge', [ATTR_EXECUTOR]: 'inline' };
     // The refusal never waited: no queue point. The timed-out wait recorded the 100 ms it waited.
-    expect(histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, serie).count).toBe(4);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(2); // only the two holders ran
+    expect(histogramPoint(m, INSTRUMENTS.operationQueueDuration.name, serie).count).toBe(4);
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(2); // only the two holders ran
     expect(limit.state()).toMatchObject({
       active: 0,
       queued: 0,
@@ -736,7 +734,7 @@ describe('p-limit drops waiting calls (clearQueue() with rejectOnClear)', () => 
     await waiter;
     const m = await collectMetrics(reader);
     expect(pointsOf(m, 'gym.resources.operation.queued').map((p) => p.value)).toEqual([0]);
-    expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(2);
+    expect(histogramCount(m, INSTRUMENTS.operationQueueDuration.name)).toBe(2);
   });
 
   it('a dropped call leaves the queued counts, records its wait and never runs; a call that found a free slot runs', async () => {
@@ -760,8 +758,8 @@ describe('p-limit drops waiting calls (clearQueue() with rejectOnClear)', () => 
     expect(await holder).toBe('held');
     expect(ran).toBe(0);
     const m = await collectMetrics(reader);
-    expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(3);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
+    expect(histogramCount(m, INSTRUMENTS.operationQueueDuration.name)).toBe(3);
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(1);
     expect(pointsOf(m, 'gym.resources.operation.queued').map((p) => p.value)).toEqual([0]);
     expect(limit.state()).toMatchObject({ active: 0, queued: 0 });
   });

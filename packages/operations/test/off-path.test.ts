@@ -4,14 +4,7 @@
 // state changes while it runs. These tests use the OpenTelemetry API global and the published
 // telemetry state (the only way to express "not exporting"), and restore both afterwards.
 
-import {
-  ATTR_EXECUTOR,
-  ATTR_OPERATION,
-  METRIC_OPERATION_ACTIVE,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUE_DURATION,
-  METRIC_OPERATION_QUEUED,
-} from '@gym/constants';
+import { ATTR_EXECUTOR, ATTR_OPERATION, INSTRUMENTS } from '@gym/constants';
 import { isMetricsExporting, setTelemetryState } from '@gym/core';
 import { type OperationLimit, resourcesOperation } from '@gym/operations';
 import {
@@ -109,10 +102,10 @@ describe('metrics not exporting', () => {
       publish(true);
       await resourcesOperation(limit, { operation: 'judge', executor: 'process' }, () => {});
       const m = await collectMetrics(reader);
-      expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(1);
-      expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
-      expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
-      expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+      expect(histogramCount(m, INSTRUMENTS.operationQueueDuration.name)).toBe(1);
+      expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(1);
+      expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(0);
+      expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0);
     },
   );
 
@@ -132,9 +125,9 @@ describe('an SDK set up by the user, without @gym/otel-bootstrap', () => {
     const { returned } = await mix(new Semaphore(1));
     expect(returned).toBe('returned');
     const m = await collectMetrics(reader);
-    expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(5);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(4); // all but the one aborted while waiting
-    expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+    expect(histogramCount(m, INSTRUMENTS.operationQueueDuration.name)).toBe(5);
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(4); // all but the one aborted while waiting
+    expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0);
   });
 });
 
@@ -153,9 +146,10 @@ describe('exporting state changes mid-operation: the decision taken at entry hol
     await running;
     const m = await collectMetrics(reader);
     expect(
-      histogramPoint(m, METRIC_OPERATION_DURATION, { ...SERIES, 'nemo.gym.resources.operation.outcome': 'ok' }).sum,
+      histogramPoint(m, INSTRUMENTS.operationDuration.name, { ...SERIES, 'nemo.gym.resources.operation.outcome': 'ok' })
+        .sum,
     ).toBe(60);
-    expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+    expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0);
   });
 
   it('started while off, finished after metrics were turned on → nothing recorded, counts untouched', async () => {
@@ -174,19 +168,19 @@ describe('exporting state changes mid-operation: the decision taken at entry hol
     const readsBeforeCollect = clock.reads; // the SDK reads the same clock when it collects
     let m = await collectMetrics(reader);
     const readsAfterCollect = clock.reads;
-    expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(1);
-    expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0); // the off one is not counted
+    expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(1);
+    expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0); // the off one is not counted
     clock.time = 15;
     hold.resolve();
     await offRun;
     expect(await onRun).toBe('on');
     const ours = readsBeforeCollect + clock.reads - readsAfterCollect;
     m = await collectMetrics(reader);
-    expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(1);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
-    expect(histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES).sum).toBe(15);
-    expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
-    expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+    expect(histogramCount(m, INSTRUMENTS.operationQueueDuration.name)).toBe(1);
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(1);
+    expect(histogramPoint(m, INSTRUMENTS.operationQueueDuration.name, SERIES).sum).toBe(15);
+    expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(0);
+    expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0);
     expect(ours).toBe(3); // the on one only: asked, held, ended
   });
 });

@@ -11,19 +11,8 @@ import {
   ATTR_CONCURRENCY_LIMIT_NAME,
   ATTR_EXECUTOR,
   ATTR_OPERATION,
-  ATTR_OUTCOME,
-  METRIC_CONCURRENCY_ACTIVE,
-  METRIC_CONCURRENCY_ADMISSION_CANCELLED,
-  METRIC_CONCURRENCY_ADMISSION_REJECTED,
-  METRIC_CONCURRENCY_ADMISSION_TIMEOUTS,
-  METRIC_CONCURRENCY_AVAILABLE,
-  METRIC_CONCURRENCY_LIMIT,
-  METRIC_CONCURRENCY_OLDEST_WAIT,
-  METRIC_CONCURRENCY_QUEUE_DEPTH,
-  METRIC_OPERATION_ACTIVE,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUE_DURATION,
-  METRIC_OPERATION_QUEUED,
+  ATTR_OPERATION_OUTCOME,
+  INSTRUMENTS,
 } from '@gym/constants';
 import { AdmissionRejectedError, AdmissionTimeoutError, meteredLimit, resourcesOperation } from '@gym/operations';
 import { collectMetrics, DeltaPullMetricReader, PullMetricReader, pointsOf, sameAttributes } from '@gym/test-kit';
@@ -151,25 +140,31 @@ describe.each(KINDS)('%s', (_name, make) => {
     const deltaSums = { timeouts: 0, cancelled: 0, rejected: 0, queueWaits: 0, ok: 0, error: 0 };
     const collectDelta = async () => {
       const m = await collectMetrics(delta);
-      deltaSums.timeouts += point(m, METRIC_CONCURRENCY_ADMISSION_TIMEOUTS, LIMIT) ?? 0;
-      deltaSums.cancelled += point(m, METRIC_CONCURRENCY_ADMISSION_CANCELLED, LIMIT) ?? 0;
-      deltaSums.rejected += point(m, METRIC_CONCURRENCY_ADMISSION_REJECTED, LIMIT) ?? 0;
-      deltaSums.queueWaits += histogramCount(m, METRIC_OPERATION_QUEUE_DURATION, SERIES);
-      deltaSums.ok += histogramCount(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'ok' });
-      deltaSums.error += histogramCount(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'error' });
+      deltaSums.timeouts += point(m, INSTRUMENTS.admissionTimeouts.name, LIMIT) ?? 0;
+      deltaSums.cancelled += point(m, INSTRUMENTS.admissionCancelled.name, LIMIT) ?? 0;
+      deltaSums.rejected += point(m, INSTRUMENTS.admissionRejected.name, LIMIT) ?? 0;
+      deltaSums.queueWaits += histogramCount(m, INSTRUMENTS.operationQueueDuration.name, SERIES);
+      deltaSums.ok += histogramCount(m, INSTRUMENTS.operationDuration.name, {
+        ...SERIES,
+        [ATTR_OPERATION_OUTCOME]: 'ok',
+      });
+      deltaSums.error += histogramCount(m, INSTRUMENTS.operationDuration.name, {
+        ...SERIES,
+        [ATTR_OPERATION_OUTCOME]: 'error',
+      });
       return m;
     };
     /** At a quiet point (every microtask drained): the live numbers equal the callers' own. */
     const checkLive = async () => {
       const m = await collectMetrics(cumulative);
       expect({
-        queueDepth: point(m, METRIC_CONCURRENCY_QUEUE_DEPTH, LIMIT),
-        active: point(m, METRIC_CONCURRENCY_ACTIVE, LIMIT),
+        queueDepth: point(m, INSTRUMENTS.concurrencyQueueDepth.name, LIMIT),
+        active: point(m, INSTRUMENTS.concurrencyActive.name, LIMIT),
       }).toEqual({ queueDepth: seen.waiting, active: seen.running });
       // Direct callers hold slots too: the free slots are at most the limit's size.
-      expect(point(m, METRIC_CONCURRENCY_AVAILABLE, LIMIT)).toBeLessThanOrEqual(kind.slots());
+      expect(point(m, INSTRUMENTS.concurrencyAvailable.name, LIMIT)).toBeLessThanOrEqual(kind.slots());
       // The oldest wait: 0 with nobody waiting, and never beyond the deadline (3 ms, fake time).
-      const oldest = point(m, METRIC_CONCURRENCY_OLDEST_WAIT, LIMIT) ?? Number.NaN;
+      const oldest = point(m, INSTRUMENTS.concurrencyOldestWait.name, LIMIT) ?? Number.NaN;
       if (seen.waiting === 0) expect(oldest).toBe(0);
       else expect(oldest >= 0 && oldest <= 3).toBe(true);
     };
@@ -305,23 +300,23 @@ describe.each(KINDS)('%s', (_name, make) => {
       error: outcomes.error,
     };
     expect({
-      limit: point(m, METRIC_CONCURRENCY_LIMIT, LIMIT),
-      available: point(m, METRIC_CONCURRENCY_AVAILABLE, LIMIT),
-      active: point(m, METRIC_CONCURRENCY_ACTIVE, LIMIT),
-      queueDepth: point(m, METRIC_CONCURRENCY_QUEUE_DEPTH, LIMIT),
-      oldest: point(m, METRIC_CONCURRENCY_OLDEST_WAIT, LIMIT),
-      timeouts: point(m, METRIC_CONCURRENCY_ADMISSION_TIMEOUTS, LIMIT),
-      cancelled: point(m, METRIC_CONCURRENCY_ADMISSION_CANCELLED, LIMIT),
-      rejected: point(m, METRIC_CONCURRENCY_ADMISSION_REJECTED, LIMIT),
-      queued: point(m, METRIC_OPERATION_QUEUED, SERIES),
-      running: point(m, METRIC_OPERATION_ACTIVE, SERIES),
-      queueWaits: histogramCount(m, METRIC_OPERATION_QUEUE_DURATION, SERIES),
-      ok: histogramCount(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'ok' }),
-      error: histogramCount(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'error' }),
+      limit: point(m, INSTRUMENTS.concurrencyLimit.name, LIMIT),
+      available: point(m, INSTRUMENTS.concurrencyAvailable.name, LIMIT),
+      active: point(m, INSTRUMENTS.concurrencyActive.name, LIMIT),
+      queueDepth: point(m, INSTRUMENTS.concurrencyQueueDepth.name, LIMIT),
+      oldest: point(m, INSTRUMENTS.concurrencyOldestWait.name, LIMIT),
+      timeouts: point(m, INSTRUMENTS.admissionTimeouts.name, LIMIT),
+      cancelled: point(m, INSTRUMENTS.admissionCancelled.name, LIMIT),
+      rejected: point(m, INSTRUMENTS.admissionRejected.name, LIMIT),
+      queued: point(m, INSTRUMENTS.operationQueued.name, SERIES),
+      running: point(m, INSTRUMENTS.operationActive.name, SERIES),
+      queueWaits: histogramCount(m, INSTRUMENTS.operationQueueDuration.name, SERIES),
+      ok: histogramCount(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OPERATION_OUTCOME]: 'ok' }),
+      error: histogramCount(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OPERATION_OUTCOME]: 'error' }),
     }).toEqual(expected);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION, { ...SERIES, [ATTR_OUTCOME]: 'cancelled' })).toBe(
-      outcomes.cancelled,
-    );
+    expect(
+      histogramCount(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OPERATION_OUTCOME]: 'cancelled' }),
+    ).toBe(outcomes.cancelled);
 
     const last = await collectDelta();
     expect(deltaSums).toEqual({
@@ -332,7 +327,7 @@ describe.each(KINDS)('%s', (_name, make) => {
       ok: outcomes.ok,
       error: outcomes.error,
     });
-    expect(point(last, METRIC_CONCURRENCY_LIMIT, LIMIT)).toBe(kind.slots());
+    expect(point(last, INSTRUMENTS.concurrencyLimit.name, LIMIT)).toBe(kind.slots());
     await meterProvider.shutdown();
   }, 120_000);
 });

@@ -4,11 +4,8 @@
 import {
   ATTR_EXECUTOR,
   ATTR_OPERATION,
-  ATTR_OUTCOME,
-  METRIC_OPERATION_ACTIVE,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUE_DURATION,
-  METRIC_OPERATION_QUEUED,
+  ATTR_OPERATION_OUTCOME,
+  INSTRUMENTS,
   OUTCOMES,
   type Outcome,
 } from '@gym/constants';
@@ -34,7 +31,7 @@ afterEach(() => {
 });
 
 const SERIES = { [ATTR_OPERATION]: 'verify', [ATTR_EXECUTOR]: 'subprocess' };
-const withOutcome = (outcome: Outcome) => ({ ...SERIES, [ATTR_OUTCOME]: outcome });
+const withOutcome = (outcome: Outcome) => ({ ...SERIES, [ATTR_OPERATION_OUTCOME]: outcome });
 
 function setup() {
   const { meterProvider: provider, reader } = createMetricHarness();
@@ -55,11 +52,11 @@ describe('outcome and edge cases', () => {
 
     expect(result).toBe('result');
     const m = await collectMetrics(reader);
-    const run = histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('ok'));
+    const run = histogramPoint(m, INSTRUMENTS.operationDuration.name, withOutcome('ok'));
     expect(run.count).toBe(1);
     expect(run.sum).toBe(7);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
-    const queue = histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES);
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(1);
+    const queue = histogramPoint(m, INSTRUMENTS.operationQueueDuration.name, SERIES);
     expect(queue.count).toBe(1);
     expect(queue.sum).toBe(0);
     expect(semaphore.getValue()).toBe(2);
@@ -71,8 +68,8 @@ describe('outcome and edge cases', () => {
     const limiter = Object.assign(inner.bind(null) as typeof inner, { activeCount: 0, pendingCount: 0 });
     expect(await resourcesOperation(limiter, options, () => 'result')).toBe('result');
     const m = await collectMetrics(reader);
-    expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('ok')).count).toBe(1);
-    expect(histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES).count).toBe(1);
+    expect(histogramPoint(m, INSTRUMENTS.operationDuration.name, withOutcome('ok')).count).toBe(1);
+    expect(histogramPoint(m, INSTRUMENTS.operationQueueDuration.name, SERIES).count).toBe(1);
   });
 
   describe.each(OUTCOMES.map((o) => [o]))('body sets %s', (outcome) => {
@@ -84,8 +81,8 @@ describe('outcome and edge cases', () => {
       });
       expect(result).toBe(42);
       const m = await collectMetrics(reader);
-      expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome(outcome)).count).toBe(1);
-      expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
+      expect(histogramPoint(m, INSTRUMENTS.operationDuration.name, withOutcome(outcome)).count).toBe(1);
+      expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(1);
     });
 
     it('then throws → that outcome, the same error rethrown', async () => {
@@ -100,8 +97,8 @@ describe('outcome and edge cases', () => {
       expect(settled).toEqual({ ok: false, error });
       if (!settled.ok) expect(settled.error).toBe(error);
       const m = await collectMetrics(reader);
-      expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome(outcome)).count).toBe(1);
-      expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
+      expect(histogramPoint(m, INSTRUMENTS.operationDuration.name, withOutcome(outcome)).count).toBe(1);
+      expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(1);
     });
   });
 
@@ -118,10 +115,10 @@ describe('outcome and edge cases', () => {
     expect(settled.ok).toBe(false);
     if (!settled.ok) expect(settled.error).toBe(error);
     const m = await collectMetrics(reader);
-    const run = histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('error'));
+    const run = histogramPoint(m, INSTRUMENTS.operationDuration.name, withOutcome('error'));
     expect(run.count).toBe(1);
     expect(run.sum).toBe(3);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(1);
     expect(semaphore.getValue()).toBe(1);
   });
 
@@ -144,10 +141,10 @@ describe('outcome and edge cases', () => {
     expect(settled.ok).toBe(false);
     if (!settled.ok) expect(settled.error).toBe(reason);
     const m = await collectMetrics(reader);
-    const run = histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('cancelled'));
+    const run = histogramPoint(m, INSTRUMENTS.operationDuration.name, withOutcome('cancelled'));
     expect(run.count).toBe(1);
     expect(run.sum).toBe(12);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(1);
     expect(semaphore.getValue()).toBe(1);
   });
 
@@ -162,8 +159,8 @@ describe('outcome and edge cases', () => {
     expect(settled.ok).toBe(false);
     if (!settled.ok) expect(settled.error).toBe(abortError);
     const m = await collectMetrics(reader);
-    expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('cancelled')).count).toBe(1);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
+    expect(histogramPoint(m, INSTRUMENTS.operationDuration.name, withOutcome('cancelled')).count).toBe(1);
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(1);
   });
 
   it('a body that returns although its signal aborted → ok (the work completed; documented choice)', async () => {
@@ -175,8 +172,8 @@ describe('outcome and edge cases', () => {
     });
     expect(result).toBe('done anyway');
     const m = await collectMetrics(reader);
-    expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('ok')).count).toBe(1);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
+    expect(histogramPoint(m, INSTRUMENTS.operationDuration.name, withOutcome('ok')).count).toBe(1);
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(1);
   });
 
   it('signal aborts while waiting → leaves the queue, never runs, no slot, queue wait recorded, no duration, rejects with the reason', async () => {
@@ -193,8 +190,8 @@ describe('outcome and edge cases', () => {
     );
     await settle();
     let m = await collectMetrics(reader);
-    expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(1);
-    expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(1);
+    expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(1);
+    expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(1);
 
     clock.time += 40;
     const reason = new Error('caller gave up');
@@ -204,8 +201,8 @@ describe('outcome and edge cases', () => {
     if (!settled.ok) expect(settled.error).toBe(reason);
     // It left at once: queued back to 0 while the first still runs, and it took no slot.
     m = await collectMetrics(reader);
-    expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
-    expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(1);
+    expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(0);
+    expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(1);
     expect(semaphore.getValue()).toBe(0);
 
     clock.time += 10;
@@ -219,14 +216,14 @@ describe('outcome and edge cases', () => {
     expect(semaphore.getValue()).toBe(1);
 
     m = await collectMetrics(reader);
-    const queue = histogramPoint(m, METRIC_OPERATION_QUEUE_DURATION, SERIES);
+    const queue = histogramPoint(m, INSTRUMENTS.operationQueueDuration.name, SERIES);
     expect(queue.count).toBe(2);
     expect(queue.sum).toBe(40); // first: 0, aborted second: 40
     expect(queue.max).toBe(40);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1); // only the first ran
-    expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('ok')).sum).toBe(50);
-    expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
-    expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(1); // only the first ran
+    expect(histogramPoint(m, INSTRUMENTS.operationDuration.name, withOutcome('ok')).sum).toBe(50);
+    expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(0);
+    expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0);
   });
 
   it('a signal already aborted at entry → rejects with its reason without touching the limit; no queue point', async () => {
@@ -249,8 +246,8 @@ describe('outcome and edge cases', () => {
     expect(ran).toBe(false);
     expect(acquires).toEqual([]);
     const m = await collectMetrics(reader);
-    expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(0); // it never asked, never waited
-    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(0);
+    expect(histogramCount(m, INSTRUMENTS.operationQueueDuration.name)).toBe(0); // it never asked, never waited
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(0);
   });
 
   describe('operation or executor outside its set → RangeError naming the value and the allowed ones, before the limit is touched', () => {
@@ -321,7 +318,7 @@ describe('outcome and edge cases', () => {
     );
     expect(after).toBe('timeout');
     const m = await collectMetrics(reader);
-    expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('timeout')).count).toBe(1);
+    expect(histogramPoint(m, INSTRUMENTS.operationDuration.name, withOutcome('timeout')).count).toBe(1);
   });
 
   it('an outcome assignment error that escapes the body → error (the RangeError is rethrown)', async () => {
@@ -334,7 +331,7 @@ describe('outcome and edge cases', () => {
     expect(settled.ok).toBe(false);
     if (!settled.ok) expect(settled.error).toBeInstanceOf(RangeError);
     const m = await collectMetrics(reader);
-    expect(histogramPoint(m, METRIC_OPERATION_DURATION, withOutcome('error')).count).toBe(1);
+    expect(histogramPoint(m, INSTRUMENTS.operationDuration.name, withOutcome('error')).count).toBe(1);
   });
 });
 
@@ -447,10 +444,10 @@ describe('the last call remembered', () => {
 
     const onA = await a.collect();
     const onB = await b.collect();
-    expect(histogramPoint(onA, METRIC_OPERATION_QUEUE_DURATION, QUEUE('tool', 'inline')).count).toBe(2);
-    expect(histogramPoint(onA, METRIC_OPERATION_QUEUE_DURATION, QUEUE('verify', 'subprocess')).count).toBe(1);
-    expect(histogramPoint(onB, METRIC_OPERATION_QUEUE_DURATION, QUEUE('tool', 'inline')).count).toBe(1);
-    expect(histogramPoint(onB, METRIC_OPERATION_QUEUE_DURATION, QUEUE('verify', 'inline')).count).toBe(1);
-    expect(histogramPoint(onB, METRIC_OPERATION_QUEUE_DURATION, QUEUE('verify', 'subprocess')).count).toBe(1);
+    expect(histogramPoint(onA, INSTRUMENTS.operationQueueDuration.name, QUEUE('tool', 'inline')).count).toBe(2);
+    expect(histogramPoint(onA, INSTRUMENTS.operationQueueDuration.name, QUEUE('verify', 'subprocess')).count).toBe(1);
+    expect(histogramPoint(onB, INSTRUMENTS.operationQueueDuration.name, QUEUE('tool', 'inline')).count).toBe(1);
+    expect(histogramPoint(onB, INSTRUMENTS.operationQueueDuration.name, QUEUE('verify', 'inline')).count).toBe(1);
+    expect(histogramPoint(onB, INSTRUMENTS.operationQueueDuration.name, QUEUE('verify', 'subprocess')).count).toBe(1);
   });
 });

@@ -7,11 +7,8 @@
 import {
   ATTR_EXECUTOR,
   ATTR_OPERATION,
-  ATTR_OUTCOME,
-  METRIC_OPERATION_ACTIVE,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUE_DURATION,
-  METRIC_OPERATION_QUEUED,
+  ATTR_OPERATION_OUTCOME,
+  INSTRUMENTS,
   OUTCOMES,
   type Outcome,
 } from '@gym/constants';
@@ -146,8 +143,8 @@ describe.each<[string, () => { limit: OperationLimit; isFree: () => boolean }]>(
     // Midway: the limit holds, and the exported live counts say so.
     for (let t = 0; t < 50; t++) await turn();
     const midway = await collectMetrics(reader);
-    expect(counterValue(midway, METRIC_OPERATION_ACTIVE, SERIES)).toBeLessThanOrEqual(LIMIT);
-    expect(counterValue(midway, METRIC_OPERATION_QUEUED, SERIES)).toBeGreaterThan(0);
+    expect(counterValue(midway, INSTRUMENTS.operationActive.name, SERIES)).toBeLessThanOrEqual(LIMIT);
+    expect(counterValue(midway, INSTRUMENTS.operationQueued.name, SERIES)).toBeGreaterThan(0);
 
     await Promise.all(done);
     for (let t = 0; t < 5; t++) await turn(); // let p-limit reach and drop the last abandoned entries
@@ -161,18 +158,18 @@ describe.each<[string, () => { limit: OperationLimit; isFree: () => boolean }]>(
     expect(isFree()).toBe(true);
 
     const m = await collectMetrics(reader);
-    expect(counterValue(m, METRIC_OPERATION_QUEUED, SERIES)).toBe(0);
-    expect(counterValue(m, METRIC_OPERATION_ACTIVE, SERIES)).toBe(0);
-    expect(histogramCount(m, METRIC_OPERATION_QUEUE_DURATION)).toBe(OPERATIONS);
+    expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(0);
+    expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0);
+    expect(histogramCount(m, INSTRUMENTS.operationQueueDuration.name)).toBe(OPERATIONS);
     const exportedRuns = Object.fromEntries(
       OUTCOMES.map((o) => [
         o,
-        pointsOf<Histogram>(m, METRIC_OPERATION_DURATION).find((p) =>
-          sameAttributes(p.attributes, { ...SERIES, [ATTR_OUTCOME]: o }),
+        pointsOf<Histogram>(m, INSTRUMENTS.operationDuration.name).find((p) =>
+          sameAttributes(p.attributes, { ...SERIES, [ATTR_OPERATION_OUTCOME]: o }),
         )?.value.count ?? 0,
       ]),
     );
     expect(exportedRuns).toEqual(expectedRuns);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(OPERATIONS - neverStarted);
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(OPERATIONS - neverStarted);
   }, 120_000); // a failure guard: a loaded machine takes several times as long as an idle one
 });

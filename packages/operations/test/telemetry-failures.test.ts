@@ -1,7 +1,7 @@
 // A meter provider or a meter that fails is a telemetry failure: it never fails the operation,
 // is reported once, and is tried again on the next operation (never written off).
 
-import { ATTR_EXECUTOR, ATTR_OPERATION, METRIC_OPERATION_DURATION } from '@gym/constants';
+import { ATTR_EXECUTOR, ATTR_OPERATION, INSTRUMENTS } from '@gym/constants';
 import { resourcesOperation } from '@gym/operations';
 import { captureDiag, collectMetrics, createMetricHarness, type DiagCapture, histogramCount } from '@gym/test-kit';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from '@jest/globals';
@@ -46,7 +46,7 @@ describe('a meter provider that fails is tried again, never written off', () => 
     expect(await resourcesOperation(null, options, () => 'first')).toBe('first');
     expect(await resourcesOperation(null, options, () => 'second')).toBe('second');
     const m = await collectMetrics(reader);
-    expect(histogramCount(m, METRIC_OPERATION_DURATION)).toBe(1);
+    expect(histogramCount(m, INSTRUMENTS.operationDuration.name)).toBe(1);
     expect(warnings().filter((w) => w.includes('getting a meter failed'))).toHaveLength(1);
   });
 
@@ -69,6 +69,6 @@ describe('a meter provider that fails is tried again, never written off', () => 
     const options = { operation: 'verify', executor: 'process', meterProvider: providerOf(flaky) } as const;
     expect(await resourcesOperation(null, options, () => 1)).toBe(1);
     expect(await resourcesOperation(null, options, () => 2)).toBe(2);
-    expect(histogramCount(await collectMetrics(reader), METRIC_OPERATION_DURATION)).toBe(1);
+    expect(histogramCount(await collectMetrics(reader), INSTRUMENTS.operationDuration.name)).toBe(1);
   });
 });

@@ -5,13 +5,7 @@
 // measured tests move a fake `setTimeout` past that second. Each test forces full collections
 // until the WeakRef clears (`collectedByGc`).
 
-import {
-  ATTR_CONCURRENCY_COMPONENT,
-  ATTR_CONCURRENCY_LIMIT_NAME,
-  METRIC_CONCURRENCY_ACTIVE,
-  METRIC_CONCURRENCY_LIMIT,
-  METRIC_CONCURRENCY_QUEUE_DEPTH,
-} from '@gym/constants';
+import { ATTR_CONCURRENCY_COMPONENT, ATTR_CONCURRENCY_LIMIT_NAME, INSTRUMENTS } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
 import { meteredLimit, resourcesOperation } from '@gym/operations';
 import { collectedByGc, collectMetrics, createMetricHarness, gaugeValue } from '@gym/test-kit';
@@ -51,13 +45,14 @@ describe('a metered limit is held weakly: once collected, it leaves the export w
       await limit.run(() => 1);
       return new WeakRef(limit);
     })();
-    expect(gaugeValue(await collectMetrics(reader), METRIC_CONCURRENCY_LIMIT)).toBe(2);
+    expect(gaugeValue(await collectMetrics(reader), INSTRUMENTS.concurrencyLimit.name)).toBe(2);
     expect(await collectedByGc(ref)).toBe(true);
     const last = await collectMetrics(reader);
-    expect([gaugeValue(last, METRIC_CONCURRENCY_ACTIVE), gaugeValue(last, METRIC_CONCURRENCY_QUEUE_DEPTH)]).toEqual([
-      0, 0,
-    ]);
-    expect((await collectMetrics(reader)).get(METRIC_CONCURRENCY_LIMIT)).toBeUndefined();
+    expect([
+      gaugeValue(last, INSTRUMENTS.concurrencyActive.name),
+      gaugeValue(last, INSTRUMENTS.concurrencyQueueDepth.name),
+    ]).toEqual([0, 0]);
+    expect((await collectMetrics(reader)).get(INSTRUMENTS.concurrencyLimit.name)).toBeUndefined();
   });
 
   it('10,000 limits of one attribute set made and dropped are summed until collected, then leave', async () => {
@@ -70,11 +65,11 @@ describe('a metered limit is held weakly: once collected, it leaves the export w
       return new WeakRef(last as object);
     })();
     const name = { [ATTR_CONCURRENCY_COMPONENT]: 'resources', [ATTR_CONCURRENCY_LIMIT_NAME]: 'per_request' };
-    expect(gaugeValue(await collectMetrics(reader), METRIC_CONCURRENCY_LIMIT, name)).toBe(20_000);
+    expect(gaugeValue(await collectMetrics(reader), INSTRUMENTS.concurrencyLimit.name, name)).toBe(20_000);
     expect(await collectedByGc(ref)).toBe(true);
     const after = await collectMetrics(reader); // what a cumulative reader keeps from now on: idle
-    expect(gaugeValue(after, METRIC_CONCURRENCY_ACTIVE, name)).toBe(0);
-    expect(gaugeValue(after, METRIC_CONCURRENCY_QUEUE_DEPTH, name)).toBe(0);
+    expect(gaugeValue(after, INSTRUMENTS.concurrencyActive.name, name)).toBe(0);
+    expect(gaugeValue(after, INSTRUMENTS.concurrencyQueueDepth.name, name)).toBe(0);
   });
 });
 

@@ -5,16 +5,7 @@
 // reader keeps is an idle limit, never a busy one; a delta reader then drops it. The admission
 // totals of the limits that left carry over, so a counter never goes backwards.
 
-import {
-  ATTR_CONCURRENCY_COMPONENT,
-  ATTR_CONCURRENCY_LIMIT_NAME,
-  METRIC_CONCURRENCY_ACTIVE,
-  METRIC_CONCURRENCY_ADMISSION_REJECTED,
-  METRIC_CONCURRENCY_AVAILABLE,
-  METRIC_CONCURRENCY_LIMIT,
-  METRIC_CONCURRENCY_OLDEST_WAIT,
-  METRIC_CONCURRENCY_QUEUE_DEPTH,
-} from '@gym/constants';
+import { ATTR_CONCURRENCY_COMPONENT, ATTR_CONCURRENCY_LIMIT_NAME, INSTRUMENTS } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
 import { AdmissionRejectedError, meteredLimit } from '@gym/operations';
 import {
@@ -39,10 +30,10 @@ type Collected = Awaited<ReturnType<typeof collectMetrics>>;
 /** The five gauges of the only limit exported. */
 function gauges(m: Collected) {
   return {
-    limit: gaugeValue(m, METRIC_CONCURRENCY_LIMIT),
-    active: gaugeValue(m, METRIC_CONCURRENCY_ACTIVE),
-    available: gaugeValue(m, METRIC_CONCURRENCY_AVAILABLE),
-    queued: gaugeValue(m, METRIC_CONCURRENCY_QUEUE_DEPTH),
+    limit: gaugeValue(m, INSTRUMENTS.concurrencyLimit.name),
+    active: gaugeValue(m, INSTRUMENTS.concurrencyActive.name),
+    available: gaugeValue(m, INSTRUMENTS.concurrencyAvailable.name),
+    queued: gaugeValue(m, INSTRUMENTS.concurrencyQueueDepth.name),
   };
 }
 
@@ -116,14 +107,14 @@ it('closed while busy: each reader’s next collection is idle; a cumulative rea
   const idle = { limit: 2, active: 0, available: 2, queued: 0 };
   const first = await collectMetrics(cumulative); // this collection reports the final state …
   expect(gauges(first)).toEqual(idle);
-  expect(gaugeValue(first, METRIC_CONCURRENCY_OLDEST_WAIT)).toBe(0);
+  expect(gaugeValue(first, INSTRUMENTS.concurrencyOldestWait.name)).toBe(0);
   expect(gauges(await collectMetrics(delta))).toEqual(idle); // … and the other reader gets it too
   expect(gauges(await collectMetrics(cumulative))).toEqual(idle);
-  expect((await collectMetrics(delta)).get(METRIC_CONCURRENCY_ACTIVE)).toBeUndefined();
+  expect((await collectMetrics(delta)).get(INSTRUMENTS.concurrencyActive.name)).toBeUndefined();
   hold.resolve();
   await Promise.all(running);
   expect(gauges(await collectMetrics(cumulative))).toEqual(idle);
-  expect((await collectMetrics(delta)).get(METRIC_CONCURRENCY_LIMIT)).toBeUndefined();
+  expect((await collectMetrics(delta)).get(INSTRUMENTS.concurrencyLimit.name)).toBeUndefined();
   await meterProvider.shutdown();
 });
 
@@ -138,9 +129,9 @@ it('the limits that left keep their refusals in the total: the counter never goe
   const holding2 = second.run(() => hold.promise);
   const refused = await capture(second.run(() => 1));
   expect(refused.ok === false && refused.error instanceof AdmissionRejectedError).toBe(true);
-  expect(counterValue(await collectMetrics(reader), METRIC_CONCURRENCY_ADMISSION_REJECTED)).toBe(2);
+  expect(counterValue(await collectMetrics(reader), INSTRUMENTS.admissionRejected.name)).toBe(2);
   first.close();
-  expect(counterValue(await collectMetrics(reader), METRIC_CONCURRENCY_ADMISSION_REJECTED)).toBe(2);
+  expect(counterValue(await collectMetrics(reader), INSTRUMENTS.admissionRejected.name)).toBe(2);
   hold.resolve();
   await Promise.all([holding, holding2]);
 });
@@ -153,11 +144,11 @@ it.each([
   const meterProvider = new MeterProvider({ readers: [reader] });
   const limit = meteredLimit(new Semaphore(2), { component: 'resources', limitName: 'closing', meterProvider });
   const before = await collectMetrics(reader);
-  expect(gaugeValue(before, METRIC_CONCURRENCY_QUEUE_DEPTH)).toBe(0);
+  expect(gaugeValue(before, INSTRUMENTS.concurrencyQueueDepth.name)).toBe(0);
   close(limit);
   const attributes = { [ATTR_CONCURRENCY_COMPONENT]: 'resources', [ATTR_CONCURRENCY_LIMIT_NAME]: 'closing' };
-  expect(gaugeValue(await collectMetrics(reader), METRIC_CONCURRENCY_ACTIVE, attributes)).toBe(0);
-  expect((await collectMetrics(reader)).get(METRIC_CONCURRENCY_LIMIT)).toBeUndefined();
+  expect(gaugeValue(await collectMetrics(reader), INSTRUMENTS.concurrencyActive.name, attributes)).toBe(0);
+  expect((await collectMetrics(reader)).get(INSTRUMENTS.concurrencyLimit.name)).toBeUndefined();
   expect(await limit.run(() => 'still limits')).toBe('still limits');
   expect(limit.state()).toMatchObject({ limit: 2, active: 0, queued: 0 });
   await meterProvider.shutdown();

@@ -4,11 +4,11 @@
 
 import { createRequire } from 'node:module';
 import {
-  ATTR_GYM_VERSION,
   ATTR_RUN_ID,
   ATTR_SERVER_NAME,
   ATTR_SERVER_TYPE,
   ATTR_SERVICE_GROUP,
+  ATTR_VERSION,
   isServerType,
   resolveSpanGroups,
   SERVER_NAME_PATTERN,
@@ -136,7 +136,7 @@ function readConfig(env: NodeJS.ProcessEnv, onWarning: TelemetryWarningHandler |
 function gymAttributes(options: InitTelemetryOptions, config: TelemetryConfig, version: string): Attributes {
   return {
     ...options.resourceAttributes,
-    [ATTR_GYM_VERSION]: version,
+    [ATTR_VERSION]: version,
     [ATTR_SERVER_NAME]: options.serverName,
     [ATTR_SERVER_TYPE]: options.serverType,
     [ATTR_SERVICE_GROUP]: config.serviceName,
