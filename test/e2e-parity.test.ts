@@ -65,7 +65,7 @@ const REASONS: Record<string, string> = {
   'gym.verify.success_rate · unit':
     "Gym 0.7.0 creates it with no unit, ours with `1`: through a Collector that adds unit suffixes ours becomes `gym_verify_success_rate_ratio` beside Gym's `gym_verify_success_rate`; the rules and panels read both. Dropping the unit changes the names `@gym/dashboards` generates, so it is left to that package",
   'gym.verify.duration_ms · buckets':
-    "the registry's nemo-lens 0.1.0 (older than the one Gym 0.7.0 imports) creates it without bucket advice, so the SDK default ends at 10 s; ours keep the contract's `INSTRUMENTS.verifyDuration.boundaries` (100 ms to 1 h), since verifies and rollouts take seconds to minutes and the default puts them in `+Inf`: read quantiles per kind of server",
+    "the registry's nemo-lens 0.1.0 (older than the one Gym 0.7.0 imports) creates it without bucket advice, so the SDK default ends at 10 s; ours keep the contract's `GYM_DURATION_BOUNDARIES_MS` (100 ms to 1 h), since verifies and rollouts take seconds to minutes and the default puts them in `+Inf`: read quantiles per kind of server",
   'gym.sandbox.transfer_duration_ms · only ours':
     "0.7.0 has no transfer instrument (Gym's documentation named one): its `AsyncSandbox` uploads a spec's files untimed. Ours times each upload or download by provider, like its siblings",
   'gym.sandbox.active · values of nemo.gym.sandbox.provider': PROVIDER,
