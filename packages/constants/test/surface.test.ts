@@ -1,42 +1,12 @@
 // Every value @gym/constants exports is a promise. index.ts re-exports whole files, so a new
-// constant in any of them would be public silently: this list makes it a decision.
+// constant in any of them would be public silently: this list makes it a decision. An `ATTR_*`
+// key is held instead by its naming rule (constants.test.ts) and by the contract, which must
+// state it (test/telemetry-doc.test.ts).
 
 import * as constants from '@gym/constants';
 import { expect, it } from '@jest/globals';
 
 const PUBLIC_VALUES = [
-  'ATTR_CONCURRENCY_COMPONENT',
-  'ATTR_CONCURRENCY_LIMIT_NAME',
-  'ATTR_CPU_MODE',
-  'ATTR_EXECUTOR',
-  'ATTR_HTTP_CONNECTION_POOL_QUEUE_CONSTRAINT',
-  'ATTR_HTTP_CONNECTION_POOL_QUEUE_OUTCOME',
-  'ATTR_HTTP_DESTINATION_SERVER_NAME',
-  'ATTR_OPERATION',
-  'ATTR_OPERATION_OUTCOME',
-  'ATTR_PROCESS_PID',
-  'ATTR_RUN_ID',
-  'ATTR_SANDBOX_ALLOCATION_PREFIX',
-  'ATTR_SANDBOX_ID',
-  'ATTR_SANDBOX_PREFIX',
-  'ATTR_SANDBOX_PROVIDER',
-  'ATTR_SANDBOX_REQUESTED_PREFIX',
-  'ATTR_SANDBOX_REQUEST_ID',
-  'ATTR_SANDBOX_RESOURCE_CPU',
-  'ATTR_SANDBOX_RESOURCE_CPU_SECONDS',
-  'ATTR_SANDBOX_RESOURCE_FINAL',
-  'ATTR_SANDBOX_RESOURCE_MEMORY_MIB',
-  'ATTR_SANDBOX_RESOURCE_MEMORY_PEAK_MIB',
-  'ATTR_SANDBOX_RESOURCE_PREFIX',
-  'ATTR_SANDBOX_RESOURCE_SAMPLER_DROPPED',
-  'ATTR_SANDBOX_RESOURCE_SAMPLER_ERRORS',
-  'ATTR_SANDBOX_RESOURCE_SAMPLER_SKIPPED',
-  'ATTR_SERVER_NAME',
-  'ATTR_SERVER_TYPE',
-  'ATTR_SERVICE_GROUP',
-  'ATTR_STARTUP_STAGE',
-  'ATTR_V8JS_GC_TYPE',
-  'ATTR_VERSION',
   'COMPONENTS',
   'DEFAULT_SPAN_GROUP_SPEC',
   'ENV_FALLBACK_PREFIX',
@@ -81,5 +51,9 @@ const PUBLIC_VALUES = [
 ];
 
 it('exports exactly the listed values', () => {
-  expect(Object.keys(constants).sort()).toEqual(PUBLIC_VALUES);
+  expect(
+    Object.keys(constants)
+      .filter((name) => !name.startsWith('ATTR_'))
+      .sort(),
+  ).toEqual(PUBLIC_VALUES);
 });
