@@ -1,6 +1,6 @@
-// scripts/install-sizes.mjs measures what a user installs for one library alone (issue 20's
-// closing note quotes its table). Run here for one small library: @gym/core installed alone
-// brings @gym/constants and its peer @opentelemetry/api, and nothing else.
+// scripts/install-sizes.mjs measures what a user installs for one library alone. Run here for
+// one small library: @gym/core installed alone brings @gym/constants and its peer
+// @opentelemetry/api, and nothing else.
 
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';

@@ -8,7 +8,7 @@
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { METRIC_OPERATION_DURATION, METRIC_VERIFY_DURATION } from '@gym/constants';
+import { INSTRUMENTS } from '@gym/constants';
 import { decodeOtlpMetrics } from '@gym/test-kit';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startOtlpReceiver } from '../packages/otel-bootstrap/test/helpers/otlp-receiver.js';
@@ -155,10 +155,10 @@ describeExample('the README example (skipped on Node < 22.15: the bootstrap need
         .filter((request) => request.path === '/v1/metrics')
         .flatMap((request) => decodeOtlpMetrics(request.body))
         .flatMap((block) => block.scopes.flatMap((scope) => scope.items));
-      const verify = metrics.find((metric) => metric.name === METRIC_VERIFY_DURATION);
+      const verify = metrics.find((metric) => metric.name === INSTRUMENTS.verifyDuration.name);
       // Four calls; the one that threw did not complete.
       expect(verify?.points.reduce((sum, point) => sum + (point.count ?? 0), 0)).toBe(4);
-      expect(metrics.map((metric) => metric.name)).toContain(METRIC_OPERATION_DURATION);
+      expect(metrics.map((metric) => metric.name)).toContain(INSTRUMENTS.operationDuration.name);
     } finally {
       await receiver.close();
     }
@@ -182,7 +182,9 @@ describeExample('the README example (skipped on Node < 22.15: the bootstrap need
     const { report, code, stderr } = await runExample({ NEMO_GYM_OTEL_ENABLED: '1' }, true);
     expect(report.results).toEqual(EXPECTED_RESULTS);
     expect(report.handle).toMatchObject({ metricsExporting: true, gymResourceApplied: false });
-    expect(report.userMetricNames).toEqual(expect.arrayContaining([METRIC_VERIFY_DURATION, METRIC_OPERATION_DURATION]));
+    expect(report.userMetricNames).toEqual(
+      expect.arrayContaining([INSTRUMENTS.verifyDuration.name, INSTRUMENTS.operationDuration.name]),
+    );
     expect(code).toBe(0);
     expect(warnings(stderr)).toEqual([
       expect.stringContaining(

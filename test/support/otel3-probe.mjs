@@ -9,12 +9,8 @@ import { readFileSync } from 'node:fs';
 import {
   ATTR_EXECUTOR,
   ATTR_OPERATION,
-  ATTR_OUTCOME,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUE_DURATION,
-  METRIC_ROLLOUT_DURATION,
-  METRIC_VERIFY_DURATION,
-  METRIC_VERIFY_SUCCESS_RATE,
+  ATTR_OPERATION_OUTCOME,
+  INSTRUMENTS,
   SPAN_SANDBOX_REQUEST,
 } from '@gym/constants';
 import { GymMetrics } from '@gym/metrics';
@@ -114,27 +110,30 @@ process.stdout.write(
       answer,
       tool,
       rethrownSameError: rethrown === failure,
-      verifyOk: pick(METRIC_OPERATION_DURATION, {
+      verifyOk: pick(INSTRUMENTS.operationDuration.name, {
         [ATTR_OPERATION]: 'verify',
         [ATTR_EXECUTOR]: 'inline',
-        [ATTR_OUTCOME]: 'ok',
+        [ATTR_OPERATION_OUTCOME]: 'ok',
       }),
-      toolOk: pick(METRIC_OPERATION_DURATION, {
+      toolOk: pick(INSTRUMENTS.operationDuration.name, {
         [ATTR_OPERATION]: 'tool',
         [ATTR_EXECUTOR]: 'subprocess',
-        [ATTR_OUTCOME]: 'ok',
+        [ATTR_OPERATION_OUTCOME]: 'ok',
       }),
-      toolError: pick(METRIC_OPERATION_DURATION, {
+      toolError: pick(INSTRUMENTS.operationDuration.name, {
         [ATTR_OPERATION]: 'tool',
         [ATTR_EXECUTOR]: 'subprocess',
-        [ATTR_OUTCOME]: 'error',
+        [ATTR_OPERATION_OUTCOME]: 'error',
       }),
-      queued: pick(METRIC_OPERATION_QUEUE_DURATION, { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'subprocess' }),
+      queued: pick(INSTRUMENTS.operationQueueDuration.name, {
+        [ATTR_OPERATION]: 'tool',
+        [ATTR_EXECUTOR]: 'subprocess',
+      }),
     },
     metrics: {
-      rollout: total(METRIC_ROLLOUT_DURATION),
-      verify: total(METRIC_VERIFY_DURATION),
-      successRate: pick(METRIC_VERIFY_SUCCESS_RATE, {}),
+      rollout: total(INSTRUMENTS.rolloutDuration.name),
+      verify: total(INSTRUMENTS.verifyDuration.name),
+      successRate: pick(INSTRUMENTS.verifySuccessRate.name, {}),
     },
     sandbox: {
       carriedProvider: carried['nemo.gym.sandbox.provider'],

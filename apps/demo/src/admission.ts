@@ -9,7 +9,14 @@
 // whether or not telemetry is on.
 
 import type { Executor, Operation } from '@gym/constants';
-import { type MeterableLimit, meteredLimit, type OperationContext, resourcesOperation } from '@gym/operations';
+import {
+  AdmissionRejectedError,
+  AdmissionTimeoutError,
+  type MeterableLimit,
+  meteredLimit,
+  type OperationContext,
+  resourcesOperation,
+} from '@gym/operations';
 import { Semaphore } from 'async-mutex';
 import { HttpError, OVERLOADED_MESSAGE, OVERLOADED_STATUS } from './http-error.js';
 
@@ -80,12 +87,6 @@ export function overloaded(limitName: string, why: string): HttpError {
   );
 }
 
-/** The `code` of the metered limit's two refusals (stable across copies of the package, unlike `instanceof`). */
-function admissionCode(error: unknown): string | undefined {
-  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
-  return code === 'GYM_ADMISSION_REJECTED' || code === 'GYM_ADMISSION_TIMEOUT' ? code : undefined;
-}
-
 /** Puts admission control in front of `limit`. */
 export function createGate(limit: MeterableLimit, options: GateOptions): Gate {
   const { operation, executor, limitName, maxQueued, queueTimeoutMs } = options;
@@ -116,12 +117,12 @@ export function createGate(limit: MeterableLimit, options: GateOptions): Gate {
       try {
         return await call;
       } catch (error) {
-        if (!started) {
-          const code = admissionCode(error);
-          if (code === 'GYM_ADMISSION_REJECTED') throw overloaded(limitName, `${maxQueued} calls are already waiting`);
-          if (code === 'GYM_ADMISSION_TIMEOUT') {
-            throw overloaded(limitName, `no slot within the ${queueTimeoutMs} ms queue deadline`);
-          }
+        // The metered limit's two refusals; `instanceof` holds across two copies of the package.
+        if (!started && error instanceof AdmissionRejectedError) {
+          throw overloaded(limitName, `${maxQueued} calls are already waiting`);
+        }
+        if (!started && error instanceof AdmissionTimeoutError) {
+          throw overloaded(limitName, `no slot within the ${queueTimeoutMs} ms queue deadline`);
         }
         throw error;
       }

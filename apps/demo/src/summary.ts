@@ -11,10 +11,8 @@
 import {
   ATTR_EXECUTOR,
   ATTR_OPERATION,
-  ATTR_OUTCOME,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUE_DURATION,
-  METRIC_VERIFY_SUCCESS_RATE,
+  ATTR_OPERATION_OUTCOME,
+  INSTRUMENTS,
   OPERATIONS,
   type Operation,
   OUTCOMES,
@@ -25,12 +23,12 @@ import { OVERLOADED_STATUS } from './http-error.js';
 import { LOAD_ROUTES, type LoadStats } from './load-generator.js';
 import { histogramQuantile, type PromSample, sumBuckets } from './prometheus-text.js';
 
-const QUEUE = sanitizeName(METRIC_OPERATION_QUEUE_DURATION);
-const RUN = sanitizeName(METRIC_OPERATION_DURATION);
-const SUCCESS_RATE = sanitizeName(METRIC_VERIFY_SUCCESS_RATE);
+const QUEUE = sanitizeName(INSTRUMENTS.operationQueueDuration.name);
+const RUN = sanitizeName(INSTRUMENTS.operationDuration.name);
+const SUCCESS_RATE = sanitizeName(INSTRUMENTS.verifySuccessRate.name);
 const OPERATION_LABEL = sanitizeName(ATTR_OPERATION);
 const EXECUTOR_LABEL = sanitizeName(ATTR_EXECUTOR);
-const OUTCOME_LABEL = sanitizeName(ATTR_OUTCOME);
+const OUTCOME_LABEL = sanitizeName(ATTR_OPERATION_OUTCOME);
 
 /** One operation's figures, across the fleet. */
 export interface OperationSummary {

@@ -36,3 +36,7 @@ export const isServerType = guardOf(SERVER_TYPES);
 export const COMPONENTS = ['rollout_driver', 'agent', 'model', 'resources', 'sandbox', 'other'] as const;
 export type Component = (typeof COMPONENTS)[number];
 export const isComponent = guardOf(COMPONENTS);
+
+/** OpenTelemetry's kinds of garbage collection. */
+export const V8JS_GC_TYPES = ['major', 'minor', 'incremental', 'weakcb'] as const;
+export type V8jsGcType = (typeof V8JS_GC_TYPES)[number];

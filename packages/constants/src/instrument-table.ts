@@ -4,77 +4,38 @@
 // `test/telemetry-doc.test.ts` holds the two together, so a fact changes here and nowhere else.
 // `gym.server.request_duration_ms` is not here: it is declared and never created.
 
-import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OUTCOME, ATTR_SERVER_NAME } from './attributes.js';
-import { GYM_DURATION_BOUNDARIES_MS, OPERATION_BOUNDARIES_MS, SANDBOX_DURATION_BOUNDARIES_MS } from './boundaries.js';
-import { COMPONENTS, EXECUTORS, OPERATIONS, OUTCOMES } from './bounded-sets.js';
 import {
   ATTR_CONCURRENCY_COMPONENT,
   ATTR_CONCURRENCY_LIMIT_NAME,
-  METRIC_CONCURRENCY_ACTIVE,
-  METRIC_CONCURRENCY_ADMISSION_CANCELLED,
-  METRIC_CONCURRENCY_ADMISSION_REJECTED,
-  METRIC_CONCURRENCY_ADMISSION_TIMEOUTS,
-  METRIC_CONCURRENCY_AVAILABLE,
-  METRIC_CONCURRENCY_LIMIT,
-  METRIC_CONCURRENCY_OLDEST_WAIT,
-  METRIC_CONCURRENCY_QUEUE_DEPTH,
-} from './concurrency.js';
-import {
-  ATTR_HTTP_DESTINATION_SERVER_NAME,
-  ATTR_HTTP_POOL_QUEUE_CONSTRAINT,
-  ATTR_HTTP_POOL_QUEUE_OUTCOME,
-  HTTP_POOL_QUEUE_CONSTRAINTS,
-  HTTP_POOL_QUEUE_DURATION_BOUNDARIES_MS,
-  HTTP_POOL_QUEUE_OUTCOMES,
-  METRIC_HTTP_POOL_CONNECT_TOTAL,
-  METRIC_HTTP_POOL_QUEUE_DURATION,
-  UNIT_CONNECTION,
-} from './http-pool.js';
-import {
-  METRIC_OPERATION_ACTIVE,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUE_DURATION,
-  METRIC_OPERATION_QUEUED,
-  METRIC_ROLLOUT_DURATION,
-  METRIC_SERVERS_ACTIVE,
-  METRIC_VERIFY_DURATION,
-  METRIC_VERIFY_SUCCESS_RATE,
-} from './instruments.js';
-import {
   ATTR_CPU_MODE,
-  ATTR_V8JS_GC_TYPE,
-  LAG_BOUNDARIES_MS,
-  METRIC_EVENT_LOOP_LAG,
-  METRIC_PROCESS_CPU_TIME,
-  METRIC_PROCESS_MEMORY_USAGE,
-  METRIC_PROCESS_OPEN_FD_COUNT,
-  METRIC_PROCESS_THREAD_COUNT,
-  METRIC_REQUESTS_IN_FLIGHT,
-  METRIC_V8JS_GC_DURATION,
-  V8JS_GC_DURATION_BOUNDARIES_S,
-  V8JS_GC_TYPES,
-} from './observer.js';
-import {
+  ATTR_EXECUTOR,
+  ATTR_HTTP_CONNECTION_POOL_QUEUE_CONSTRAINT,
+  ATTR_HTTP_CONNECTION_POOL_QUEUE_OUTCOME,
+  ATTR_HTTP_DESTINATION_SERVER_NAME,
+  ATTR_OPERATION,
+  ATTR_OPERATION_OUTCOME,
   ATTR_SANDBOX_PROVIDER,
-  METRIC_SANDBOX_ACTIVE,
-  METRIC_SANDBOX_CREATE_RETRY,
-  METRIC_SANDBOX_EXEC_DURATION,
-  METRIC_SANDBOX_STARTUP_DURATION,
-  METRIC_SANDBOX_TRANSFER_DURATION,
-} from './sandbox-lifecycle.js';
-import { ATTR_STARTUP_STAGE, METRIC_SERVER_STARTUP_STAGE_DURATION, SERVER_STARTUP_BOUNDARIES_MS } from './startup.js';
+  ATTR_SERVER_NAME,
+  ATTR_STARTUP_STAGE,
+  ATTR_V8JS_GC_TYPE,
+} from './attributes.js';
+import { COMPONENTS, EXECUTORS, OPERATIONS, OUTCOMES, V8JS_GC_TYPES } from './bounded-sets.js';
 
 /** The kinds of OpenTelemetry instrument, in the words `docs/telemetry.md` uses. */
-export const INSTRUMENT_KINDS = [
-  'histogram',
-  'counter',
-  'up-down counter',
-  'gauge',
-  'observable counter',
-  'observable up-down counter',
-  'observable gauge',
-] as const;
-export type InstrumentKind = (typeof INSTRUMENT_KINDS)[number];
+export type InstrumentKind =
+  | 'histogram'
+  | 'counter'
+  | 'up-down counter'
+  | 'gauge'
+  | 'observable counter'
+  | 'observable up-down counter'
+  | 'observable gauge';
+
+/** The pool's total cap, its per-destination cap, or not known. */
+const HTTP_POOL_QUEUE_CONSTRAINTS = ['total', 'per_host', 'unknown'] as const;
+/** The wait got a connection, or it was given up first. */
+const HTTP_POOL_QUEUE_OUTCOMES = ['ok', 'abandoned'] as const;
+export type HttpPoolQueueOutcome = (typeof HTTP_POOL_QUEUE_OUTCOMES)[number];
 
 interface InstrumentFacts {
   readonly name: string;
@@ -96,12 +57,45 @@ export type InstrumentEntry =
 export const ATTRIBUTE_VALUES: Readonly<Record<string, readonly string[]>> = {
   [ATTR_OPERATION]: OPERATIONS,
   [ATTR_EXECUTOR]: EXECUTORS,
-  [ATTR_OUTCOME]: OUTCOMES,
+  [ATTR_OPERATION_OUTCOME]: OUTCOMES,
   [ATTR_CONCURRENCY_COMPONENT]: COMPONENTS,
   [ATTR_V8JS_GC_TYPE]: V8JS_GC_TYPES,
-  [ATTR_HTTP_POOL_QUEUE_CONSTRAINT]: HTTP_POOL_QUEUE_CONSTRAINTS,
-  [ATTR_HTTP_POOL_QUEUE_OUTCOME]: HTTP_POOL_QUEUE_OUTCOMES,
+  [ATTR_HTTP_CONNECTION_POOL_QUEUE_CONSTRAINT]: HTTP_POOL_QUEUE_CONSTRAINTS,
+  [ATTR_HTTP_CONNECTION_POOL_QUEUE_OUTCOME]: HTTP_POOL_QUEUE_OUTCOMES,
 };
+
+// Histogram bucket boundaries, read as `INSTRUMENTS.<id>.boundaries`; `docs/telemetry.md` names
+// each list by its name here. The `gym.*` lists are exactly those of Gym's Python servers: both
+// kinds of server feed the same dashboards, so a different bucket would split a series.
+export const OPERATION_BOUNDARIES_MS = [
+  1, 5, 10, 50, 100, 500, 1000, 5000, 10000, 30000, 60000, 300000, 1800000,
+] as const;
+
+export const GYM_DURATION_BOUNDARIES_MS = [
+  100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 120000, 300000, 600000, 1200000, 1800000, 3600000,
+] as const;
+
+export const SANDBOX_DURATION_BOUNDARIES_MS = [
+  250, 500, 1000, 2000, 5000, 10000, 30000, 60000, 120000, 300000, 600000, 1800000,
+] as const;
+
+/** 1 ms (a healthy loop) to 10 s (a stalled one). */
+export const LAG_BOUNDARIES_MS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000] as const;
+
+/** Gym's `SERVER_STARTUP_BOUNDARIES_MS`: 100 ms (a warm server) to one hour (a cold install, a local model load). */
+export const SERVER_STARTUP_BOUNDARIES_MS = [
+  100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 120000, 300000, 600000, 1800000, 3600000,
+] as const;
+
+/** The semantic conventions' advice (v1.42+, also `@opentelemetry/instrumentation-runtime-node`'s), in seconds. */
+export const V8JS_GC_DURATION_BOUNDARIES_S = [
+  0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10,
+] as const;
+
+/** 10 µs to 30 s. */
+export const HTTP_POOL_QUEUE_DURATION_BOUNDARIES_MS = [
+  0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 5000, 30000,
+] as const;
 
 const OPERATION_ATTRIBUTES = [ATTR_OPERATION, ATTR_EXECUTOR] as const;
 /** The server name only when the limit was given one. */
@@ -111,11 +105,11 @@ const NONE = [] as const;
 
 /**
  * Every instrument the packages create, keyed by a short id, in contract order. A new instrument
- * is one entry here (its buckets an exported `*_BOUNDARIES_*` list) and one row in `docs/telemetry.md`.
+ * is one entry here (its buckets a named list above) and one row in `docs/telemetry.md`.
  */
 export const INSTRUMENTS = {
   operationQueueDuration: {
-    name: METRIC_OPERATION_QUEUE_DURATION,
+    name: 'gym.resources.operation.queue_duration_ms',
     kind: 'histogram',
     unit: 'ms',
     description: 'Time from asking a limit to holding it.',
@@ -124,16 +118,16 @@ export const INSTRUMENTS = {
     boundaries: OPERATION_BOUNDARIES_MS,
   },
   operationDuration: {
-    name: METRIC_OPERATION_DURATION,
+    name: 'gym.resources.operation.duration_ms',
     kind: 'histogram',
     unit: 'ms',
     description: 'Time running inside a limit, by outcome.',
     valueType: 'double',
-    attributes: [...OPERATION_ATTRIBUTES, ATTR_OUTCOME],
+    attributes: [...OPERATION_ATTRIBUTES, ATTR_OPERATION_OUTCOME],
     boundaries: OPERATION_BOUNDARIES_MS,
   },
   operationQueued: {
-    name: METRIC_OPERATION_QUEUED,
+    name: 'gym.resources.operation.queued',
     kind: 'observable up-down counter',
     unit: '{operation}',
     description: 'Operations waiting for their limit now.',
@@ -141,7 +135,7 @@ export const INSTRUMENTS = {
     attributes: OPERATION_ATTRIBUTES,
   },
   operationActive: {
-    name: METRIC_OPERATION_ACTIVE,
+    name: 'gym.resources.operation.active',
     kind: 'observable up-down counter',
     unit: '{operation}',
     description: 'Operations running inside their limit now.',
@@ -149,7 +143,7 @@ export const INSTRUMENTS = {
     attributes: OPERATION_ATTRIBUTES,
   },
   rolloutDuration: {
-    name: METRIC_ROLLOUT_DURATION,
+    name: 'gym.rollout.duration_ms',
     kind: 'histogram',
     unit: 'ms',
     description: 'One rollout, end to end.',
@@ -158,7 +152,7 @@ export const INSTRUMENTS = {
     boundaries: GYM_DURATION_BOUNDARIES_MS,
   },
   verifyDuration: {
-    name: METRIC_VERIFY_DURATION,
+    name: 'gym.verify.duration_ms',
     kind: 'histogram',
     unit: 'ms',
     description: 'One verify call.',
@@ -167,7 +161,7 @@ export const INSTRUMENTS = {
     boundaries: GYM_DURATION_BOUNDARIES_MS,
   },
   verifySuccessRate: {
-    name: METRIC_VERIFY_SUCCESS_RATE,
+    name: 'gym.verify.success_rate',
     kind: 'gauge',
     unit: '1',
     description: 'Fraction of verify calls that completed, cumulative since this process started.',
@@ -177,7 +171,7 @@ export const INSTRUMENTS = {
   // No unit: an instrument's identity is (name, kind, unit), and a unit Gym's Python servers
   // do not set would split the series.
   serversActive: {
-    name: METRIC_SERVERS_ACTIVE,
+    name: 'gym.servers.active',
     kind: 'gauge',
     unit: '',
     description: 'Servers in the fleet, as the orchestrator last set it.',
@@ -185,7 +179,7 @@ export const INSTRUMENTS = {
     attributes: NONE,
   },
   concurrencyLimit: {
-    name: METRIC_CONCURRENCY_LIMIT,
+    name: 'gym.concurrency.limit',
     kind: 'observable gauge',
     unit: '{slot}',
     description: 'Slots of the limit.',
@@ -193,7 +187,7 @@ export const INSTRUMENTS = {
     attributes: CONCURRENCY_ATTRIBUTES,
   },
   concurrencyActive: {
-    name: METRIC_CONCURRENCY_ACTIVE,
+    name: 'gym.concurrency.active',
     kind: 'observable gauge',
     unit: '{slot}',
     description: 'Slots held now.',
@@ -201,7 +195,7 @@ export const INSTRUMENTS = {
     attributes: CONCURRENCY_ATTRIBUTES,
   },
   concurrencyAvailable: {
-    name: METRIC_CONCURRENCY_AVAILABLE,
+    name: 'gym.concurrency.available',
     kind: 'observable gauge',
     unit: '{slot}',
     description: 'Slots free now (limit - active, never negative).',
@@ -209,7 +203,7 @@ export const INSTRUMENTS = {
     attributes: CONCURRENCY_ATTRIBUTES,
   },
   concurrencyQueueDepth: {
-    name: METRIC_CONCURRENCY_QUEUE_DEPTH,
+    name: 'gym.concurrency.queue_depth',
     kind: 'observable gauge',
     unit: '{waiter}',
     description: 'Callers waiting for a slot now.',
@@ -217,7 +211,7 @@ export const INSTRUMENTS = {
     attributes: CONCURRENCY_ATTRIBUTES,
   },
   admissionTimeouts: {
-    name: METRIC_CONCURRENCY_ADMISSION_TIMEOUTS,
+    name: 'gym.concurrency.admission_timeouts_total',
     kind: 'observable counter',
     unit: '{wait}',
     description: 'Waits that ran out of admission time.',
@@ -225,7 +219,7 @@ export const INSTRUMENTS = {
     attributes: CONCURRENCY_ATTRIBUTES,
   },
   admissionCancelled: {
-    name: METRIC_CONCURRENCY_ADMISSION_CANCELLED,
+    name: 'gym.concurrency.admission_cancelled_total',
     kind: 'observable counter',
     unit: '{wait}',
     description: 'Waits ended by the caller (aborted).',
@@ -233,7 +227,7 @@ export const INSTRUMENTS = {
     attributes: CONCURRENCY_ATTRIBUTES,
   },
   admissionRejected: {
-    name: METRIC_CONCURRENCY_ADMISSION_REJECTED,
+    name: 'gym.concurrency.admission_rejected_total',
     kind: 'observable counter',
     unit: '{wait}',
     description: 'Calls refused at once: the queue was full.',
@@ -241,7 +235,7 @@ export const INSTRUMENTS = {
     attributes: CONCURRENCY_ATTRIBUTES,
   },
   concurrencyOldestWait: {
-    name: METRIC_CONCURRENCY_OLDEST_WAIT,
+    name: 'gym.concurrency.oldest_wait_ms',
     kind: 'observable gauge',
     unit: 'ms',
     description: 'Age of the oldest call waiting for a slot now; 0 when nobody waits.',
@@ -249,7 +243,7 @@ export const INSTRUMENTS = {
     attributes: CONCURRENCY_ATTRIBUTES,
   },
   eventLoopLag: {
-    name: METRIC_EVENT_LOOP_LAG,
+    name: 'gym.event_loop.lag_ms',
     kind: 'histogram',
     unit: 'ms',
     description: 'How late a timer that asked to wake after a fixed interval actually woke.',
@@ -258,7 +252,7 @@ export const INSTRUMENTS = {
     boundaries: LAG_BOUNDARIES_MS,
   },
   requestsInFlight: {
-    name: METRIC_REQUESTS_IN_FLIGHT,
+    name: 'gym.server.requests.in_flight',
     kind: 'up-down counter',
     unit: '{request}',
     description: 'HTTP requests between arrival and response end or client abort.',
@@ -266,7 +260,7 @@ export const INSTRUMENTS = {
     attributes: [ATTR_SERVER_NAME],
   },
   processCpuTime: {
-    name: METRIC_PROCESS_CPU_TIME,
+    name: 'process.cpu.time',
     kind: 'observable counter',
     unit: 's',
     description: 'Total CPU seconds broken down by different CPU modes.',
@@ -274,7 +268,7 @@ export const INSTRUMENTS = {
     attributes: [ATTR_CPU_MODE],
   },
   processMemoryUsage: {
-    name: METRIC_PROCESS_MEMORY_USAGE,
+    name: 'process.memory.usage',
     kind: 'observable up-down counter',
     unit: 'By',
     description: 'The amount of physical memory in use (resident set size).',
@@ -282,7 +276,7 @@ export const INSTRUMENTS = {
     attributes: NONE,
   },
   processThreadCount: {
-    name: METRIC_PROCESS_THREAD_COUNT,
+    name: 'process.thread.count',
     kind: 'observable up-down counter',
     unit: '{thread}',
     description: 'Process threads count.',
@@ -290,7 +284,7 @@ export const INSTRUMENTS = {
     attributes: NONE,
   },
   processOpenFds: {
-    name: METRIC_PROCESS_OPEN_FD_COUNT,
+    name: 'process.open_file_descriptor.count',
     kind: 'observable up-down counter',
     unit: '{file_descriptor}',
     description: 'Number of file descriptors in use by the process.',
@@ -298,7 +292,7 @@ export const INSTRUMENTS = {
     attributes: NONE,
   },
   gcDuration: {
-    name: METRIC_V8JS_GC_DURATION,
+    name: 'v8js.gc.duration',
     kind: 'histogram',
     unit: 's',
     description: 'Garbage collection duration by kind, one of major, minor, incremental or weakcb.',
@@ -307,7 +301,7 @@ export const INSTRUMENTS = {
     boundaries: V8JS_GC_DURATION_BOUNDARIES_S,
   },
   serverStartupStageDuration: {
-    name: METRIC_SERVER_STARTUP_STAGE_DURATION,
+    name: 'gym.server.startup_stage_duration_ms',
     kind: 'histogram',
     unit: 'ms',
     description: "Wall-clock time of one stage of a server's startup, from the process's start to serving.",
@@ -316,7 +310,7 @@ export const INSTRUMENTS = {
     boundaries: SERVER_STARTUP_BOUNDARIES_MS,
   },
   sandboxActive: {
-    name: METRIC_SANDBOX_ACTIVE,
+    name: 'gym.sandbox.active',
     kind: 'up-down counter',
     unit: '{sandbox}',
     description: 'Sandboxes held right now by this process.',
@@ -324,7 +318,7 @@ export const INSTRUMENTS = {
     attributes: PROVIDER_ATTRIBUTES,
   },
   sandboxStartupDuration: {
-    name: METRIC_SANDBOX_STARTUP_DURATION,
+    name: 'gym.sandbox.startup_duration_ms',
     kind: 'histogram',
     unit: 'ms',
     description: 'Time to create one sandbox, retries included.',
@@ -333,7 +327,7 @@ export const INSTRUMENTS = {
     boundaries: SANDBOX_DURATION_BOUNDARIES_MS,
   },
   sandboxExecDuration: {
-    name: METRIC_SANDBOX_EXEC_DURATION,
+    name: 'gym.sandbox.exec_duration_ms',
     kind: 'histogram',
     unit: 'ms',
     description: 'One exec inside a sandbox.',
@@ -344,7 +338,7 @@ export const INSTRUMENTS = {
   // Gym publishes no attributes for it; it follows its siblings (provider only, so uploads and
   // downloads share one series).
   sandboxTransferDuration: {
-    name: METRIC_SANDBOX_TRANSFER_DURATION,
+    name: 'gym.sandbox.transfer_duration_ms',
     kind: 'histogram',
     unit: 'ms',
     description: 'One upload into or download out of a sandbox.',
@@ -353,7 +347,7 @@ export const INSTRUMENTS = {
     boundaries: SANDBOX_DURATION_BOUNDARIES_MS,
   },
   sandboxCreateRetry: {
-    name: METRIC_SANDBOX_CREATE_RETRY,
+    name: 'gym.sandbox.create_retry_total',
     kind: 'counter',
     unit: '1',
     description: 'Sandbox create attempts retried.',
@@ -361,18 +355,22 @@ export const INSTRUMENTS = {
     attributes: PROVIDER_ATTRIBUTES,
   },
   httpPoolQueueDuration: {
-    name: METRIC_HTTP_POOL_QUEUE_DURATION,
+    name: 'gym.http.connection_pool.queue_duration_ms',
     kind: 'histogram',
     unit: 'ms',
     description: 'Time one queued connection acquisition waited for a pool slot.',
     valueType: 'double',
-    attributes: [ATTR_HTTP_POOL_QUEUE_CONSTRAINT, ATTR_HTTP_POOL_QUEUE_OUTCOME, ATTR_HTTP_DESTINATION_SERVER_NAME],
+    attributes: [
+      ATTR_HTTP_CONNECTION_POOL_QUEUE_CONSTRAINT,
+      ATTR_HTTP_CONNECTION_POOL_QUEUE_OUTCOME,
+      ATTR_HTTP_DESTINATION_SERVER_NAME,
+    ],
     boundaries: HTTP_POOL_QUEUE_DURATION_BOUNDARIES_MS,
   },
   httpPoolConnectTotal: {
-    name: METRIC_HTTP_POOL_CONNECT_TOTAL,
+    name: 'gym.http.connection_pool.connect_total',
     kind: 'observable counter',
-    unit: UNIT_CONNECTION,
+    unit: '{connection}',
     description:
       'Outgoing requests that asked a connection pool for a connection, including ones that later failed or were abandoned.',
     valueType: 'int',

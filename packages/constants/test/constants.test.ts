@@ -1,29 +1,25 @@
 import * as constants from '@gym/constants';
 import {
   ATTR_EXECUTOR,
-  ATTR_GYM_VERSION,
   ATTR_OPERATION,
-  ATTR_OUTCOME,
+  ATTR_OPERATION_OUTCOME,
   ATTR_RUN_ID,
+  ATTR_SANDBOX_PREFIX,
   ATTR_SERVER_NAME,
   ATTR_SERVER_TYPE,
   ATTR_SERVICE_GROUP,
+  ATTR_VERSION,
   COMPONENTS,
   EXECUTORS,
-  GYM_DURATION_BOUNDARIES_MS,
-  GYM_INSTRUMENTS,
+  INSTRUMENTS,
   isComponent,
   isExecutor,
   isOperation,
   isOutcome,
   isServerType,
   isSpanGroup,
-  OPERATION_BOUNDARIES_MS,
   OPERATIONS,
   OUTCOMES,
-  RESOURCE_ATTRIBUTE_KEYS,
-  SANDBOX_ATTRIBUTE_PREFIX,
-  SANDBOX_DURATION_BOUNDARIES_MS,
   SERVER_TYPES,
   SPAN_GROUPS,
 } from '@gym/constants';
@@ -66,18 +62,18 @@ describe('bounded sets equal the contract exactly', () => {
 describe('histogram boundaries', () => {
   it.each([
     [
-      'OPERATION_BOUNDARIES_MS',
-      OPERATION_BOUNDARIES_MS,
+      'INSTRUMENTS.operationDuration.boundaries',
+      INSTRUMENTS.operationDuration.boundaries,
       [1, 5, 10, 50, 100, 500, 1000, 5000, 10000, 30000, 60000, 300000, 1800000],
     ],
     [
-      'GYM_DURATION_BOUNDARIES_MS',
-      GYM_DURATION_BOUNDARIES_MS,
+      'INSTRUMENTS.verifyDuration.boundaries',
+      INSTRUMENTS.verifyDuration.boundaries,
       [100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 120000, 300000, 600000, 1200000, 1800000, 3600000],
     ],
     [
-      'SANDBOX_DURATION_BOUNDARIES_MS',
-      SANDBOX_DURATION_BOUNDARIES_MS,
+      'INSTRUMENTS.sandboxStartupDuration.boundaries',
+      INSTRUMENTS.sandboxStartupDuration.boundaries,
       [250, 500, 1000, 2000, 5000, 10000, 30000, 60000, 120000, 300000, 600000, 1800000],
     ],
   ])('%s equals the spec and is strictly increasing', (_name, actual, expected) => {
@@ -87,8 +83,12 @@ describe('histogram boundaries', () => {
 });
 
 describe('names and keys', () => {
-  it('instrument names are the nine Gym names', () => {
-    expect([...GYM_INSTRUMENTS]).toEqual([
+  it("the instrument names of Gym's lens; request_duration is declared and never created", () => {
+    expect(
+      Object.values(INSTRUMENTS)
+        .map((entry) => entry.name)
+        .slice(0, 8),
+    ).toEqual([
       'gym.resources.operation.queue_duration_ms',
       'gym.resources.operation.duration_ms',
       'gym.resources.operation.queued',
@@ -97,36 +97,41 @@ describe('names and keys', () => {
       'gym.verify.duration_ms',
       'gym.verify.success_rate',
       'gym.servers.active',
-      'gym.server.request_duration_ms',
     ]);
-    expect(constants.METRIC_SERVER_REQUEST_DURATION).toBe('gym.server.request_duration_ms');
+    expect(Object.values(INSTRUMENTS).map((entry) => entry.name)).not.toContain('gym.server.request_duration_ms');
   });
 
   it('metric attribute keys; the executor key is not nested under operation', () => {
     expect(ATTR_OPERATION).toBe('nemo.gym.resources.operation');
     expect(ATTR_EXECUTOR).toBe('nemo.gym.resources.executor');
-    expect(ATTR_OUTCOME).toBe('nemo.gym.resources.operation.outcome');
+    expect(ATTR_OPERATION_OUTCOME).toBe('nemo.gym.resources.operation.outcome');
     expect(ATTR_EXECUTOR.startsWith(`${ATTR_OPERATION}.`)).toBe(false);
   });
 
   it('resource attribute keys', () => {
-    expect([ATTR_GYM_VERSION, ATTR_SERVER_NAME, ATTR_SERVER_TYPE, ATTR_SERVICE_GROUP, ATTR_RUN_ID]).toEqual([
+    expect([ATTR_VERSION, ATTR_SERVER_NAME, ATTR_SERVER_TYPE, ATTR_SERVICE_GROUP, ATTR_RUN_ID]).toEqual([
       'nemo.gym.version',
       'nemo.gym.server.name',
       'nemo.gym.server.type',
       'nemo.gym.service_group',
       'nemo.run.id',
     ]);
-    expect([...RESOURCE_ATTRIBUTE_KEYS]).toEqual([
-      ATTR_GYM_VERSION,
-      ATTR_SERVER_NAME,
-      ATTR_SERVER_TYPE,
-      ATTR_SERVICE_GROUP,
-      ATTR_RUN_ID,
-    ]);
   });
 
   it('the sandbox prefix', () => {
-    expect(SANDBOX_ATTRIBUTE_PREFIX).toBe('nemo.gym.sandbox.');
+    expect(ATTR_SANDBOX_PREFIX).toBe('nemo.gym.sandbox.');
   });
+});
+
+it('every ATTR_* constant is named by its key', () => {
+  const nameOf = (key: string) =>
+    `ATTR_${key
+      .replace(/^nemo\.gym\.resources\.|^nemo\.gym\.|^nemo\./, '')
+      .replace(/\.$/, '.prefix')
+      .replace(/[.]/g, '_')
+      .toUpperCase()}`;
+  const misnamed = Object.entries(constants)
+    .filter(([name]) => name.startsWith('ATTR_'))
+    .filter(([name, key]) => name !== nameOf(key as string));
+  expect(misnamed).toEqual([]);
 });

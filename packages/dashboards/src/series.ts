@@ -7,7 +7,7 @@ import {
   ATTR_EXECUTOR,
   ATTR_HTTP_DESTINATION_SERVER_NAME,
   ATTR_OPERATION,
-  ATTR_OUTCOME,
+  ATTR_OPERATION_OUTCOME,
   ATTR_RUN_ID,
   ATTR_SANDBOX_PROVIDER,
   ATTR_SERVER_NAME,
@@ -20,7 +20,7 @@ import { sanitizeName } from './prometheus-names.js';
 export const LABELS = {
   operation: sanitizeName(ATTR_OPERATION),
   executor: sanitizeName(ATTR_EXECUTOR),
-  outcome: sanitizeName(ATTR_OUTCOME),
+  outcome: sanitizeName(ATTR_OPERATION_OUTCOME),
   component: sanitizeName(ATTR_CONCURRENCY_COMPONENT),
   limitName: sanitizeName(ATTR_CONCURRENCY_LIMIT_NAME),
   serverName: sanitizeName(ATTR_SERVER_NAME),

@@ -14,9 +14,9 @@
 import { channel } from 'node:diagnostics_channel';
 import { createServer } from 'node:http';
 import {
+  ATTR_HTTP_CONNECTION_POOL_QUEUE_CONSTRAINT,
+  ATTR_HTTP_CONNECTION_POOL_QUEUE_OUTCOME,
   ATTR_HTTP_DESTINATION_SERVER_NAME,
-  ATTR_HTTP_POOL_QUEUE_CONSTRAINT,
-  ATTR_HTTP_POOL_QUEUE_OUTCOME,
   INSTRUMENTS,
 } from '@gym/constants';
 import { createInstrument } from '@gym/core/internal';
@@ -47,8 +47,8 @@ const destinations = { [origin]: 'bench' };
 
 // The package's attribute set of a wait that got its connection, key for key.
 const okAttributes = Object.freeze({
-  [ATTR_HTTP_POOL_QUEUE_CONSTRAINT]: 'per_host',
-  [ATTR_HTTP_POOL_QUEUE_OUTCOME]: 'ok',
+  [ATTR_HTTP_CONNECTION_POOL_QUEUE_CONSTRAINT]: 'per_host',
+  [ATTR_HTTP_CONNECTION_POOL_QUEUE_OUTCOME]: 'ok',
   [ATTR_HTTP_DESTINATION_SERVER_NAME]: 'bench',
 });
 // The floor's instrument: the package's histogram (same name, unit and buckets) on a meter of its own.

@@ -10,9 +10,9 @@
 
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import {
+  ATTR_HTTP_CONNECTION_POOL_QUEUE_CONSTRAINT,
+  ATTR_HTTP_CONNECTION_POOL_QUEUE_OUTCOME,
   ATTR_HTTP_DESTINATION_SERVER_NAME,
-  ATTR_HTTP_POOL_QUEUE_CONSTRAINT,
-  ATTR_HTTP_POOL_QUEUE_OUTCOME,
   HTTP_DESTINATION_EXTERNAL,
   type HttpPoolQueueOutcome,
   INSTRUMENTS,
@@ -188,8 +188,8 @@ export function startHttpPoolTelemetry(options: HttpPoolTelemetryOptions = {}): 
 function queueAttributes(name: string, outcome: HttpPoolQueueOutcome): Attributes {
   // undici's Pool caps connections per origin: the only limit that can make one of its requests wait.
   return Object.freeze({
-    [ATTR_HTTP_POOL_QUEUE_CONSTRAINT]: 'per_host',
-    [ATTR_HTTP_POOL_QUEUE_OUTCOME]: outcome,
+    [ATTR_HTTP_CONNECTION_POOL_QUEUE_CONSTRAINT]: 'per_host',
+    [ATTR_HTTP_CONNECTION_POOL_QUEUE_OUTCOME]: outcome,
     [ATTR_HTTP_DESTINATION_SERVER_NAME]: name,
   });
 }

@@ -8,11 +8,10 @@ import { getEventListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
+  ATTR_HTTP_CONNECTION_POOL_QUEUE_CONSTRAINT,
+  ATTR_HTTP_CONNECTION_POOL_QUEUE_OUTCOME,
   ATTR_HTTP_DESTINATION_SERVER_NAME,
-  ATTR_HTTP_POOL_QUEUE_CONSTRAINT,
-  ATTR_HTTP_POOL_QUEUE_OUTCOME,
-  METRIC_HTTP_POOL_CONNECT_TOTAL,
-  METRIC_HTTP_POOL_QUEUE_DURATION,
+  INSTRUMENTS,
 } from '@gym/constants';
 import { startHttpPoolTelemetry } from '@gym/http-pool';
 import {
@@ -37,8 +36,8 @@ const UNDICI: [string, Undici][] = [
 const ROUNDS = 50;
 
 const waitPoint = (outcome: 'ok' | 'abandoned') => ({
-  [ATTR_HTTP_POOL_QUEUE_CONSTRAINT]: 'per_host',
-  [ATTR_HTTP_POOL_QUEUE_OUTCOME]: outcome,
+  [ATTR_HTTP_CONNECTION_POOL_QUEUE_CONSTRAINT]: 'per_host',
+  [ATTR_HTTP_CONNECTION_POOL_QUEUE_OUTCOME]: outcome,
   [ATTR_HTTP_DESTINATION_SERVER_NAME]: 'judge',
 });
 const judgeCalls = { [ATTR_HTTP_DESTINATION_SERVER_NAME]: 'judge' };
@@ -162,8 +161,8 @@ describe.each(UNDICI)('%s', (name, undici) => {
       expect(server.maxInFlight).toBeLessThanOrEqual(2);
       expect(server.sockets).toBe(2);
       const collected = await harness.collect();
-      expect(pointsOf(collected, METRIC_HTTP_POOL_QUEUE_DURATION)).toEqual([]);
-      expect(counterValue(collected, METRIC_HTTP_POOL_CONNECT_TOTAL, judgeCalls)).toBe(2 * ROUNDS);
+      expect(pointsOf(collected, INSTRUMENTS.httpPoolQueueDuration.name)).toEqual([]);
+      expect(counterValue(collected, INSTRUMENTS.httpPoolConnectTotal.name, judgeCalls)).toBe(2 * ROUNDS);
     });
 
     it('one request more than connections: exactly that one waits, every round', async () => {
@@ -174,9 +173,9 @@ describe.each(UNDICI)('%s', (name, undici) => {
 
       expect(server.maxInFlight).toBeLessThanOrEqual(2);
       const collected = await harness.collect();
-      expect(histogramPoint(collected, METRIC_HTTP_POOL_QUEUE_DURATION, waitPoint('ok')).count).toBe(ROUNDS);
-      expect(pointsOf(collected, METRIC_HTTP_POOL_QUEUE_DURATION)).toHaveLength(1);
-      expect(counterValue(collected, METRIC_HTTP_POOL_CONNECT_TOTAL, judgeCalls)).toBe(3 * ROUNDS);
+      expect(histogramPoint(collected, INSTRUMENTS.httpPoolQueueDuration.name, waitPoint('ok')).count).toBe(ROUNDS);
+      expect(pointsOf(collected, INSTRUMENTS.httpPoolQueueDuration.name)).toHaveLength(1);
+      expect(counterValue(collected, INSTRUMENTS.httpPoolConnectTotal.name, judgeCalls)).toBe(3 * ROUNDS);
     });
 
     if (name === 'undici 7') {
@@ -187,14 +186,14 @@ describe.each(UNDICI)('%s', (name, undici) => {
         const observed = start(server.origin).observe(client, server.origin);
 
         await rounds(send, observed as undici7.Dispatcher, server.origin, 1);
-        expect(histogramCount(await harness.collect(), METRIC_HTTP_POOL_QUEUE_DURATION)).toBe(0);
+        expect(histogramCount(await harness.collect(), INSTRUMENTS.httpPoolQueueDuration.name)).toBe(0);
         await rounds(send, observed as undici7.Dispatcher, server.origin, 2);
 
         expect(server.maxInFlight).toBe(1);
         expect(server.sockets).toBe(1);
         const collected = await harness.collect();
-        expect(histogramPoint(collected, METRIC_HTTP_POOL_QUEUE_DURATION, waitPoint('ok')).count).toBe(ROUNDS);
-        expect(counterValue(collected, METRIC_HTTP_POOL_CONNECT_TOTAL, judgeCalls)).toBe(3 * ROUNDS);
+        expect(histogramPoint(collected, INSTRUMENTS.httpPoolQueueDuration.name, waitPoint('ok')).count).toBe(ROUNDS);
+        expect(counterValue(collected, INSTRUMENTS.httpPoolConnectTotal.name, judgeCalls)).toBe(3 * ROUNDS);
       });
     }
   });
@@ -233,11 +232,11 @@ describe.each(UNDICI)('%s', (name, undici) => {
       // The holder has not finished: the given-up wait is recorded already, and lasted from its
       // dispatch to its abort.
       let collected = await harness.collect();
-      const abandoned = histogramPoint(collected, METRIC_HTTP_POOL_QUEUE_DURATION, waitPoint('abandoned'));
+      const abandoned = histogramPoint(collected, INSTRUMENTS.httpPoolQueueDuration.name, waitPoint('abandoned'));
       expect(abandoned.count).toBe(1);
       expect(abandoned.sum).toBeGreaterThanOrEqual(abortedAt - after);
       expect(abandoned.sum).toBeLessThanOrEqual(seen - before);
-      expect(pointsOf(collected, METRIC_HTTP_POOL_QUEUE_DURATION)).toHaveLength(1);
+      expect(pointsOf(collected, INSTRUMENTS.httpPoolQueueDuration.name)).toHaveLength(1);
 
       // The retry is its own attempt: it waits again, from its own dispatch, and gets the connection.
       const retry = send(observed as undici7.Dispatcher, judge.origin).catch((error: Error) => error.name);
@@ -248,8 +247,8 @@ describe.each(UNDICI)('%s', (name, undici) => {
       expect(await gaveUp).toBe(made instanceof AbortController ? 'AbortError' : 'TimeoutError');
 
       collected = await harness.collect();
-      expect(histogramPoint(collected, METRIC_HTTP_POOL_QUEUE_DURATION, waitPoint('abandoned')).count).toBe(1);
-      expect(histogramPoint(collected, METRIC_HTTP_POOL_QUEUE_DURATION, waitPoint('ok')).count).toBe(1);
+      expect(histogramPoint(collected, INSTRUMENTS.httpPoolQueueDuration.name, waitPoint('abandoned')).count).toBe(1);
+      expect(histogramPoint(collected, INSTRUMENTS.httpPoolQueueDuration.name, waitPoint('ok')).count).toBe(1);
       expect(judge.received).toEqual(['/', '/']);
     },
   );
@@ -280,7 +279,11 @@ describe.each(UNDICI)('%s', (name, undici) => {
     shared.abort();
     const seen = performance.now();
     expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
-    const abandoned = histogramPoint(await harness.collect(), METRIC_HTTP_POOL_QUEUE_DURATION, waitPoint('abandoned'));
+    const abandoned = histogramPoint(
+      await harness.collect(),
+      INSTRUMENTS.httpPoolQueueDuration.name,
+      waitPoint('abandoned'),
+    );
     expect(abandoned.count).toBe(5);
     expect(abandoned.sum).toBeGreaterThanOrEqual(5 * (abortedAt - after));
     expect(abandoned.sum).toBeLessThanOrEqual(5 * (seen - before));
@@ -290,8 +293,8 @@ describe.each(UNDICI)('%s', (name, undici) => {
     expect(await holder).toBe('/');
     expect(await Promise.all([...waiting, ...unobserved])).toEqual(Array.from({ length: 10 }, () => 'AbortError'));
     const collected = await harness.collect();
-    expect(histogramPoint(collected, METRIC_HTTP_POOL_QUEUE_DURATION, waitPoint('abandoned')).count).toBe(5);
-    expect(pointsOf(collected, METRIC_HTTP_POOL_QUEUE_DURATION)).toHaveLength(1);
+    expect(histogramPoint(collected, INSTRUMENTS.httpPoolQueueDuration.name, waitPoint('abandoned')).count).toBe(5);
+    expect(pointsOf(collected, INSTRUMENTS.httpPoolQueueDuration.name)).toHaveLength(1);
   });
 
   it('a request given up before it was sent never waited for its caller: no point, even when undici queues it', async () => {
@@ -309,7 +312,7 @@ describe.each(UNDICI)('%s', (name, undici) => {
     expect(await holder).toBe('/');
     expect(await late).toBe('AbortError');
 
-    expect(histogramCount(await harness.collect(), METRIC_HTTP_POOL_QUEUE_DURATION)).toBe(0);
+    expect(histogramCount(await harness.collect(), INSTRUMENTS.httpPoolQueueDuration.name)).toBe(0);
     expect(judge.received).toEqual(['/']);
   });
 

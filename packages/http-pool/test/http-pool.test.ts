@@ -5,13 +5,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { hasSubscribers } from 'node:diagnostics_channel';
 import {
+  ATTR_HTTP_CONNECTION_POOL_QUEUE_CONSTRAINT,
+  ATTR_HTTP_CONNECTION_POOL_QUEUE_OUTCOME,
   ATTR_HTTP_DESTINATION_SERVER_NAME,
-  ATTR_HTTP_POOL_QUEUE_CONSTRAINT,
-  ATTR_HTTP_POOL_QUEUE_OUTCOME,
-  HTTP_POOL_QUEUE_DURATION_BOUNDARIES_MS,
-  METRIC_HTTP_POOL_CONNECT_TOTAL,
-  METRIC_HTTP_POOL_QUEUE_DURATION,
-  UNIT_CONNECTION,
+  INSTRUMENTS,
 } from '@gym/constants';
 import { startHttpPoolTelemetry } from '@gym/http-pool';
 import {
@@ -44,8 +41,8 @@ const UNDICI: [string, Undici][] = [
 ];
 
 const queuePoint = (outcome: 'ok' | 'abandoned', name: string) => ({
-  [ATTR_HTTP_POOL_QUEUE_CONSTRAINT]: 'per_host',
-  [ATTR_HTTP_POOL_QUEUE_OUTCOME]: outcome,
+  [ATTR_HTTP_CONNECTION_POOL_QUEUE_CONSTRAINT]: 'per_host',
+  [ATTR_HTTP_CONNECTION_POOL_QUEUE_OUTCOME]: outcome,
   [ATTR_HTTP_DESTINATION_SERVER_NAME]: name,
 });
 /** The limit of the tests' one-connection pools. */
@@ -125,8 +122,8 @@ describe.each(UNDICI)('%s', (name, undici) => {
       expect(await get(observed, '/one')).toBe('/one');
 
       const collected = await harness.collect();
-      expect(histogramCount(collected, METRIC_HTTP_POOL_QUEUE_DURATION)).toBe(0);
-      expect(counterValue(collected, METRIC_HTTP_POOL_CONNECT_TOTAL, destination('judge'))).toBe(1);
+      expect(histogramCount(collected, INSTRUMENTS.httpPoolQueueDuration.name)).toBe(0);
+      expect(counterValue(collected, INSTRUMENTS.httpPoolConnectTotal.name, destination('judge'))).toBe(1);
     });
 
     it('records one point for the request that waited, in Gym buckets, and counts both in connect_total', async () => {
@@ -135,19 +132,21 @@ describe.each(UNDICI)('%s', (name, undici) => {
       const { first } = await occupy(judge, observed);
       const second = get(observed, '/second');
       await waitFor('the second request to queue in the pool', () => raw.stats.queued === 1);
-      expect(histogramCount(await harness.collect(), METRIC_HTTP_POOL_QUEUE_DURATION)).toBe(0);
+      expect(histogramCount(await harness.collect(), INSTRUMENTS.httpPoolQueueDuration.name)).toBe(0);
 
       judge.releaseAll();
       expect(await Promise.all([first, second])).toEqual(['/first', '/second']);
 
       const collected = await harness.collect();
-      const point = histogramPoint(collected, METRIC_HTTP_POOL_QUEUE_DURATION, queuePoint('ok', 'judge'));
+      const point = histogramPoint(collected, INSTRUMENTS.httpPoolQueueDuration.name, queuePoint('ok', 'judge'));
       expect(point.count).toBe(1);
       expect(point.sum).toBeGreaterThan(0);
-      expect(point.buckets.boundaries).toEqual([...HTTP_POOL_QUEUE_DURATION_BOUNDARIES_MS]);
-      expect(findMetric(collected, METRIC_HTTP_POOL_QUEUE_DURATION).descriptor.unit).toBe('ms');
-      expect(findMetric(collected, METRIC_HTTP_POOL_CONNECT_TOTAL).descriptor.unit).toBe(UNIT_CONNECTION);
-      expect(counterValue(collected, METRIC_HTTP_POOL_CONNECT_TOTAL, destination('judge'))).toBe(2);
+      expect(point.buckets.boundaries).toEqual([...INSTRUMENTS.httpPoolQueueDuration.boundaries]);
+      expect(findMetric(collected, INSTRUMENTS.httpPoolQueueDuration.name).descriptor.unit).toBe('ms');
+      expect(findMetric(collected, INSTRUMENTS.httpPoolConnectTotal.name).descriptor.unit).toBe(
+        INSTRUMENTS.httpPoolConnectTotal.unit,
+      );
+      expect(counterValue(collected, INSTRUMENTS.httpPoolConnectTotal.name, destination('judge'))).toBe(2);
     });
 
     it('fetch through the observed pool (undici fetch and Node fetch) is timed the same way', async () => {
@@ -165,8 +164,10 @@ describe.each(UNDICI)('%s', (name, undici) => {
       expect(await Promise.all([first, second, third])).toEqual(['/a', '/b', '/c']);
 
       const collected = await harness.collect();
-      expect(histogramPoint(collected, METRIC_HTTP_POOL_QUEUE_DURATION, queuePoint('ok', 'judge')).count).toBe(2);
-      expect(counterValue(collected, METRIC_HTTP_POOL_CONNECT_TOTAL, destination('judge'))).toBe(3);
+      expect(histogramPoint(collected, INSTRUMENTS.httpPoolQueueDuration.name, queuePoint('ok', 'judge')).count).toBe(
+        2,
+      );
+      expect(counterValue(collected, INSTRUMENTS.httpPoolConnectTotal.name, destination('judge'))).toBe(3);
     });
 
     it('a cancelled wait is recorded as abandoned, and the pool serves the next request', async () => {
@@ -197,7 +198,11 @@ describe.each(UNDICI)('%s', (name, undici) => {
 
       const collected = await harness.collect();
       // undici keeps a cancelled request in the queue until a connection frees; it leaves then.
-      const abandoned = histogramPoint(collected, METRIC_HTTP_POOL_QUEUE_DURATION, queuePoint('abandoned', 'judge'));
+      const abandoned = histogramPoint(
+        collected,
+        INSTRUMENTS.httpPoolQueueDuration.name,
+        queuePoint('abandoned', 'judge'),
+      );
       expect(abandoned.count).toBe(2);
       expect(abandoned.sum).toBeGreaterThan(0);
       expect(judge.received).toEqual(['/first', '/after']);
@@ -215,9 +220,9 @@ describe.each(UNDICI)('%s', (name, undici) => {
       await first;
 
       const collected = await harness.collect();
-      expect(histogramPoint(collected, METRIC_HTTP_POOL_QUEUE_DURATION, queuePoint('abandoned', 'judge')).count).toBe(
-        1,
-      );
+      expect(
+        histogramPoint(collected, INSTRUMENTS.httpPoolQueueDuration.name, queuePoint('abandoned', 'judge')).count,
+      ).toBe(1);
     });
   });
 
@@ -251,8 +256,8 @@ describe.each(UNDICI)('%s', (name, undici) => {
       }
 
       const collected = await harness.collect();
-      expect(counterValue(collected, METRIC_HTTP_POOL_CONNECT_TOTAL, destination('judge'))).toBe(2);
-      expect(counterValue(collected, METRIC_HTTP_POOL_CONNECT_TOTAL, destination('external'))).toBe(1);
+      expect(counterValue(collected, INSTRUMENTS.httpPoolConnectTotal.name, destination('judge'))).toBe(2);
+      expect(counterValue(collected, INSTRUMENTS.httpPoolConnectTotal.name, destination('external'))).toBe(1);
     });
 
     it('concurrent destinations keep their own labels', async () => {
@@ -275,13 +280,15 @@ describe.each(UNDICI)('%s', (name, undici) => {
       expect(await Promise.all(calls)).toEqual(['/j1', '/p1', '/j2', '/p2', '/p3']);
 
       const collected = await harness.collect();
-      expect(histogramPoint(collected, METRIC_HTTP_POOL_QUEUE_DURATION, queuePoint('ok', 'judge')).count).toBe(1);
-      expect(histogramPoint(collected, METRIC_HTTP_POOL_QUEUE_DURATION, queuePoint('ok', 'policy_model')).count).toBe(
-        2,
+      expect(histogramPoint(collected, INSTRUMENTS.httpPoolQueueDuration.name, queuePoint('ok', 'judge')).count).toBe(
+        1,
       );
-      expect(pointsOf(collected, METRIC_HTTP_POOL_QUEUE_DURATION)).toHaveLength(2);
-      expect(counterValue(collected, METRIC_HTTP_POOL_CONNECT_TOTAL, destination('judge'))).toBe(2);
-      expect(counterValue(collected, METRIC_HTTP_POOL_CONNECT_TOTAL, destination('policy_model'))).toBe(3);
+      expect(
+        histogramPoint(collected, INSTRUMENTS.httpPoolQueueDuration.name, queuePoint('ok', 'policy_model')).count,
+      ).toBe(2);
+      expect(pointsOf(collected, INSTRUMENTS.httpPoolQueueDuration.name)).toHaveLength(2);
+      expect(counterValue(collected, INSTRUMENTS.httpPoolConnectTotal.name, destination('judge'))).toBe(2);
+      expect(counterValue(collected, INSTRUMENTS.httpPoolConnectTotal.name, destination('policy_model'))).toBe(3);
     });
 
     it('a retry is its own attempt: it waits, and is counted, again', async () => {
@@ -312,8 +319,10 @@ describe.each(UNDICI)('%s', (name, undici) => {
 
       const collected = await harness.collect();
       expect(flakyCalls).toBe(2);
-      expect(histogramPoint(collected, METRIC_HTTP_POOL_QUEUE_DURATION, queuePoint('ok', 'judge')).count).toBe(3);
-      expect(counterValue(collected, METRIC_HTTP_POOL_CONNECT_TOTAL, destination('judge'))).toBe(4);
+      expect(histogramPoint(collected, INSTRUMENTS.httpPoolQueueDuration.name, queuePoint('ok', 'judge')).count).toBe(
+        3,
+      );
+      expect(counterValue(collected, INSTRUMENTS.httpPoolConnectTotal.name, destination('judge'))).toBe(4);
     });
 
     it('a redirect hop is its own connection attempt', async () => {
@@ -331,7 +340,9 @@ describe.each(UNDICI)('%s', (name, undici) => {
         '/target',
       );
 
-      expect(counterValue(await harness.collect(), METRIC_HTTP_POOL_CONNECT_TOTAL, destination('judge'))).toBe(2);
+      expect(counterValue(await harness.collect(), INSTRUMENTS.httpPoolConnectTotal.name, destination('judge'))).toBe(
+        2,
+      );
     });
   });
 
@@ -413,7 +424,7 @@ describe.each(UNDICI)('%s', (name, undici) => {
       await waitFor('the second to queue', () => raw.stats.queued === 1);
       judge.releaseAll();
       await Promise.all([first, second]);
-      expect(histogramCount(await harness.collect(), METRIC_HTTP_POOL_QUEUE_DURATION)).toBe(0);
+      expect(histogramCount(await harness.collect(), INSTRUMENTS.httpPoolQueueDuration.name)).toBe(0);
     });
 
     it('invalid destinations throw a RangeError naming the value', () => {

@@ -2,14 +2,7 @@
 // scope), where the meter comes from (injected meter, injected provider, the global provider
 // while exporting), and the per-meter cache.
 
-import {
-  GYM_DURATION_BOUNDARIES_MS,
-  INSTRUMENTS,
-  METRIC_ROLLOUT_DURATION,
-  METRIC_SERVERS_ACTIVE,
-  METRIC_VERIFY_DURATION,
-  METRIC_VERIFY_SUCCESS_RATE,
-} from '@gym/constants';
+import { INSTRUMENTS } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
 import {
   captureDiag,
@@ -83,18 +76,18 @@ describe('instrument shape', () => {
     );
   });
 
-  it('buckets both duration histograms at GYM_DURATION_BOUNDARIES_MS', async () => {
+  it('buckets both duration histograms at INSTRUMENTS.verifyDuration.boundaries', async () => {
     const h = harness();
     new gym.GymMetrics({ meterProvider: h.meterProvider }).recordRolloutDuration(125);
     new gym.GymMetrics({ meterProvider: h.meterProvider }).recordVerify(3_600_001, true);
     const collected = await h.collect();
-    const rollout = histogramPoint(collected, METRIC_ROLLOUT_DURATION);
-    const verify = histogramPoint(collected, METRIC_VERIFY_DURATION);
-    expect(rollout.buckets.boundaries).toEqual([...GYM_DURATION_BOUNDARIES_MS]);
-    expect(verify.buckets.boundaries).toEqual([...GYM_DURATION_BOUNDARIES_MS]);
+    const rollout = histogramPoint(collected, INSTRUMENTS.rolloutDuration.name);
+    const verify = histogramPoint(collected, INSTRUMENTS.verifyDuration.name);
+    expect(rollout.buckets.boundaries).toEqual([...INSTRUMENTS.verifyDuration.boundaries]);
+    expect(verify.buckets.boundaries).toEqual([...INSTRUMENTS.verifyDuration.boundaries]);
     // 125 ms falls in (100, 250]; 3 600 001 ms in the overflow bucket above 1 h.
     expect(rollout.buckets.counts.indexOf(1)).toBe(1);
-    expect(verify.buckets.counts.indexOf(1)).toBe(GYM_DURATION_BOUNDARIES_MS.length);
+    expect(verify.buckets.counts.indexOf(1)).toBe(INSTRUMENTS.verifyDuration.boundaries.length);
   });
 
   it('records 0 as a valid duration and a valid count (the lower edge)', async () => {
@@ -103,8 +96,8 @@ describe('instrument shape', () => {
     new gym.GymMetrics({ meterProvider: h.meterProvider }).recordRolloutDuration(0);
     new gym.GymMetrics({ meterProvider: h.meterProvider }).recordActiveServers(0);
     const collected = await h.collect();
-    expect(histogramTotal(collected, METRIC_ROLLOUT_DURATION)).toEqual({ count: 1, sum: 0 });
-    expect(gaugeValue(collected, METRIC_SERVERS_ACTIVE)).toBe(0);
+    expect(histogramTotal(collected, INSTRUMENTS.rolloutDuration.name)).toEqual({ count: 1, sum: 0 });
+    expect(gaugeValue(collected, INSTRUMENTS.serversActive.name)).toBe(0);
   });
 
   it('uses the instrumentation scope @gym/metrics', async () => {
@@ -119,7 +112,7 @@ describe('where the meter comes from', () => {
     const h = harness();
     const meter = h.meterProvider.getMeter('caller-scope');
     new gym.GymMetrics({ meterProvider: providerOf(meter) }).recordRolloutDuration(7);
-    expect(histogramTotal(await h.collect(), METRIC_ROLLOUT_DURATION).sum).toBe(7);
+    expect(histogramTotal(await h.collect(), INSTRUMENTS.rolloutDuration.name).sum).toBe(7);
     expect(await h.scopes()).toEqual(['caller-scope']);
   });
 
@@ -128,7 +121,12 @@ describe('where the meter comes from', () => {
     metrics.setGlobalMeterProvider(h.meterProvider);
     recordAll(gym);
     expect([...(await h.collect()).keys()].sort()).toEqual(
-      [METRIC_ROLLOUT_DURATION, METRIC_SERVERS_ACTIVE, METRIC_VERIFY_DURATION, METRIC_VERIFY_SUCCESS_RATE].sort(),
+      [
+        INSTRUMENTS.rolloutDuration.name,
+        INSTRUMENTS.serversActive.name,
+        INSTRUMENTS.verifyDuration.name,
+        INSTRUMENTS.verifySuccessRate.name,
+      ].sort(),
     );
   });
 
@@ -137,14 +135,14 @@ describe('where the meter comes from', () => {
     metrics.setGlobalMeterProvider(h.meterProvider);
     setTelemetryState({ metricsExporting: true, tracesExporting: false, spanGroups: [], orchestrator: true });
     gym.recordRolloutDuration(9);
-    expect(histogramTotal(await h.collect(), METRIC_ROLLOUT_DURATION).sum).toBe(9);
+    expect(histogramTotal(await h.collect(), INSTRUMENTS.rolloutDuration.name).sum).toBe(9);
   });
 
   it('an injected provider records even when the published state says metrics are off', async () => {
     const h = harness();
     setTelemetryState({ metricsExporting: false, tracesExporting: false, spanGroups: [], orchestrator: false });
     new gym.GymMetrics({ meterProvider: h.meterProvider }).recordRolloutDuration(11);
-    expect(histogramTotal(await h.collect(), METRIC_ROLLOUT_DURATION).sum).toBe(11);
+    expect(histogramTotal(await h.collect(), INSTRUMENTS.rolloutDuration.name).sum).toBe(11);
   });
 
   it('a re-initialised process (a new global provider) gets fresh instruments on the new provider', async () => {
@@ -156,8 +154,8 @@ describe('where the meter comes from', () => {
     metrics.setGlobalMeterProvider(second.meterProvider);
     gym.recordRolloutDuration(200);
     gym.recordRolloutDuration(300);
-    expect(histogramTotal(await first.collect(), METRIC_ROLLOUT_DURATION)).toEqual({ count: 1, sum: 100 });
-    expect(histogramTotal(await second.collect(), METRIC_ROLLOUT_DURATION)).toEqual({ count: 2, sum: 500 });
+    expect(histogramTotal(await first.collect(), INSTRUMENTS.rolloutDuration.name)).toEqual({ count: 1, sum: 100 });
+    expect(histogramTotal(await second.collect(), INSTRUMENTS.rolloutDuration.name)).toEqual({ count: 2, sum: 500 });
   });
 });
 
@@ -187,10 +185,10 @@ describe('instrument cache', () => {
       new gym.GymMetrics({ meterProvider: providerOf(meter) }).recordActiveServers(1);
     }
     const four = [
-      `createHistogram:${METRIC_ROLLOUT_DURATION}`,
-      `createHistogram:${METRIC_VERIFY_DURATION}`,
-      `createGauge:${METRIC_VERIFY_SUCCESS_RATE}`,
-      `createGauge:${METRIC_SERVERS_ACTIVE}`,
+      `createHistogram:${INSTRUMENTS.rolloutDuration.name}`,
+      `createHistogram:${INSTRUMENTS.verifyDuration.name}`,
+      `createGauge:${INSTRUMENTS.verifySuccessRate.name}`,
+      `createGauge:${INSTRUMENTS.serversActive.name}`,
     ];
     expect(created).toEqual(four);
 
@@ -198,13 +196,13 @@ describe('instrument cache', () => {
     const second = notingMeter(h.meterProvider.getMeter('second'), createdOnSecond);
     new gym.GymMetrics({ meterProvider: providerOf(second) }).recordRolloutDuration(2);
     expect(createdOnSecond).toEqual(four);
-    expect(histogramTotal(await h.collect(), METRIC_ROLLOUT_DURATION).count).toBeGreaterThan(0);
+    expect(histogramTotal(await h.collect(), INSTRUMENTS.rolloutDuration.name).count).toBeGreaterThan(0);
   });
 
   it('an instrument that is declared but never written exports nothing', async () => {
     const h = harness();
     new gym.GymMetrics({ meterProvider: h.meterProvider }).recordRolloutDuration(5);
-    expect([...(await h.collect()).keys()]).toEqual([METRIC_ROLLOUT_DURATION]);
+    expect([...(await h.collect()).keys()]).toEqual([INSTRUMENTS.rolloutDuration.name]);
   });
 
   it('takes the meter from an injected provider once', () => {

@@ -2,12 +2,7 @@
 // of mistake (per recorder and field), naming the recorder, the field, the value and what
 // is allowed. recordVerify drops only the duration point: the outcome still counts.
 
-import {
-  METRIC_ROLLOUT_DURATION,
-  METRIC_SERVERS_ACTIVE,
-  METRIC_VERIFY_DURATION,
-  METRIC_VERIFY_SUCCESS_RATE,
-} from '@gym/constants';
+import { INSTRUMENTS } from '@gym/constants';
 import {
   captureDiag,
   createMetricHarness,
@@ -65,9 +60,9 @@ describe('invalid durations', () => {
       new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(value as number, false);
     }
     const collected = await harness.collect();
-    expect(collected.has(METRIC_VERIFY_DURATION)).toBe(false);
+    expect(collected.has(INSTRUMENTS.verifyDuration.name)).toBe(false);
     // Twelve failed calls, every one counted: the rate is exported, and it is 0.
-    expect(gaugeValue(collected, METRIC_VERIFY_SUCCESS_RATE)).toBe(0);
+    expect(gaugeValue(collected, INSTRUMENTS.verifySuccessRate.name)).toBe(0);
     expectOneWarningPerKind(
       'recordVerify',
       'The duration point was dropped; the outcome still counts in the success rate',
@@ -95,8 +90,8 @@ describe('invalid durations', () => {
     new gym.GymMetrics(options).recordVerify(-5, false);
     new gym.GymMetrics(options).recordVerify(10, true);
     const collected = await harness.collect();
-    expect(gaugeValue(collected, METRIC_VERIFY_SUCCESS_RATE)).toBeCloseTo(1 / 3, 12);
-    expect(histogramTotal(collected, METRIC_VERIFY_DURATION)).toEqual({ count: 1, sum: 10 });
+    expect(gaugeValue(collected, INSTRUMENTS.verifySuccessRate.name)).toBeCloseTo(1 / 3, 12);
+    expect(histogramTotal(collected, INSTRUMENTS.verifyDuration.name)).toEqual({ count: 1, sum: 10 });
   });
 
   it('a non-boolean succeeded drops the call with one warning', async () => {
@@ -119,7 +114,7 @@ describe('invalid durations', () => {
   it('valid values still record after invalid ones', async () => {
     new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordRolloutDuration(-1);
     new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordRolloutDuration(125);
-    expect(histogramTotal(await harness.collect(), METRIC_ROLLOUT_DURATION)).toEqual({ count: 1, sum: 125 });
+    expect(histogramTotal(await harness.collect(), INSTRUMENTS.rolloutDuration.name)).toEqual({ count: 1, sum: 125 });
   });
 });
 
@@ -130,7 +125,7 @@ describe('invalid server counts', () => {
     for (const value of [-1, 2.5, Number.NaN, Number.POSITIVE_INFINITY, -2, 0.1]) {
       expect(() => new gym.GymMetrics(options).recordActiveServers(value)).not.toThrow();
     }
-    expect(gaugeValue(await harness.collect(), METRIC_SERVERS_ACTIVE)).toBe(4);
+    expect(gaugeValue(await harness.collect(), INSTRUMENTS.serversActive.name)).toBe(4);
     const warnings = logger.from('@gym/metrics:').map((w) => w.message);
     expect(warnings).toHaveLength(4);
     expect(warnings[0]).toContain('recordActiveServers: count = number -1 is negative; allowed: an integer >= 0');

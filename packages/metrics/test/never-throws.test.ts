@@ -3,7 +3,7 @@
 // diag, and a healthy meter used afterwards still records. `null` in the options means "not
 // injected", exactly like `undefined`.
 
-import { METRIC_ROLLOUT_DURATION, METRIC_SERVERS_ACTIVE, METRIC_VERIFY_SUCCESS_RATE } from '@gym/constants';
+import { INSTRUMENTS } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
 import {
   captureDiag,
@@ -77,9 +77,9 @@ describe('a throwing meter never reaches the caller', () => {
     new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordRolloutDuration(125);
     new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(40, false);
     const collected = await harness.collect();
-    expect(histogramTotal(collected, METRIC_ROLLOUT_DURATION).sum).toBe(125);
+    expect(histogramTotal(collected, INSTRUMENTS.rolloutDuration.name).sum).toBe(125);
     // The tally kept counting through the failures: 3 ok (failed to export) + 1 failed.
-    expect(gaugeValue(collected, METRIC_VERIFY_SUCCESS_RATE)).toBeCloseTo(0.75, 12);
+    expect(gaugeValue(collected, INSTRUMENTS.verifySuccessRate.name)).toBeCloseTo(0.75, 12);
   });
 
   it('a global provider that throws, while exporting without injection', () => {
@@ -119,8 +119,8 @@ describe('a diag logger that throws never reaches the caller', () => {
     new gym.GymMetrics(good).recordActiveServers(4);
     new gym.GymMetrics(good).recordRolloutDuration(7);
     const collected = await harness.collect();
-    expect(gaugeValue(collected, METRIC_SERVERS_ACTIVE)).toBe(4);
-    expect(histogramTotal(collected, METRIC_ROLLOUT_DURATION).sum).toBe(7);
+    expect(gaugeValue(collected, INSTRUMENTS.serversActive.name)).toBe(4);
+    expect(histogramTotal(collected, INSTRUMENTS.rolloutDuration.name).sum).toBe(7);
   });
 });
 
@@ -146,8 +146,8 @@ describe('null means "not injected"', () => {
     gym.declareOrchestrator();
     new gym.GymMetrics({ meterProvider: null }).recordActiveServers(3);
     const collected = await harness.collect();
-    expect(histogramTotal(collected, METRIC_ROLLOUT_DURATION).sum).toBe(2);
-    expect(gaugeValue(collected, METRIC_SERVERS_ACTIVE)).toBe(3);
+    expect(histogramTotal(collected, INSTRUMENTS.rolloutDuration.name).sum).toBe(2);
+    expect(gaugeValue(collected, INSTRUMENTS.serversActive.name)).toBe(3);
     expect(logger.from('@gym/metrics:')).toEqual([]);
   });
 });

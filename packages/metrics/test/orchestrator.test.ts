@@ -1,7 +1,7 @@
 // Single writer of gym.servers.active: the orchestrator, declared explicitly or through the
 // published telemetry state. Everywhere else the call is refused with one clear warning.
 
-import { METRIC_SERVERS_ACTIVE } from '@gym/constants';
+import { INSTRUMENTS } from '@gym/constants';
 import { setTelemetryState, type TelemetryStateInit } from '@gym/core';
 import { captureDiag, createMetricHarness, type DiagCapture, gaugeValue, type MetricHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
@@ -37,7 +37,7 @@ describe('refusal outside the orchestrator', () => {
     expect(gym.isOrchestrator()).toBe(false);
     for (const count of [3, 5, 0])
       new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordActiveServers(count);
-    expect((await harness.collect()).has(METRIC_SERVERS_ACTIVE)).toBe(false);
+    expect((await harness.collect()).has(INSTRUMENTS.serversActive.name)).toBe(false);
     const warnings = logger.from('@gym/metrics:');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]?.level).toBe('warn');
@@ -76,7 +76,7 @@ describe('the orchestrator writes', () => {
     gym.declareOrchestrator();
     expect(gym.isOrchestrator()).toBe(true);
     new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordActiveServers(4);
-    expect(gaugeValue(await harness.collect(), METRIC_SERVERS_ACTIVE)).toBe(4);
+    expect(gaugeValue(await harness.collect(), INSTRUMENTS.serversActive.name)).toBe(4);
     expect(logger.from('@gym/metrics:')).toEqual([]);
   });
 
@@ -85,7 +85,7 @@ describe('the orchestrator writes', () => {
     setTelemetryState(state(true));
     gym.recordActiveServers(4);
     gym.recordActiveServers(0); // before shutdown
-    expect(gaugeValue(await harness.collect(), METRIC_SERVERS_ACTIVE)).toBe(0);
+    expect(gaugeValue(await harness.collect(), INSTRUMENTS.serversActive.name)).toBe(0);
     expect(logger.from('@gym/metrics:')).toEqual([]);
   });
 

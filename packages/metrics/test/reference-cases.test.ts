@@ -2,12 +2,7 @@
 // SDK MeterProvider and reader. Cases 10–11 (the deliberately unused instrument and the
 // subset of lens names) live in subset.test.ts.
 
-import {
-  METRIC_ROLLOUT_DURATION,
-  METRIC_SERVERS_ACTIVE,
-  METRIC_VERIFY_DURATION,
-  METRIC_VERIFY_SUCCESS_RATE,
-} from '@gym/constants';
+import { INSTRUMENTS } from '@gym/constants';
 import { isMetricsExporting, setTelemetryState } from '@gym/core';
 import {
   captureDiag,
@@ -99,7 +94,7 @@ describe('Gym reference cases (test_metrics.py)', () => {
 
   it('4 rollout_duration_reaches_the_named_instrument: 125 ms → count 1, sum 125', async () => {
     new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordRolloutDuration(125);
-    const point = histogramTotal(await harness.collect(), METRIC_ROLLOUT_DURATION);
+    const point = histogramTotal(await harness.collect(), INSTRUMENTS.rolloutDuration.name);
     expect(point.count).toBe(1);
     expect(point.sum).toBe(125);
   });
@@ -107,8 +102,8 @@ describe('Gym reference cases (test_metrics.py)', () => {
   it('5 verify_records_duration_and_success_rate: 40 ms ok → sum 40, rate 1.0', async () => {
     new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(40, true);
     const collected = await harness.collect();
-    expect(histogramTotal(collected, METRIC_VERIFY_DURATION).sum).toBe(40);
-    expect(gaugeValue(collected, METRIC_VERIFY_SUCCESS_RATE)).toBe(1);
+    expect(histogramTotal(collected, INSTRUMENTS.verifyDuration.name).sum).toBe(40);
+    expect(gaugeValue(collected, INSTRUMENTS.verifySuccessRate.name)).toBe(1);
   });
 
   it('6 verify_success_rate_is_the_cumulative_fraction: 3 ok + 1 failed → 0.75, count 4', async () => {
@@ -118,27 +113,27 @@ describe('Gym reference cases (test_metrics.py)', () => {
     new gym.GymMetrics(options).recordVerify(30, false);
     new gym.GymMetrics(options).recordVerify(40, true);
     const collected = await harness.collect();
-    expect(gaugeValue(collected, METRIC_VERIFY_SUCCESS_RATE)).toBeCloseTo(0.75, 12);
+    expect(gaugeValue(collected, INSTRUMENTS.verifySuccessRate.name)).toBeCloseTo(0.75, 12);
     // Every point of the histogram together (however its attributes split the calls).
-    const points = collected.get(METRIC_VERIFY_DURATION)?.dataPoints ?? [];
+    const points = collected.get(INSTRUMENTS.verifyDuration.name)?.dataPoints ?? [];
     expect(points.reduce((calls, point) => calls + (point.value as { count: number }).count, 0)).toBe(4);
   });
 
   it('7 verify_success_rate_starts_at_zero_after_a_failure: first call failed → 0.0', async () => {
     new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(40, false);
-    expect(gaugeValue(await harness.collect(), METRIC_VERIFY_SUCCESS_RATE)).toBe(0);
+    expect(gaugeValue(await harness.collect(), INSTRUMENTS.verifySuccessRate.name)).toBe(0);
   });
 
   it('8 active_servers_gauge_is_set: 3 → 3', async () => {
     gym.declareOrchestrator();
     new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordActiveServers(3);
-    expect(gaugeValue(await harness.collect(), METRIC_SERVERS_ACTIVE)).toBe(3);
+    expect(gaugeValue(await harness.collect(), INSTRUMENTS.serversActive.name)).toBe(3);
   });
 
   it('9 active_servers_reflects_the_latest_value: 3 then 5 → 5', async () => {
     gym.declareOrchestrator();
     new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordActiveServers(3);
     new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordActiveServers(5);
-    expect(gaugeValue(await harness.collect(), METRIC_SERVERS_ACTIVE)).toBe(5);
+    expect(gaugeValue(await harness.collect(), INSTRUMENTS.serversActive.name)).toBe(5);
   });
 });

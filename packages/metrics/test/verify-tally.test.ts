@@ -1,7 +1,7 @@
 // The success rate is cumulative since the process started, counts verify calls even while
 // metrics are not exporting, and is one tally per process, whatever copy of the package counts.
 
-import { METRIC_VERIFY_DURATION, METRIC_VERIFY_SUCCESS_RATE } from '@gym/constants';
+import { INSTRUMENTS } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
 import { captureDiag, createMetricHarness, gaugeValue, histogramTotal, type MetricHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
@@ -35,16 +35,16 @@ describe('verify tally', () => {
     metrics.setGlobalMeterProvider(harness.meterProvider);
     gym.recordVerify(30, false);
     const collected = await harness.collect();
-    expect(gaugeValue(collected, METRIC_VERIFY_SUCCESS_RATE)).toBeCloseTo(0.75, 12);
-    expect(histogramTotal(collected, METRIC_VERIFY_DURATION)).toEqual({ count: 1, sum: 30 });
+    expect(gaugeValue(collected, INSTRUMENTS.verifySuccessRate.name)).toBeCloseTo(0.75, 12);
+    expect(histogramTotal(collected, INSTRUMENTS.verifyDuration.name)).toEqual({ count: 1, sum: 30 });
   });
 
   it('is process-wide: every meter sees the same fraction', async () => {
     const other = createMetricHarness();
     new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(1, false);
     new gym.GymMetrics({ meterProvider: other.meterProvider }).recordVerify(1, true);
-    expect(gaugeValue(await harness.collect(), METRIC_VERIFY_SUCCESS_RATE)).toBe(0);
-    expect(gaugeValue(await other.collect(), METRIC_VERIFY_SUCCESS_RATE)).toBe(0.5);
+    expect(gaugeValue(await harness.collect(), INSTRUMENTS.verifySuccessRate.name)).toBe(0);
+    expect(gaugeValue(await other.collect(), INSTRUMENTS.verifySuccessRate.name)).toBe(0.5);
     await other.shutdown();
   });
 
@@ -53,7 +53,7 @@ describe('verify tally', () => {
     new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(1, true);
     new gym.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(1, true);
     new second.GymMetrics({ meterProvider: harness.meterProvider }).recordVerify(1, false);
-    expect(gaugeValue(await harness.collect(), METRIC_VERIFY_SUCCESS_RATE)).toBeCloseTo(2 / 3, 12);
+    expect(gaugeValue(await harness.collect(), INSTRUMENTS.verifySuccessRate.name)).toBeCloseTo(2 / 3, 12);
   });
 
   it('has no test-only reset in the public API', () => {

@@ -4,7 +4,7 @@
 // the sample itself (never a timer it hopes fires later), so only bounds that hold however slow
 // the machine is are asserted. The arithmetic cases use an injected clock and fake timers.
 
-import { LAG_BOUNDARIES_MS, METRIC_EVENT_LOOP_LAG } from '@gym/constants';
+import { INSTRUMENTS } from '@gym/constants';
 import { startObserver } from '@gym/observer';
 import { createMetricHarness, findMetric, histogramPoint, type MetricHarness, waitFor } from '@gym/test-kit';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
@@ -24,7 +24,9 @@ function blockFor(ms: number): number {
 function firstSample(harness: MetricHarness): Promise<HistogramValue> {
   return waitFor('a lag sample', async () => {
     const collected = await harness.collect();
-    return collected.has(METRIC_EVENT_LOOP_LAG) ? histogramPoint(collected, METRIC_EVENT_LOOP_LAG) : undefined;
+    return collected.has(INSTRUMENTS.eventLoopLag.name)
+      ? histogramPoint(collected, INSTRUMENTS.eventLoopLag.name)
+      : undefined;
   });
 }
 
@@ -72,11 +74,13 @@ describe('a blocked event loop', () => {
       blockFor(30);
       await firstSample(harness);
       const collected = await harness.collect();
-      const metric = findMetric(collected, METRIC_EVENT_LOOP_LAG);
+      const metric = findMetric(collected, INSTRUMENTS.eventLoopLag.name);
       expect(metric.descriptor.unit).toBe('ms');
       const point = metric.dataPoints[0]!;
       expect(point.attributes).toEqual({});
-      expect(histogramPoint(collected, METRIC_EVENT_LOOP_LAG).buckets.boundaries).toEqual([...LAG_BOUNDARIES_MS]);
+      expect(histogramPoint(collected, INSTRUMENTS.eventLoopLag.name).buckets.boundaries).toEqual([
+        ...INSTRUMENTS.eventLoopLag.boundaries,
+      ]);
     } finally {
       observer.stop();
       await harness.shutdown();

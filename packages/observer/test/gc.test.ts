@@ -9,12 +9,7 @@
 // exactly the same entries: the test compares against them one for one.
 
 import { constants, PerformanceObserver } from 'node:perf_hooks';
-import {
-  ATTR_V8JS_GC_TYPE,
-  METRIC_V8JS_GC_DURATION,
-  V8JS_GC_DURATION_BOUNDARIES_S,
-  V8JS_GC_TYPES,
-} from '@gym/constants';
+import { ATTR_V8JS_GC_TYPE, INSTRUMENTS, V8JS_GC_TYPES } from '@gym/constants';
 import { startObserver } from '@gym/observer';
 import { createMetricHarness, findMetric, gc, pointsOf, waitFor } from '@gym/test-kit';
 import { expect, it } from '@jest/globals';
@@ -54,7 +49,7 @@ async function majorsDelivered(watch: ReturnType<typeof watchGc>, n: number): Pr
 
 /** Pauses the observer recorded, over every gc type. */
 function recorded(collected: Map<string, MetricData>): number {
-  return pointsOf<Histogram>(collected, METRIC_V8JS_GC_DURATION).reduce((n, p) => n + p.value.count, 0);
+  return pointsOf<Histogram>(collected, INSTRUMENTS.gcDuration.name).reduce((n, p) => n + p.value.count, 0);
 }
 
 it('a forced full collection is a major pause, in s, with the advised buckets and bounded types', async () => {
@@ -69,12 +64,12 @@ it('a forced full collection is a major pause, in s, with the advised buckets an
     observer.stop();
     watch.stop();
     const collected = await harness.collect();
-    const metric = findMetric(collected, METRIC_V8JS_GC_DURATION);
+    const metric = findMetric(collected, INSTRUMENTS.gcDuration.name);
     expect(metric.descriptor.unit).toBe('s');
     for (const point of metric.dataPoints) {
       expect(V8JS_GC_TYPES).toContain(point.attributes[ATTR_V8JS_GC_TYPE]);
       expect(Object.keys(point.attributes)).toEqual([ATTR_V8JS_GC_TYPE]);
-      expect((point.value as Histogram).buckets.boundaries).toEqual([...V8JS_GC_DURATION_BOUNDARIES_S]);
+      expect((point.value as Histogram).buckets.boundaries).toEqual([...INSTRUMENTS.gcDuration.boundaries]);
       // The semantic conventions' advice (v1.42+), spelled out: the constant must not drift from it.
       expect((point.value as Histogram).buckets.boundaries).toEqual([
         0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10,
@@ -82,7 +77,7 @@ it('a forced full collection is a major pause, in s, with the advised buckets an
     }
     // One record per pause Node reported, of its duration in seconds (Node reports milliseconds).
     const exported = Object.fromEntries(
-      pointsOf<Histogram>(collected, METRIC_V8JS_GC_DURATION).map((p) => [
+      pointsOf<Histogram>(collected, INSTRUMENTS.gcDuration.name).map((p) => [
         p.attributes[ATTR_V8JS_GC_TYPE],
         { count: p.value.count, max: p.value.max },
       ]),
@@ -92,7 +87,7 @@ it('a forced full collection is a major pause, in s, with the advised buckets an
     );
     expect(exported).toEqual(delivered);
     expect(exported.major?.count).toBeGreaterThanOrEqual(2);
-    const majorSum = pointsOf<Histogram>(collected, METRIC_V8JS_GC_DURATION).find(
+    const majorSum = pointsOf<Histogram>(collected, INSTRUMENTS.gcDuration.name).find(
       (p) => p.attributes[ATTR_V8JS_GC_TYPE] === 'major',
     )?.value.sum;
     expect(majorSum).toBeCloseTo(

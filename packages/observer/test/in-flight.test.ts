@@ -11,7 +11,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ATTR_SERVER_NAME, INSTRUMENTS, METRIC_REQUESTS_IN_FLIGHT } from '@gym/constants';
+import { ATTR_SERVER_NAME, INSTRUMENTS } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
 import { trackInFlight } from '@gym/observer';
 import { captureDiag, counterValue, createMetricHarness, findMetric, type MetricHarness } from '@gym/test-kit';
@@ -96,7 +96,7 @@ afterEach(async () => {
 });
 
 const inFlight = async (attributes: Record<string, string> = NAME) =>
-  counterValue(await harness.collect(), METRIC_REQUESTS_IN_FLIGHT, attributes);
+  counterValue(await harness.collect(), INSTRUMENTS.requestsInFlight.name, attributes);
 
 describe('trackInFlight', () => {
   it('goes 3 → 0 around three slow requests, one of them aborted by its client', async () => {
@@ -118,7 +118,7 @@ describe('trackInFlight', () => {
     await allClosed(slow.responses.slice(1));
     expect(await inFlight()).toBe(0);
 
-    const metric = findMetric(await harness.collect(), METRIC_REQUESTS_IN_FLIGHT);
+    const metric = findMetric(await harness.collect(), INSTRUMENTS.requestsInFlight.name);
     expect(metric.descriptor.unit).toBe(INSTRUMENTS.requestsInFlight.unit);
     expect((metric as { isMonotonic?: boolean }).isMonotonic).toBe(false);
     expect(metric.dataPoints.map((p) => p.attributes)).toEqual([NAME]);

@@ -4,14 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import {
-  ATTR_CPU_MODE,
-  INSTRUMENTS,
-  METRIC_PROCESS_CPU_TIME,
-  METRIC_PROCESS_MEMORY_USAGE,
-  METRIC_PROCESS_OPEN_FD_COUNT,
-  METRIC_PROCESS_THREAD_COUNT,
-} from '@gym/constants';
+import { ATTR_CPU_MODE, INSTRUMENTS } from '@gym/constants';
 import { startObserver } from '@gym/observer';
 import { captureDiag, counterValue, createMetricHarness, findMetric, type MetricHarness } from '@gym/test-kit';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
@@ -41,7 +34,7 @@ describe('through startObserver', () => {
         const before = process.cpuUsage();
         const collected = await harness.collect();
         const after = process.cpuUsage();
-        const metric = findMetric(collected, METRIC_PROCESS_CPU_TIME);
+        const metric = findMetric(collected, INSTRUMENTS.processCpuTime.name);
         expect(metric.descriptor.unit).toBe('s');
         expect(metric.dataPointType).toBe(DataPointType.SUM);
         expect((metric as { isMonotonic?: boolean }).isMonotonic).toBe(true);
@@ -52,7 +45,7 @@ describe('through startObserver', () => {
         ).toEqual([{ [ATTR_CPU_MODE]: 'system' }, { [ATTR_CPU_MODE]: 'user' }]);
         // Read within the collection: between independent reads just before and just after it.
         for (const mode of ['user', 'system'] as const) {
-          const value = counterValue(collected, METRIC_PROCESS_CPU_TIME, { [ATTR_CPU_MODE]: mode })!;
+          const value = counterValue(collected, INSTRUMENTS.processCpuTime.name, { [ATTR_CPU_MODE]: mode })!;
           expect(value).toBeGreaterThanOrEqual(before[mode] / 1e6);
           expect(value).toBeLessThanOrEqual(after[mode] / 1e6);
         }
@@ -85,11 +78,11 @@ describe('through startObserver', () => {
     try {
       const collected = await harness.collect();
       const rss = process.memoryUsage.rss();
-      const metric = findMetric(collected, METRIC_PROCESS_MEMORY_USAGE);
+      const metric = findMetric(collected, INSTRUMENTS.processMemoryUsage.name);
       expect(metric.descriptor.unit).toBe('By');
       expect(metric.dataPointType).toBe(DataPointType.SUM);
       expect((metric as { isMonotonic?: boolean }).isMonotonic).toBe(false);
-      const value = counterValue(collected, METRIC_PROCESS_MEMORY_USAGE, {})!;
+      const value = counterValue(collected, INSTRUMENTS.processMemoryUsage.name, {})!;
       expect(Number.isInteger(value)).toBe(true);
       expect(value).toBeGreaterThan(rss / 2);
       expect(value).toBeLessThan(rss * 2);
@@ -103,9 +96,9 @@ describe('through startObserver', () => {
     try {
       const collected = await harness.collect();
       const tasks = readdirSync('/proc/self/task').length;
-      const metric = findMetric(collected, METRIC_PROCESS_THREAD_COUNT);
+      const metric = findMetric(collected, INSTRUMENTS.processThreadCount.name);
       expect(metric.descriptor.unit).toBe('{thread}');
-      const value = counterValue(collected, METRIC_PROCESS_THREAD_COUNT, {})!;
+      const value = counterValue(collected, INSTRUMENTS.processThreadCount.name, {})!;
       expect(value).toBeGreaterThanOrEqual(2);
       expect(Math.abs(value - tasks)).toBeLessThanOrEqual(2);
     } finally {
@@ -119,11 +112,11 @@ describe('through startObserver', () => {
       const observer = startObserver({ meterProvider: harness.meterProvider });
       const opened: number[] = [];
       try {
-        const metric = findMetric(await harness.collect(), METRIC_PROCESS_OPEN_FD_COUNT);
+        const metric = findMetric(await harness.collect(), INSTRUMENTS.processOpenFds.name);
         expect(metric.descriptor.unit).toBe(INSTRUMENTS.processOpenFds.unit);
-        const before = counterValue(await harness.collect(), METRIC_PROCESS_OPEN_FD_COUNT, {})!;
+        const before = counterValue(await harness.collect(), INSTRUMENTS.processOpenFds.name, {})!;
         for (let i = 0; i < 5; i += 1) opened.push(openSync('/proc/self/status', 'r'));
-        const after = counterValue(await harness.collect(), METRIC_PROCESS_OPEN_FD_COUNT, {})!;
+        const after = counterValue(await harness.collect(), INSTRUMENTS.processOpenFds.name, {})!;
         expect(after - before).toBe(5);
         // Not counting the directory listing's own descriptor: equal to a listing minus one.
         expect(after).toBe(readdirSync('/proc/self/fd').length - 1);
@@ -185,7 +178,7 @@ describe('startProcessMetrics', () => {
     const stop = startProcessMetrics(meter, undefined);
     try {
       const names = [...(await harness.collect()).keys()].sort();
-      expect(names).toEqual([METRIC_PROCESS_CPU_TIME, METRIC_PROCESS_MEMORY_USAGE]);
+      expect(names).toEqual([INSTRUMENTS.processCpuTime.name, INSTRUMENTS.processMemoryUsage.name]);
     } finally {
       stop();
     }
@@ -205,7 +198,7 @@ describe('startProcessMetrics', () => {
     try {
       await harness.collect();
       const names = [...(await harness.collect()).keys()].sort();
-      expect(names).toEqual([METRIC_PROCESS_CPU_TIME, METRIC_PROCESS_MEMORY_USAGE]);
+      expect(names).toEqual([INSTRUMENTS.processCpuTime.name, INSTRUMENTS.processMemoryUsage.name]);
       expect(warnings.lines('warn').filter((l) => l.includes('thread count'))).toHaveLength(1);
       expect(warnings.lines('warn').filter((l) => l.includes('file descriptors'))).toHaveLength(1);
     } finally {
@@ -217,7 +210,7 @@ describe('startProcessMetrics', () => {
   it('stop() unregisters the callback: values freeze at the last collection; stop twice is fine', async () => {
     const stop = startProcessMetrics(harness.meterProvider.getMeter('t'), undefined);
     const user = async () =>
-      counterValue(await harness.collect(), METRIC_PROCESS_CPU_TIME, { [ATTR_CPU_MODE]: 'user' });
+      counterValue(await harness.collect(), INSTRUMENTS.processCpuTime.name, { [ATTR_CPU_MODE]: 'user' });
     // Burns until the process has used 20 ms more user CPU: a wall-clock busy loop on a loaded
     // machine may be scheduled out for all of its time and use none.
     const burn = () => {

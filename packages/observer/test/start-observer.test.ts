@@ -1,13 +1,7 @@
 // startObserver's lifecycle: one sampler per meter and one handle per call, idempotent stop that clears every timer and
 // observer, nothing at all when nothing exports, and telemetry trouble that never throws.
 
-import {
-  ATTR_CPU_MODE,
-  ATTR_SERVER_NAME,
-  METRIC_EVENT_LOOP_LAG,
-  METRIC_PROCESS_CPU_TIME,
-  METRIC_REQUESTS_IN_FLIGHT,
-} from '@gym/constants';
+import { ATTR_CPU_MODE, ATTR_SERVER_NAME, INSTRUMENTS } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
 import { startObserver } from '@gym/observer';
 import { captureDiag, counterValue, createMetricHarness, histogramCount } from '@gym/test-kit';
@@ -42,7 +36,7 @@ describe('one sampler per meter, one handle per caller', () => {
     expect(jest.getTimerCount()).toBe(0);
     jest.useRealTimers();
     // Three 100 ms intervals: the sampler kept the first caller's interval, not the user's 5 ms.
-    expect(histogramCount(await harness.collect(), METRIC_EVENT_LOOP_LAG)).toBe(3);
+    expect(histogramCount(await harness.collect(), INSTRUMENTS.eventLoopLag.name)).toBe(3);
     await harness.shutdown();
   });
 
@@ -51,7 +45,7 @@ describe('one sampler per meter, one handle per caller', () => {
     const a = startObserver({ meterProvider: harness.meterProvider });
     const b = startObserver({ meterProvider: harness.meterProvider });
     const user = async () =>
-      counterValue(await harness.collect(), METRIC_PROCESS_CPU_TIME, { [ATTR_CPU_MODE]: 'user' }) ?? -1;
+      counterValue(await harness.collect(), INSTRUMENTS.processCpuTime.name, { [ATTR_CPU_MODE]: 'user' }) ?? -1;
     // Burns until the process has used 20 ms more user CPU (a busy loop on a loaded machine may use none).
     const burn = () => {
       const until = process.cpuUsage().user + 20_000;
@@ -122,7 +116,7 @@ describe('serverName', () => {
     const observer = startObserver({ meterProvider: harness.meterProvider, serverName: 'resources' });
     try {
       expect(
-        counterValue(await harness.collect(), METRIC_REQUESTS_IN_FLIGHT, { [ATTR_SERVER_NAME]: 'resources' }),
+        counterValue(await harness.collect(), INSTRUMENTS.requestsInFlight.name, { [ATTR_SERVER_NAME]: 'resources' }),
       ).toBe(0);
     } finally {
       observer.stop();
@@ -137,7 +131,7 @@ describe('serverName', () => {
       const second = startObserver({ meterProvider: harness.meterProvider, serverName: 'resources' });
       second.stop();
       expect(
-        counterValue(await harness.collect(), METRIC_REQUESTS_IN_FLIGHT, { [ATTR_SERVER_NAME]: 'resources' }),
+        counterValue(await harness.collect(), INSTRUMENTS.requestsInFlight.name, { [ATTR_SERVER_NAME]: 'resources' }),
       ).toBe(0);
     } finally {
       first.stop();
@@ -179,7 +173,7 @@ describe('never throws into the caller', () => {
         if (key === 'createHistogram') {
           return (name: string, options: object) => {
             const histogram = target.createHistogram(name, options);
-            if (name !== METRIC_EVENT_LOOP_LAG) return histogram;
+            if (name !== INSTRUMENTS.eventLoopLag.name) return histogram;
             return {
               record(value: number) {
                 records += 1;

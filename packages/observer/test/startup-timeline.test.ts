@@ -8,9 +8,8 @@ import {
   ATTR_SERVER_NAME,
   ATTR_STARTUP_STAGE,
   ENV_TRACEPARENT,
+  INSTRUMENTS,
   MAX_STARTUP_STAGES,
-  METRIC_SERVER_STARTUP_STAGE_DURATION,
-  SERVER_STARTUP_BOUNDARIES_MS,
   SPAN_SERVER_STARTUP,
   STARTUP_STAGE_LOOP_START,
   STARTUP_STAGE_NODE_BOOTSTRAP,
@@ -52,7 +51,7 @@ const injected = () => ({ meterProvider: meters.meterProvider, tracerProvider: s
 const nanos = ([s, n]: HrTime) => BigInt(s) * 1_000_000_000n + BigInt(n);
 const byName = () => new Map(spans.spans().map((span) => [span.name, span]));
 const stagePoints = async () =>
-  pointsOf<Histogram>(await meters.collect(), METRIC_SERVER_STARTUP_STAGE_DURATION).map((p) => ({
+  pointsOf<Histogram>(await meters.collect(), INSTRUMENTS.serverStartupStageDuration.name).map((p) => ({
     stage: p.attributes[ATTR_STARTUP_STAGE],
     server: p.attributes[ATTR_SERVER_NAME],
     count: p.value.count,
@@ -156,10 +155,10 @@ describe('report', () => {
       expect(point).toMatchObject({ server: 'srv', count: 1 });
       expect(point.keys).toEqual([ATTR_SERVER_NAME, ATTR_STARTUP_STAGE].sort());
     }
-    const [first] = pointsOf<Histogram>(await meters.collect(), METRIC_SERVER_STARTUP_STAGE_DURATION);
-    expect(first!.value.buckets.boundaries).toEqual([...SERVER_STARTUP_BOUNDARIES_MS]);
+    const [first] = pointsOf<Histogram>(await meters.collect(), INSTRUMENTS.serverStartupStageDuration.name);
+    expect(first!.value.buckets.boundaries).toEqual([...INSTRUMENTS.serverStartupStageDuration.boundaries]);
     // The durations are the spans' durations: the stages sum to the server span.
-    const sum = pointsOf<Histogram>(await meters.collect(), METRIC_SERVER_STARTUP_STAGE_DURATION).reduce(
+    const sum = pointsOf<Histogram>(await meters.collect(), INSTRUMENTS.serverStartupStageDuration.name).reduce(
       (total, p) => total + (p.value.sum ?? 0),
       0,
     );
@@ -298,7 +297,7 @@ describe('through the global providers', () => {
     timeline.mark('load_config');
     timeline.report();
     expect(spans.spans()).toEqual([]);
-    expect((await meters.collect()).has(METRIC_SERVER_STARTUP_STAGE_DURATION)).toBe(false);
+    expect((await meters.collect()).has(INSTRUMENTS.serverStartupStageDuration.name)).toBe(false);
   });
 
   it('telemetry set up after the marks (the usual order) still gets every stage', async () => {

@@ -20,16 +20,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import {
-  ATTR_EXECUTOR,
-  ATTR_OPERATION,
-  ATTR_OUTCOME,
-  METRIC_OPERATION_ACTIVE,
-  METRIC_OPERATION_DURATION,
-  METRIC_OPERATION_QUEUE_DURATION,
-  METRIC_OPERATION_QUEUED,
-  OPERATION_BOUNDARIES_MS,
-} from '@gym/constants';
+import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OPERATION_OUTCOME, INSTRUMENTS } from '@gym/constants';
 import { isMetricsExporting, setTelemetryState } from '@gym/core';
 import { metrics } from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
@@ -249,7 +240,7 @@ function throughOperation(limit) {
 function floorOf(kind, limit, instruments) {
   const { queue, run, counts, attributes } = instruments;
   const inside = LIMITS[kind].inside;
-  const okAttributes = { ...attributes, [ATTR_OUTCOME]: 'ok' };
+  const okAttributes = { ...attributes, [ATTR_OPERATION_OUTCOME]: 'ok' };
   const measure = async (t0) => {
     const t1 = performance.now();
     counts.queued--;
@@ -315,10 +306,10 @@ function enableMetrics() {
   metrics.setGlobalMeterProvider(provider);
   if (!isMetricsExporting()) throw new Error('benchmark could not turn metrics on');
   const floorMeter = provider.getMeter('bench-floor');
-  const advice = { explicitBucketBoundaries: [...OPERATION_BOUNDARIES_MS] };
+  const advice = { explicitBucketBoundaries: [...INSTRUMENTS.operationDuration.boundaries] };
   const counts = { queued: 0, active: 0 };
-  const queued = floorMeter.createObservableUpDownCounter(`${METRIC_OPERATION_QUEUED}.floor`);
-  const active = floorMeter.createObservableUpDownCounter(`${METRIC_OPERATION_ACTIVE}.floor`);
+  const queued = floorMeter.createObservableUpDownCounter(`${INSTRUMENTS.operationQueued.name}.floor`);
+  const active = floorMeter.createObservableUpDownCounter(`${INSTRUMENTS.operationActive.name}.floor`);
   const attributes = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'inline' };
   floorMeter.addBatchObservableCallback(
     (result) => {
@@ -331,8 +322,8 @@ function enableMetrics() {
     reader,
     provider,
     instruments: {
-      queue: floorMeter.createHistogram(`${METRIC_OPERATION_QUEUE_DURATION}.floor`, { unit: 'ms', advice }),
-      run: floorMeter.createHistogram(`${METRIC_OPERATION_DURATION}.floor`, { unit: 'ms', advice }),
+      queue: floorMeter.createHistogram(`${INSTRUMENTS.operationQueueDuration.name}.floor`, { unit: 'ms', advice }),
+      run: floorMeter.createHistogram(`${INSTRUMENTS.operationDuration.name}.floor`, { unit: 'ms', advice }),
       counts,
       attributes,
     },
@@ -353,10 +344,10 @@ async function exportedSame(reader) {
     }
   }
   for (const name of [
-    METRIC_OPERATION_QUEUE_DURATION,
-    METRIC_OPERATION_DURATION,
-    METRIC_OPERATION_QUEUED,
-    METRIC_OPERATION_ACTIVE,
+    INSTRUMENTS.operationQueueDuration.name,
+    INSTRUMENTS.operationDuration.name,
+    INSTRUMENTS.operationQueued.name,
+    INSTRUMENTS.operationActive.name,
   ]) {
     const ours = points.get(name);
     const floor = points.get(`${name}.floor`);

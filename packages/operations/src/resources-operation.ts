@@ -3,7 +3,7 @@
 import {
   ATTR_EXECUTOR,
   ATTR_OPERATION,
-  ATTR_OUTCOME,
+  ATTR_OPERATION_OUTCOME,
   EXECUTORS,
   type Executor,
   INSTRUMENTS,
@@ -148,7 +148,7 @@ class Series implements Recorder {
   ) {
     this.attributes = Object.freeze({ [ATTR_OPERATION]: operation, [ATTR_EXECUTOR]: executor });
     for (const outcome of OUTCOMES) {
-      this.byOutcome[outcome] = Object.freeze({ ...this.attributes, [ATTR_OUTCOME]: outcome });
+      this.byOutcome[outcome] = Object.freeze({ ...this.attributes, [ATTR_OPERATION_OUTCOME]: outcome });
     }
     metrics.series.push(this);
   }

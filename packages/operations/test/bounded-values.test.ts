@@ -3,7 +3,7 @@
 // toString) is a programming error, and the body can report its outcome only through the
 // validating `op.outcome` setter — never through a field, a property definition or a prototype.
 
-import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OUTCOME, INSTRUMENTS, type Outcome } from '@gym/constants';
+import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OPERATION_OUTCOME, INSTRUMENTS, type Outcome } from '@gym/constants';
 import { type OperationContext, resourcesOperation } from '@gym/operations';
 import { capture, collectMetrics, createMetricHarness, histogramPoint, type PullMetricReader } from '@gym/test-kit';
 import { describe, expect, it } from '@jest/globals';
@@ -107,11 +107,13 @@ describe('the outcome reaches the runner only through the validating setter', ()
     const points = m.get(INSTRUMENTS.operationDuration.name)?.dataPoints ?? [];
     expect(points).toHaveLength(1);
     for (const point of points) {
-      expect(Object.keys(point.attributes).sort()).toEqual([ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OUTCOME].sort());
+      expect(Object.keys(point.attributes).sort()).toEqual(
+        [ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OPERATION_OUTCOME].sort(),
+      );
     }
-    expect(histogramPoint(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OUTCOME]: expected }).count).toBe(
-      1,
-    );
+    expect(
+      histogramPoint(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OPERATION_OUTCOME]: expected }).count,
+    ).toBe(1);
   }
 
   const bypasses: [string, (op: OperationContext) => void][] = [

@@ -4,7 +4,7 @@
 // the limit is released, the live counts stay right, and the failure is logged once via diag.
 
 import { getEventListeners } from 'node:events';
-import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OUTCOME, INSTRUMENTS } from '@gym/constants';
+import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OPERATION_OUTCOME, INSTRUMENTS } from '@gym/constants';
 import { meteredLimit, type OperationLimit, resourcesOperation } from '@gym/operations';
 import {
   capture,
@@ -235,7 +235,9 @@ it.each([
     const m = await collectMetrics(reader);
     expect(counterValue(m, INSTRUMENTS.operationQueued.name, SERIES)).toBe(0);
     expect(counterValue(m, INSTRUMENTS.operationActive.name, SERIES)).toBe(0);
-    expect(histogramPoint(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OUTCOME]: 'ok' }).count).toBe(1);
+    expect(
+      histogramPoint(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OPERATION_OUTCOME]: 'ok' }).count,
+    ).toBe(1);
     if (metered)
       expect((limit as ReturnType<typeof meteredLimit>).state()).toMatchObject({ active: 0, queued: 0, available: 1 });
   },

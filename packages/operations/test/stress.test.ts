@@ -4,7 +4,14 @@
 // itself saw happen, and the queue histogram counted every operation exactly once.
 // Steps are `setImmediate` turns, never wall-clock time, so the run is the same on any machine.
 
-import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OUTCOME, INSTRUMENTS, OUTCOMES, type Outcome } from '@gym/constants';
+import {
+  ATTR_EXECUTOR,
+  ATTR_OPERATION,
+  ATTR_OPERATION_OUTCOME,
+  INSTRUMENTS,
+  OUTCOMES,
+  type Outcome,
+} from '@gym/constants';
 import { resourcesOperation } from '@gym/operations';
 import {
   capture,
@@ -139,7 +146,7 @@ describe.each(KINDS.filter((kind) => kind.sized).map((kind) => [kind.name, kind]
         OUTCOMES.map((o) => [
           o,
           pointsOf<Histogram>(m, INSTRUMENTS.operationDuration.name).find((p) =>
-            sameAttributes(p.attributes, { ...SERIES, [ATTR_OUTCOME]: o }),
+            sameAttributes(p.attributes, { ...SERIES, [ATTR_OPERATION_OUTCOME]: o }),
           )?.value.count ?? 0,
         ]),
       );

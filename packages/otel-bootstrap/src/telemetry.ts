@@ -3,11 +3,11 @@
 
 import { createRequire } from 'node:module';
 import {
-  ATTR_GYM_VERSION,
   ATTR_RUN_ID,
   ATTR_SERVER_NAME,
   ATTR_SERVER_TYPE,
   ATTR_SERVICE_GROUP,
+  ATTR_VERSION,
   isServerType,
   resolveSpanGroups,
   SERVER_NAME_PATTERN,
@@ -123,7 +123,7 @@ async function startPipelineFor(
   // The dashboards group by Gym's keys: a caller adds to the resource, never renames the process.
   const attributes: Attributes = {
     ...options.resourceAttributes,
-    [ATTR_GYM_VERSION]: version,
+    [ATTR_VERSION]: version,
     [ATTR_SERVER_NAME]: options.serverName,
     [ATTR_SERVER_TYPE]: options.serverType,
     [ATTR_SERVICE_GROUP]: config.serviceName,

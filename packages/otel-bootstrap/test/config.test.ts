@@ -1,4 +1,3 @@
-import { ENV_SPAN_GROUPS, ENV_SPAN_GROUPS_FALLBACK } from '@gym/constants';
 import { GYM_VARIABLES } from '@gym/core/internal';
 import { describe, expect, it } from '@jest/globals';
 import { CONFIG_DEFAULTS, loadTelemetryConfig, type TelemetryConfig } from '../src/index.js';
@@ -185,7 +184,7 @@ describe('loadTelemetryConfig: NEMO_LENS_* fallback', () => {
   );
 
   it('span groups use the names @gym/constants reads when nobody published a state', () => {
-    expect(GYM_VARIABLES.spanGroups.names).toEqual([ENV_SPAN_GROUPS, ENV_SPAN_GROUPS_FALLBACK]);
+    expect(GYM_VARIABLES.spanGroups.names).toEqual(['NEMO_GYM_OTEL_SPAN_GROUPS', 'NEMO_LENS_SPAN_GROUPS']);
   });
 });
 

@@ -1,7 +1,7 @@
 // The bootstrap starts @gym/observer while metrics export (NEMO_GYM_OTEL_OBSERVER, default on)
 // and stops it at shutdown. Checked on what a real Prometheus scrape of the process shows.
 
-import { METRIC_PROCESS_MEMORY_USAGE, METRIC_REQUESTS_IN_FLIGHT } from '@gym/constants';
+import { INSTRUMENTS } from '@gym/constants';
 import { createMetricHarness, DeltaPullMetricReader } from '@gym/test-kit';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { type MeterProvider as ApiMeterProvider, metrics } from '@opentelemetry/api';
@@ -38,23 +38,26 @@ describe('the observer under the bootstrap', () => {
   it('runs while metrics export: process metrics and the in-flight series of this server are scraped', async () => {
     const { text, warnings } = await start({});
     expect(warnings).toEqual([]);
-    expect(text).toMatch(new RegExp(`^${promName(METRIC_PROCESS_MEMORY_USAGE)}`, 'm'));
+    expect(text).toMatch(new RegExp(`^${promName(INSTRUMENTS.processMemoryUsage.name)}`, 'm'));
     expect(text).toMatch(
-      new RegExp(`^${promName(METRIC_REQUESTS_IN_FLIGHT)}\\S*\\{[^}]*nemo_gym_server_name="math_verifier"`, 'm'),
+      new RegExp(
+        `^${promName(INSTRUMENTS.requestsInFlight.name)}\\S*\\{[^}]*nemo_gym_server_name="math_verifier"`,
+        'm',
+      ),
     );
   });
 
   it('NEMO_GYM_OTEL_OBSERVER=0 switches it off', async () => {
     const { text } = await start({ NEMO_GYM_OTEL_OBSERVER: '0' });
-    expect(text).not.toContain(promName(METRIC_PROCESS_MEMORY_USAGE));
-    expect(text).not.toContain(promName(METRIC_REQUESTS_IN_FLIGHT));
+    expect(text).not.toContain(promName(INSTRUMENTS.processMemoryUsage.name));
+    expect(text).not.toContain(promName(INSTRUMENTS.requestsInFlight.name));
   });
 
   it('a server name that is not a valid series name starts it without the in-flight series', async () => {
     const { text, warnings } = await start({}, 'has space');
     expect(warnings).toEqual([]);
-    expect(text).toMatch(new RegExp(`^${promName(METRIC_PROCESS_MEMORY_USAGE)}`, 'm'));
-    expect(text).not.toContain(promName(METRIC_REQUESTS_IN_FLIGHT));
+    expect(text).toMatch(new RegExp(`^${promName(INSTRUMENTS.processMemoryUsage.name)}`, 'm'));
+    expect(text).not.toContain(promName(INSTRUMENTS.requestsInFlight.name));
   });
 
   it('runs on a provider registered by someone else, and stops with the bootstrap, leaving theirs running', async () => {
@@ -73,9 +76,9 @@ describe('the observer under the bootstrap', () => {
         env: { NEMO_GYM_OTEL_ENABLED: '1', NEMO_GYM_OTEL_EXPORTER: 'none' },
       });
       expect(handle?.metricsExporting).toBe(true);
-      expect(await names()).toContain(METRIC_PROCESS_MEMORY_USAGE);
+      expect(await names()).toContain(INSTRUMENTS.processMemoryUsage.name);
       await shutdownTelemetry();
-      expect(await names()).not.toContain(METRIC_PROCESS_MEMORY_USAGE);
+      expect(await names()).not.toContain(INSTRUMENTS.processMemoryUsage.name);
       expect(metrics.getMeterProvider()).toBe(theirs);
     } finally {
       metrics.disable();

@@ -2,7 +2,7 @@
 // decoder (protobufjs over the OTLP field numbers) reads what went over the wire.
 
 import { readFileSync } from 'node:fs';
-import { GYM_DURATION_BOUNDARIES_MS, METRIC_PROCESS_MEMORY_USAGE, METRIC_ROLLOUT_DURATION } from '@gym/constants';
+import { INSTRUMENTS } from '@gym/constants';
 import { decodeOtlpMetrics, decodeOtlpTraces } from '@gym/test-kit';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { initTelemetry, shutdownTelemetry } from '../src/index.js';
@@ -34,9 +34,9 @@ describe('the otlp exporter', () => {
       });
       expect(handle).toMatchObject({ metricsExporting: true, tracesExporting: true });
       handle?.meter
-        .createHistogram(METRIC_ROLLOUT_DURATION, {
+        .createHistogram(INSTRUMENTS.rolloutDuration.name, {
           unit: 'ms',
-          advice: { explicitBucketBoundaries: [...GYM_DURATION_BOUNDARIES_MS] },
+          advice: { explicitBucketBoundaries: [...INSTRUMENTS.verifyDuration.boundaries] },
         })
         .record(125);
       handle?.tracer.startSpan('gym.verify').end();
@@ -62,11 +62,11 @@ describe('the otlp exporter', () => {
       expect(metricBlocks[0]?.resource).toMatchObject(expectedResource);
       // The point recorded right before shutdown, and the observer's last values with it.
       const metrics = metricBlocks.flatMap((block) => block.scopes.flatMap((scope) => scope.items));
-      expect(metrics.find((metric) => metric.name === METRIC_ROLLOUT_DURATION)?.points).toMatchObject([
+      expect(metrics.find((metric) => metric.name === INSTRUMENTS.rolloutDuration.name)?.points).toMatchObject([
         { count: 1, sum: 125 },
       ]);
       expect(metrics.map((metric) => metric.name)).toEqual(
-        expect.arrayContaining([METRIC_ROLLOUT_DURATION, METRIC_PROCESS_MEMORY_USAGE]),
+        expect.arrayContaining([INSTRUMENTS.rolloutDuration.name, INSTRUMENTS.processMemoryUsage.name]),
       );
 
       const traceBlocks = decodeOtlpTraces((byPath('/v1/traces')[0] as { body: Buffer }).body);

@@ -7,7 +7,7 @@
 // bound, each test would hang until jest's timeout (Node's defaults hold a slow client for
 // 60 s and an open connection forever).
 
-import { METRIC_SERVERS_ACTIVE } from '@gym/constants';
+import { INSTRUMENTS } from '@gym/constants';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { type InitTelemetryOptions, initTelemetry, shutdownTelemetry, type TelemetryHandle } from '../src/index.js';
 import { resetTelemetryForTesting } from '../src/telemetry.js';
@@ -38,7 +38,7 @@ async function start(
     onWarning: onWarning ?? (() => {}),
   });
   if (handle?.prometheusEndpoint === undefined) throw new Error('expected a Prometheus endpoint');
-  handle.meter.createGauge(METRIC_SERVERS_ACTIVE).record(7);
+  handle.meter.createGauge(INSTRUMENTS.serversActive.name).record(7);
   return handle as TelemetryHandle & { prometheusEndpoint: string };
 }
 

@@ -1,15 +1,7 @@
 // The Prometheus exporter end to end: record the Gym instruments through the handle's meter
 // and scrape the endpoint the bootstrap bound.
 
-import {
-  ATTR_EXECUTOR,
-  ATTR_OPERATION,
-  ATTR_OUTCOME,
-  METRIC_OPERATION_ACTIVE,
-  METRIC_OPERATION_DURATION,
-  METRIC_SERVERS_ACTIVE,
-  OPERATION_BOUNDARIES_MS,
-} from '@gym/constants';
+import { ATTR_EXECUTOR, ATTR_OPERATION, ATTR_OPERATION_OUTCOME, INSTRUMENTS } from '@gym/constants';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { initTelemetry } from '../src/index.js';
 import { resetTelemetryForTesting } from '../src/telemetry.js';
@@ -29,15 +21,15 @@ describe('the prometheus exporter', () => {
     if (handle === null) throw new Error('expected a handle');
     const { meter } = handle;
     meter
-      .createHistogram(METRIC_OPERATION_DURATION, {
+      .createHistogram(INSTRUMENTS.operationDuration.name, {
         unit: 'ms',
-        advice: { explicitBucketBoundaries: [...OPERATION_BOUNDARIES_MS] },
+        advice: { explicitBucketBoundaries: [...INSTRUMENTS.operationDuration.boundaries] },
       })
-      .record(42, { [ATTR_OPERATION]: 'verify', [ATTR_EXECUTOR]: 'subprocess', [ATTR_OUTCOME]: 'ok' });
+      .record(42, { [ATTR_OPERATION]: 'verify', [ATTR_EXECUTOR]: 'subprocess', [ATTR_OPERATION_OUTCOME]: 'ok' });
     meter
-      .createObservableUpDownCounter(METRIC_OPERATION_ACTIVE)
+      .createObservableUpDownCounter(INSTRUMENTS.operationActive.name)
       .addCallback((result) => result.observe(3, { [ATTR_OPERATION]: 'tool', [ATTR_EXECUTOR]: 'inline' }));
-    meter.createGauge(METRIC_SERVERS_ACTIVE).record(4);
+    meter.createGauge(INSTRUMENTS.serversActive.name).record(4);
 
     const text = await scrape(handle.prometheusEndpoint as string);
     const attrs =
@@ -47,7 +39,7 @@ describe('the prometheus exporter', () => {
     expect(samples(text, 'gym_resources_operation_duration_ms_sum{')[0]).toMatch(/ 42$/);
     expect(
       samples(text, 'gym_resources_operation_duration_ms_bucket{').map((line) => /le="([^"]+)"/.exec(line)?.[1]),
-    ).toEqual([...OPERATION_BOUNDARIES_MS.map(String), '+Inf']);
+    ).toEqual([...INSTRUMENTS.operationDuration.boundaries.map(String), '+Inf']);
     expect(samples(text, 'gym_resources_operation_active{')).toEqual([
       expect.stringMatching(/nemo_gym_resources_operation="tool".* 3$/),
     ]);

@@ -4,14 +4,14 @@
 
 import { randomUUID } from 'node:crypto';
 import {
+  ATTR_SANDBOX_ALLOCATION_PREFIX,
   ATTR_SANDBOX_ID,
+  ATTR_SANDBOX_PREFIX,
   ATTR_SANDBOX_REQUEST_ID,
+  ATTR_SANDBOX_REQUESTED_PREFIX,
   ATTR_SANDBOX_RESOURCE_FINAL,
-  SANDBOX_ALLOCATION_PREFIX,
-  SANDBOX_ATTRIBUTE_PREFIX,
+  ATTR_SANDBOX_RESOURCE_PREFIX,
   SANDBOX_PROVIDER_PATTERN,
-  SANDBOX_REQUESTED_PREFIX,
-  SANDBOX_RESOURCE_PREFIX,
   SPAN_SANDBOX_ALLOCATION,
   SPAN_SANDBOX_REQUEST,
 } from '@gym/constants';
@@ -127,13 +127,13 @@ export function recordAllocation<H extends SandboxHandle>(
  * `nemo.gym.sandbox.` that this package does not write; a sample may also write `…resource.*`.
  */
 export function isFreeKey(key: string, sample: boolean): boolean {
-  if (!key.startsWith(SANDBOX_ATTRIBUTE_PREFIX) || key === ATTR_SANDBOX_ID || key === ATTR_SANDBOX_REQUEST_ID) {
+  if (!key.startsWith(ATTR_SANDBOX_PREFIX) || key === ATTR_SANDBOX_ID || key === ATTR_SANDBOX_REQUEST_ID) {
     return false;
   }
-  if (key.startsWith(SANDBOX_RESOURCE_PREFIX)) {
-    return sample && key !== ATTR_SANDBOX_RESOURCE_FINAL && !key.startsWith(`${SANDBOX_RESOURCE_PREFIX}sampler.`);
+  if (key.startsWith(ATTR_SANDBOX_RESOURCE_PREFIX)) {
+    return sample && key !== ATTR_SANDBOX_RESOURCE_FINAL && !key.startsWith(`${ATTR_SANDBOX_RESOURCE_PREFIX}sampler.`);
   }
-  return !key.startsWith(SANDBOX_REQUESTED_PREFIX) && !key.startsWith(SANDBOX_ALLOCATION_PREFIX);
+  return !key.startsWith(ATTR_SANDBOX_REQUESTED_PREFIX) && !key.startsWith(ATTR_SANDBOX_ALLOCATION_PREFIX);
 }
 
 /** Whether `value` may be written: a string, a boolean or a finite number. */
@@ -143,7 +143,7 @@ export function isAttributeValue(value: unknown): value is SandboxAttributeValue
 
 /** `spec.resources` under `nemo.gym.sandbox.requested.`, by the amount rules of {@link allocationAttributes}. */
 export function requestedAttributes(spec: SandboxSpec): Record<string, string | number> {
-  return writeAmounts({}, spec.resources, SANDBOX_REQUESTED_PREFIX, 'SandboxSpec.resources');
+  return writeAmounts({}, spec.resources, ATTR_SANDBOX_REQUESTED_PREFIX, 'SandboxSpec.resources');
 }
 
 /**
@@ -154,7 +154,8 @@ export function allocationAttributes(allocation: ResourceAllocation): Record<str
   const out: Written = {};
   const where = 'ResourceAllocation';
   unknownFields(allocation, ['source', 'components', 'designator', 'host'], where);
-  if (valid(allocation.source, NAME, `${where}.source`)) out[`${SANDBOX_ALLOCATION_PREFIX}source`] = allocation.source;
+  if (valid(allocation.source, NAME, `${where}.source`))
+    out[`${ATTR_SANDBOX_ALLOCATION_PREFIX}source`] = allocation.source;
   for (const part of ['designator', 'host'] as const) {
     const designator = allocation[part];
     if (designator !== undefined) writeDesignator(out, designator, part, `${where}.${part}`);
@@ -167,10 +168,10 @@ export function allocationAttributes(allocation: ResourceAllocation): Record<str
   }
   // Sorted, so two providers that list the same components in another order agree.
   const names = [...byName.keys()].sort();
-  out[`${SANDBOX_ALLOCATION_PREFIX}components`] = names.join(',');
+  out[`${ATTR_SANDBOX_ALLOCATION_PREFIX}components`] = names.join(',');
   for (const name of names) {
     const component = byName.get(name)!;
-    const base = `${SANDBOX_ALLOCATION_PREFIX}component.${name}.`;
+    const base = `${ATTR_SANDBOX_ALLOCATION_PREFIX}component.${name}.`;
     writeAmounts(out, component.requests, `${base}requests.`, `${where}.components[].requests`);
     writeAmounts(out, component.limits, `${base}limits.`, `${where}.components[].limits`);
   }
@@ -186,7 +187,7 @@ function callerAttributes(attributes: SandboxAttributes): SandboxAttributes {
       reporter.warnOnce(
         `caller-key:${where}`,
         () =>
-          `${where}: key ${describeValue(key)} is not one a caller may set (a key under '${SANDBOX_ATTRIBUTE_PREFIX}' ` +
+          `${where}: key ${describeValue(key)} is not one a caller may set (a key under '${ATTR_SANDBOX_PREFIX}' ` +
           'that this package does not write itself); it was left out (later ones are left out silently)',
       );
     } else if (valid(value, VALUE, `${where}.${key}`)) {
@@ -224,7 +225,7 @@ function writeAmounts(out: Written, amounts: SandboxResourceAmounts, prefix: str
 
 function writeDesignator(out: Written, designator: ResourceDesignator, part: string, where: string): void {
   unknownFields(designator, ['kind', 'id', 'scope'], where);
-  const prefix = `${SANDBOX_ALLOCATION_PREFIX}${part}.`;
+  const prefix = `${ATTR_SANDBOX_ALLOCATION_PREFIX}${part}.`;
   if (valid(designator.kind, NAME, `${where}.kind`)) out[`${prefix}kind`] = designator.kind;
   if (valid(designator.id, IDENTITY, `${where}.id`)) out[`${prefix}id`] = designator.id;
   if (designator.scope !== undefined && valid(designator.scope, IDENTITY, `${where}.scope`)) {

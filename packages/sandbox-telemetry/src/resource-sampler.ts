@@ -4,11 +4,11 @@
 
 import {
   ATTR_SANDBOX_ID,
+  ATTR_SANDBOX_PREFIX,
   ATTR_SANDBOX_RESOURCE_FINAL,
-  ATTR_SANDBOX_SAMPLER_DROPPED,
-  ATTR_SANDBOX_SAMPLER_ERRORS,
-  ATTR_SANDBOX_SAMPLER_SKIPPED,
-  SANDBOX_ATTRIBUTE_PREFIX,
+  ATTR_SANDBOX_RESOURCE_SAMPLER_DROPPED,
+  ATTR_SANDBOX_RESOURCE_SAMPLER_ERRORS,
+  ATTR_SANDBOX_RESOURCE_SAMPLER_SKIPPED,
   SPAN_SANDBOX_RESOURCE_SAMPLE,
 } from '@gym/constants';
 import { getTelemetryState, isTracesExporting } from '@gym/core';
@@ -203,9 +203,9 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
       const own: Attributes = { [ATTR_SANDBOX_ID]: this.#handle.id };
       if (final) {
         own[ATTR_SANDBOX_RESOURCE_FINAL] = true;
-        own[ATTR_SANDBOX_SAMPLER_ERRORS] = this.#stats.errors;
-        own[ATTR_SANDBOX_SAMPLER_DROPPED] = this.#stats.dropped;
-        own[ATTR_SANDBOX_SAMPLER_SKIPPED] = this.#stats.skipped;
+        own[ATTR_SANDBOX_RESOURCE_SAMPLER_ERRORS] = this.#stats.errors;
+        own[ATTR_SANDBOX_RESOURCE_SAMPLER_DROPPED] = this.#stats.dropped;
+        own[ATTR_SANDBOX_RESOURCE_SAMPLER_SKIPPED] = this.#stats.skipped;
       }
       this.#write!({ ...own, ...values });
       this.#stats.samples++;
@@ -232,7 +232,7 @@ export class ResourceSampler<H extends SandboxHandle = SandboxHandle> {
       reporter.warnOnce(
         'sampler-value',
         () =>
-          `dropped sample value ${key}=${describeValue(value)}: keys must start with '${SANDBOX_ATTRIBUTE_PREFIX}' ` +
+          `dropped sample value ${key}=${describeValue(value)}: keys must start with '${ATTR_SANDBOX_PREFIX}' ` +
           'and not be reserved, values must be strings, booleans or finite numbers (later ones in this process are only counted)',
       );
     }

@@ -2,7 +2,7 @@
 // which the default groups leave out), and say so: one diag warning the first time a lifecycle
 // would have recorded but for the group. Its own file: the warning is once per module copy.
 
-import { METRIC_SANDBOX_ACTIVE, type SpanGroup } from '@gym/constants';
+import { INSTRUMENTS, type SpanGroup } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
 import { SandboxLifecycle } from '@gym/sandbox-telemetry';
 import { createMetricHarness, type DiagCapture, type MetricHarness, pointsOf } from '@gym/test-kit';
@@ -47,7 +47,7 @@ it('the sandbox group on: recorded, and nothing said', async () => {
   state(true, ['job', 'server', 'http_client', 'rollout', 'sandbox']);
   const lifecycle = new SandboxLifecycle({ provider: 'docker', meterProvider: m.meterProvider });
   lifecycle.create(() => 'sandbox');
-  expect(pointsOf<number>(await m.collect(), METRIC_SANDBOX_ACTIVE)[0]?.value).toBe(1);
+  expect(pointsOf<number>(await m.collect(), INSTRUMENTS.sandboxActive.name)[0]?.value).toBe(1);
   expect(diagnostics.lines('warn')).toEqual([]);
 });
 

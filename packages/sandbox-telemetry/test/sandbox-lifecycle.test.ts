@@ -3,15 +3,7 @@
 // that fails and its retry, a second release, a borrowed handle, the `sandbox` span group off, telemetry
 // switched on mid-life). Time is jest's fake clock (performance.now() included).
 
-import {
-  ATTR_SANDBOX_PROVIDER,
-  METRIC_SANDBOX_ACTIVE,
-  METRIC_SANDBOX_CREATE_RETRY,
-  METRIC_SANDBOX_EXEC_DURATION,
-  METRIC_SANDBOX_STARTUP_DURATION,
-  METRIC_SANDBOX_TRANSFER_DURATION,
-  SANDBOX_DURATION_BOUNDARIES_MS,
-} from '@gym/constants';
+import { ATTR_SANDBOX_PROVIDER, INSTRUMENTS } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
 import { SandboxLifecycle, type SandboxLifecycleOptions } from '@gym/sandbox-telemetry';
 import { createMetricHarness, type DiagCapture, type MetricHarness, pointsOf } from '@gym/test-kit';
@@ -58,7 +50,7 @@ async function points(name: string, harness: MetricHarness = m) {
 
 /** The value of `gym.sandbox.active` for docker (undefined when never written). */
 async function active(harness: MetricHarness = m): Promise<number | undefined> {
-  const series = pointsOf<number>(await harness.collect(), METRIC_SANDBOX_ACTIVE);
+  const series = pointsOf<number>(await harness.collect(), INSTRUMENTS.sandboxActive.name);
   expect(series.every((p) => JSON.stringify(p.attributes) === JSON.stringify(DOCKER))).toBe(true);
   return series[0]?.value;
 }
@@ -95,19 +87,19 @@ describe('the five instruments', () => {
       .sort((a, b) => a.name.localeCompare(b.name));
     const histogramShape = { type: 'HISTOGRAM', unit: 'ms', monotonic: undefined, attributes: [DOCKER] };
     expect(shape).toEqual([
-      { name: METRIC_SANDBOX_ACTIVE, type: 'SUM', unit: '{sandbox}', monotonic: false, attributes: [DOCKER] },
-      { name: METRIC_SANDBOX_CREATE_RETRY, type: 'SUM', unit: '1', monotonic: true, attributes: [DOCKER] },
-      { name: METRIC_SANDBOX_EXEC_DURATION, ...histogramShape },
-      { name: METRIC_SANDBOX_STARTUP_DURATION, ...histogramShape },
-      { name: METRIC_SANDBOX_TRANSFER_DURATION, ...histogramShape },
+      { name: INSTRUMENTS.sandboxActive.name, type: 'SUM', unit: '{sandbox}', monotonic: false, attributes: [DOCKER] },
+      { name: INSTRUMENTS.sandboxCreateRetry.name, type: 'SUM', unit: '1', monotonic: true, attributes: [DOCKER] },
+      { name: INSTRUMENTS.sandboxExecDuration.name, ...histogramShape },
+      { name: INSTRUMENTS.sandboxStartupDuration.name, ...histogramShape },
+      { name: INSTRUMENTS.sandboxTransferDuration.name, ...histogramShape },
     ]);
     for (const [name, sum] of [
-      [METRIC_SANDBOX_STARTUP_DURATION, 1200],
-      [METRIC_SANDBOX_EXEC_DURATION, 40],
-      [METRIC_SANDBOX_TRANSFER_DURATION, 900],
+      [INSTRUMENTS.sandboxStartupDuration.name, 1200],
+      [INSTRUMENTS.sandboxExecDuration.name, 40],
+      [INSTRUMENTS.sandboxTransferDuration.name, 900],
     ] as const) {
       const recorded = await histogram(name);
-      expect(recorded?.buckets.boundaries).toEqual([...SANDBOX_DURATION_BOUNDARIES_MS]);
+      expect(recorded?.buckets.boundaries).toEqual([...INSTRUMENTS.sandboxStartupDuration.boundaries]);
       expect(recorded?.sum).toBe(sum);
     }
     for (const metric of collected.values())
@@ -118,7 +110,7 @@ describe('the five instruments', () => {
     hold();
     hold({ ...options, provider: 'local-process' });
     hold({ ...options, provider: 'local-process' });
-    const series = await points(METRIC_SANDBOX_ACTIVE);
+    const series = await points(INSTRUMENTS.sandboxActive.name);
     expect(series.map((p) => [p.attributes[ATTR_SANDBOX_PROVIDER], p.value])).toEqual([
       ['docker', 1],
       ['local-process', 2],
@@ -208,7 +200,7 @@ describe('SandboxLifecycle edge rules', () => {
     expect(handle).toEqual({ id: 'sbx-1' });
     expect(lifecycle.state).toBe('held');
     expect(await active()).toBe(1);
-    expect(await histogram(METRIC_SANDBOX_STARTUP_DURATION)).toMatchObject({ count: 1, sum: 1500 });
+    expect(await histogram(INSTRUMENTS.sandboxStartupDuration.name)).toMatchObject({ count: 1, sum: 1500 });
     lifecycle.release();
     expect(await active()).toBe(0);
   });
@@ -226,8 +218,8 @@ describe('SandboxLifecycle edge rules', () => {
     await expect(async () => lifecycle.create(create)).rejects.toThrow('no capacity');
     expect(lifecycle.state).toBe('new');
     lifecycle.release(); // the caller's cleanup after a failed create
-    expect(await points(METRIC_SANDBOX_ACTIVE)).toEqual([]);
-    expect(await points(METRIC_SANDBOX_STARTUP_DURATION)).toEqual([]);
+    expect(await points(INSTRUMENTS.sandboxActive.name)).toEqual([]);
+    expect(await points(INSTRUMENTS.sandboxStartupDuration.name)).toEqual([]);
   });
 
   it('a failed create can be tried again on the same lifecycle', async () => {
@@ -256,7 +248,7 @@ describe('SandboxLifecycle edge rules', () => {
       })(),
     ).rejects.toThrow('health check failed');
     expect(await active()).toBe(0);
-    expect(await histogram(METRIC_SANDBOX_STARTUP_DURATION)).toMatchObject({ count: 1 });
+    expect(await histogram(INSTRUMENTS.sandboxStartupDuration.name)).toMatchObject({ count: 1 });
   });
 
   // Gym's test_failed_close_keeps_the_sandbox_counted_until_a_retry_releases_it.
@@ -316,9 +308,9 @@ describe('SandboxLifecycle edge rules', () => {
     lifecycle.exec(() => 1);
     lifecycle.release(() => undefined);
     lifecycle.release();
-    expect(await points(METRIC_SANDBOX_ACTIVE)).toEqual([]);
-    expect(await points(METRIC_SANDBOX_STARTUP_DURATION)).toEqual([]);
-    expect(await points(METRIC_SANDBOX_EXEC_DURATION)).toHaveLength(1); // exec is exec, wherever the sandbox came from
+    expect(await points(INSTRUMENTS.sandboxActive.name)).toEqual([]);
+    expect(await points(INSTRUMENTS.sandboxStartupDuration.name)).toEqual([]);
+    expect(await points(INSTRUMENTS.sandboxExecDuration.name)).toHaveLength(1); // exec is exec, wherever the sandbox came from
   });
 
   it('with the sandbox span group off, none of the five is recorded (an injected meter included)', async () => {
@@ -381,13 +373,13 @@ describe('SandboxLifecycle edge rules', () => {
     lifecycle.release(); // e.g. a timeout gave up on the create
     finish('late');
     await expect(creating).resolves.toBe('late');
-    expect(await points(METRIC_SANDBOX_ACTIVE)).toEqual([]);
+    expect(await points(INSTRUMENTS.sandboxActive.name)).toEqual([]);
     expect(lifecycle.state).toBe('released');
   });
 
   it.each([
-    ['exec', METRIC_SANDBOX_EXEC_DURATION],
-    ['transfer', METRIC_SANDBOX_TRANSFER_DURATION],
+    ['exec', INSTRUMENTS.sandboxExecDuration.name],
+    ['transfer', INSTRUMENTS.sandboxTransferDuration.name],
   ] as const)(
     '%s records its duration whether it returns or throws, and hands back the same result or error',
     async (method, name) => {
@@ -422,7 +414,7 @@ describe('SandboxLifecycle edge rules', () => {
         lifecycle.retried();
       }
     });
-    expect((await points(METRIC_SANDBOX_CREATE_RETRY))[0]?.value).toBe(2);
+    expect((await points(INSTRUMENTS.sandboxCreateRetry.name))[0]?.value).toBe(2);
   });
 
   it('off (nothing injected, nothing exporting): the clock is never read', () => {

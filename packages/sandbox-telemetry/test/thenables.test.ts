@@ -7,13 +7,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ChildProcess, spawn } from 'node:child_process';
 import { runInNewContext } from 'node:vm';
-import {
-  ATTR_SANDBOX_PROVIDER,
-  METRIC_SANDBOX_ACTIVE,
-  METRIC_SANDBOX_EXEC_DURATION,
-  METRIC_SANDBOX_STARTUP_DURATION,
-  METRIC_SANDBOX_TRANSFER_DURATION,
-} from '@gym/constants';
+import { ATTR_SANDBOX_PROVIDER, INSTRUMENTS } from '@gym/constants';
 import { setTelemetryState } from '@gym/core';
 import { SandboxLifecycle } from '@gym/sandbox-telemetry';
 import { createMetricHarness, type MetricHarness, pointsOf } from '@gym/test-kit';
@@ -39,7 +33,7 @@ async function histogram(name: string): Promise<Histogram | undefined> {
   return pointsOf<Histogram>(await m.collect(), name)[0]?.value;
 }
 async function active(): Promise<number | undefined> {
-  return pointsOf<number>(await m.collect(), METRIC_SANDBOX_ACTIVE)[0]?.value;
+  return pointsOf<number>(await m.collect(), INSTRUMENTS.sandboxActive.name)[0]?.value;
 }
 
 /** A subprocess the way execa returns one: an object with its own API that is also a thenable. */
@@ -136,14 +130,14 @@ describe('a lazy thenable runs exactly as often as with telemetry off', () => {
     const query = new LazyQuery(75);
     const returned = life.exec(() => query);
     expect(returned).toBeInstanceOf(LazyQuery);
-    expect(await histogram(METRIC_SANDBOX_EXEC_DURATION)).toBeUndefined(); // nothing ran yet
+    expect(await histogram(INSTRUMENTS.sandboxExecDuration.name)).toBeUndefined(); // nothing ran yet
     returned.where('id > 3'); // a builder method, on the query itself
     expect(query.filter).toBe('id > 3');
     const rows = returned.then((r) => r.toUpperCase());
     await jest.advanceTimersByTimeAsync(75);
     expect(await rows).toBe('ROWS OF ID > 3');
     expect(query.runs).toBe(1);
-    expect(await histogram(METRIC_SANDBOX_EXEC_DURATION)).toMatchObject({ count: 1, sum: 75 });
+    expect(await histogram(INSTRUMENTS.sandboxExecDuration.name)).toMatchObject({ count: 1, sum: 75 });
 
     const failing = new LazyQuery(25, 'error');
     const transferred = life.transfer(() => failing);
@@ -157,7 +151,7 @@ describe('a lazy thenable runs exactly as often as with telemetry off', () => {
     await jest.advanceTimersByTimeAsync(25);
     expect(await caught).toBe('query failed');
     expect(failing.runs).toBe(1);
-    expect(await histogram(METRIC_SANDBOX_TRANSFER_DURATION)).toMatchObject({ count: 1, sum: 25 });
+    expect(await histogram(INSTRUMENTS.sandboxTransferDuration.name)).toMatchObject({ count: 1, sum: 25 });
   });
 
   it('a lazy create adds one when it fulfils, run once; a lazy close releases it, run once', async () => {
@@ -168,7 +162,7 @@ describe('a lazy thenable runs exactly as often as with telemetry off', () => {
     expect(await creating).toBe('rows of ');
     expect(create.runs).toBe(1);
     expect(await active()).toBe(1);
-    expect(await histogram(METRIC_SANDBOX_STARTUP_DURATION)).toMatchObject({ count: 1, sum: 1200 });
+    expect(await histogram(INSTRUMENTS.sandboxStartupDuration.name)).toMatchObject({ count: 1, sum: 1200 });
     const close = new LazyQuery(10);
     const closing = (async () => await life.release(() => close))();
     expect(await active()).toBe(1); // not closed yet
@@ -193,7 +187,7 @@ describe('a lazy thenable runs exactly as often as with telemetry off', () => {
     await jest.advanceTimersByTimeAsync(60);
     expect(await awaited).toBe('done');
     expect(runs).toBe(1);
-    expect(await histogram(METRIC_SANDBOX_EXEC_DURATION)).toMatchObject({ count: 1, sum: 60 });
+    expect(await histogram(INSTRUMENTS.sandboxExecDuration.name)).toMatchObject({ count: 1, sum: 60 });
   });
 });
 
@@ -205,10 +199,10 @@ describe('exec', () => {
     expect(returned.kill()).toBe(true);
     expect(returned.catch).toBe(child.catch);
     await jest.advanceTimersByTimeAsync(13);
-    expect(await histogram(METRIC_SANDBOX_EXEC_DURATION)).toBeUndefined(); // not over yet
+    expect(await histogram(INSTRUMENTS.sandboxExecDuration.name)).toBeUndefined(); // not over yet
     await jest.advanceTimersByTimeAsync(306);
     await expect(returned).resolves.toEqual({ exitCode: 0 });
-    const recorded = await histogram(METRIC_SANDBOX_EXEC_DURATION);
+    const recorded = await histogram(INSTRUMENTS.sandboxExecDuration.name);
     expect(recorded?.count).toBe(1);
     expect(recorded?.sum).toBe(319);
   });
@@ -222,14 +216,14 @@ describe('exec', () => {
     );
     await jest.advanceTimersByTimeAsync(50);
     expect(await settled).toBe('exit 1');
-    expect((await histogram(METRIC_SANDBOX_EXEC_DURATION))?.sum).toBe(50);
+    expect((await histogram(INSTRUMENTS.sandboxExecDuration.name))?.sum).toBe(50);
   });
 
   it('a Promise of another realm is timed to its settlement and settles the same way', async () => {
     const returned = lifecycle().exec(() => otherRealmPromise(120, 'digest'));
     await jest.advanceTimersByTimeAsync(120);
     await expect(returned).resolves.toBe('digest');
-    expect((await histogram(METRIC_SANDBOX_EXEC_DURATION))?.sum).toBe(120);
+    expect((await histogram(INSTRUMENTS.sandboxExecDuration.name))?.sum).toBe(120);
   });
 });
 
@@ -261,7 +255,7 @@ describe('a real child process made thenable the way execa makes it', () => {
     expect(child.killed).toBe(true);
     expect(await returned).toEqual({ exitCode: null, signal: 'SIGTERM' });
     expect(exitEvents).toBe(1);
-    expect((await histogram(METRIC_SANDBOX_EXEC_DURATION))?.count).toBe(1);
+    expect((await histogram(INSTRUMENTS.sandboxExecDuration.name))?.count).toBe(1);
   });
 });
 
@@ -273,7 +267,7 @@ describe('create', () => {
     await jest.advanceTimersByTimeAsync(30);
     expect(await settled).toBe('exit 1');
     expect(await active()).toBeUndefined();
-    expect(await histogram(METRIC_SANDBOX_STARTUP_DURATION)).toBeUndefined();
+    expect(await histogram(INSTRUMENTS.sandboxStartupDuration.name)).toBeUndefined();
     expect(life.state).toBe('new'); // it may be tried again
   });
 
@@ -290,7 +284,7 @@ describe('create', () => {
     await jest.advanceTimersByTimeAsync(2500);
     await expect(fulfilled).resolves.toBe('handle');
     expect(await active()).toBe(1);
-    const startup = pointsOf<Histogram>(await m.collect(), METRIC_SANDBOX_STARTUP_DURATION);
+    const startup = pointsOf<Histogram>(await m.collect(), INSTRUMENTS.sandboxStartupDuration.name);
     expect(startup.map((p) => [p.attributes, p.value.sum])).toEqual([[{ [ATTR_SANDBOX_PROVIDER]: 'docker' }, 2500]]);
   });
 });
@@ -314,6 +308,6 @@ describe('the caller’s async context', () => {
       ['a', 'a', 'a'],
       ['b', 'b', 'b'],
     ]);
-    expect((await histogram(METRIC_SANDBOX_EXEC_DURATION))?.count).toBe(2);
+    expect((await histogram(INSTRUMENTS.sandboxExecDuration.name))?.count).toBe(2);
   });
 });
