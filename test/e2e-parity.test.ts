@@ -4,7 +4,7 @@
 // with one exec; ours also uploads one file, as Gym's sandbox start does for a spec's files), each exporting OTLP/HTTP protobuf to its own receiver here. What they export
 // is compared family by family: metric names, kinds, units, attribute keys and values, bucket
 // boundaries; span names and attribute keys; resource attribute keys. Every difference must have
-// its reason in REASONS below, or the test fails naming it. The table in docs/telemetry.md
+// its reason in the last column of the table in docs/telemetry.md, or the test fails naming it. The table in docs/telemetry.md
 // ("Parity with Gym") is written by this test between its markers (`npm run e2e:parity`); under
 // CI=true the test checks it instead and fails when it is stale.
 //
@@ -34,76 +34,28 @@ const END = '<!-- parity-table:end -->';
 const SERVER_NAME = 'example_single_tool_call';
 
 /**
- * Why each known difference stays. Key: `<family> · <aspect>`, as the comparison prints it. A
- * difference without an entry fails the test; an entry no difference uses fails it too.
+ * Why each known difference stays, read from the last column of the table in docs/telemetry.md
+ * (`<aspect>: <reason>`, one per line of a cell): a new difference gets its reason written there,
+ * beside its family. A difference without a reason fails the test; a reason no difference uses
+ * fails it too.
  */
-const NODE_ONLY = "0.7.0 has no such family; a Node process's own (Node has no Uvicorn, Python no V8)";
-const OPERATION =
-  '0.7.0 names no limited-work family (no queue time, outcome or live counts); ours, for what Gym cannot tell apart';
-const STARTUP_SPAN =
-  "0.7.0 has no startup span group or spans; ours, on the `startup` group, which Gym's span-group spec does not know";
-const HTTP_INSTRUMENTATION =
-  "Gym instruments FastAPI with OpenTelemetry's ASGI instrumentation (old HTTP semantic conventions); on Node that is `@opentelemetry/instrumentation-http`, the user's choice, which the demo does not install";
-const PROVIDER =
-  "the provider's own name: Gym's `LocalProvider` is `local`, the demo's process provider `local-process` (a bounded name either way)";
-const OUR_SANDBOX_SPAN =
-  "0.7.0 has no such span: ours carries the requested and allocated resources, which Gym's sandbox spans do not";
-const REASONS: Record<string, string> = {
-  'gym.event_loop.lag_ms · only ours': NODE_ONLY,
-  'gym.server.requests.in_flight · only ours':
-    "0.7.0 has no in-flight gauge; Gym's servers get `http.server.active_requests` from the ASGI instrumentation",
-  'process.cpu.time · only ours': NODE_ONLY,
-  'process.memory.usage · only ours': NODE_ONLY,
-  'process.open_file_descriptor.count · only ours': NODE_ONLY,
-  'process.thread.count · only ours': NODE_ONLY,
-  'gym.resources.operation.active · only ours': OPERATION,
-  'gym.resources.operation.duration_ms · only ours': OPERATION,
-  'gym.resources.operation.queue_duration_ms · only ours': OPERATION,
-  'gym.resources.operation.queued · only ours': OPERATION,
-  'gym.server.startup_stage_duration_ms · only ours':
-    "0.7.0's resources server records no startup stages (its per-stage histogram is not in 0.7.0's code)",
-  'gym.verify.success_rate · unit':
-    "Gym 0.7.0 creates it with no unit, ours with `1`: through a Collector that adds unit suffixes ours becomes `gym_verify_success_rate_ratio` beside Gym's `gym_verify_success_rate`; the rules and panels read both. Dropping the unit changes the names `@gym/dashboards` generates, so it is left to that package",
-  'gym.verify.duration_ms · buckets':
-    "the registry's nemo-lens 0.1.0 (older than the one Gym 0.7.0 imports) creates it without bucket advice, so the SDK default ends at 10 s; ours keep the contract's `GYM_DURATION_BOUNDARIES_MS` (100 ms to 1 h), since verifies and rollouts take seconds to minutes and the default puts them in `+Inf`: read quantiles per kind of server",
-  'gym.sandbox.transfer_duration_ms · only ours':
-    "0.7.0 has no transfer instrument (Gym's documentation named one): its `AsyncSandbox` uploads a spec's files untimed. Ours times each upload or download by provider, like its siblings",
-  'gym.sandbox.active · values of nemo.gym.sandbox.provider': PROVIDER,
-  'gym.sandbox.exec_duration_ms · values of nemo.gym.sandbox.provider': PROVIDER,
-  'gym.sandbox.startup_duration_ms · values of nemo.gym.sandbox.provider': PROVIDER,
-  'gym.sandbox.create_retry_total · only ours':
-    "the same counter (name, unit `1`, provider attribute) in 0.7.0's code, recorded only when a provider retries a create: Gym's `LocalProvider` never does, the demo's provider is busy on its first create",
-  'http.server.active_requests · only Gym': HTTP_INSTRUMENTATION,
-  'http.server.duration · only Gym': HTTP_INSTRUMENTATION,
-  'http.server.request.size · only Gym': HTTP_INSTRUMENTATION,
-  'http.server.response.size · only Gym': HTTP_INSTRUMENTATION,
-  'span POST /get_weather · only Gym': HTTP_INSTRUMENTATION,
-  'span POST /get_weather http receive · only Gym': HTTP_INSTRUMENTATION,
-  'span POST /get_weather http send · only Gym': HTTP_INSTRUMENTATION,
-  'span POST /verify · only Gym': HTTP_INSTRUMENTATION,
-  'span POST /verify http receive · only Gym': HTTP_INSTRUMENTATION,
-  'span POST /verify http send · only Gym': HTTP_INSTRUMENTATION,
-  'span gym.sandbox.exec · attribute keys':
-    "Gym's exec span carries the command's `nemo.gym.sandbox.return_code` (and `error_type` when its provider reports one); `SandboxLifecycle.exec` runs any function and is told no return code",
-  'span gym.sandbox.request · only ours': OUR_SANDBOX_SPAN,
-  'span gym.sandbox.allocation · only ours': OUR_SANDBOX_SPAN,
-  'span gym.server.startup · only ours': STARTUP_SPAN,
-  'span gym.server.startup.init_telemetry · only ours': STARTUP_SPAN,
-  'span gym.server.startup.listen · only ours': STARTUP_SPAN,
-  'span gym.server.startup.loop_start · only ours': STARTUP_SPAN,
-  'span gym.server.startup.node_bootstrap · only ours': STARTUP_SPAN,
-  'span gym.server.startup.parse_config · only ours': STARTUP_SPAN,
-  'resource dl.rank · presence':
-    "nemo-lens's training-rank attribute (a Gym server is rank 0 of a world of 1); Gym 0.7.0 sets it under the unpublished nemo-lens's `NV_DL_RANK`, whose name the registry's nemo-lens 0.1.0 does not have, so the exact key is unknown here",
-  'resource dl.world_size · presence': 'as `dl.rank` (`NV_DL_WORLD_SIZE`)',
-  'resource process.pid · presence':
-    "nemo-lens's local resource detection; ours sets no process attributes on the resource",
-  'resource service.instance.id · presence':
-    'nemo-lens sets `<run id>-rank0`, the same for every server of a run, so it tells no instance apart; ours leaves it unset',
-  'resource service.version · presence': "nemo-lens's own version, not the server's; ours leaves it unset",
-  'resource host.arch · presence': "OpenTelemetry JS's host detector; nemo-lens's detection sets `host.name` only",
-  'resource host.id · presence': "OpenTelemetry JS's host detector (the machine id); nemo-lens's sets `host.name` only",
-};
+function reasonsInDoc(doc: string): Record<string, string> {
+  const reasons: Record<string, string> = {};
+  for (const line of doc.slice(doc.indexOf(START), doc.indexOf(END)).split('\n')) {
+    const cells = line
+      .replace(/\|\s*$/, '')
+      .split(' | ')
+      .map((cell) => cell.trim());
+    const family = /^\| `(.+)`$/.exec(cells[0] ?? '')?.[1];
+    if (family === undefined || cells.length !== 4) continue;
+    for (const entry of (cells[3] ?? '').split('<br>')) {
+      const colon = entry.indexOf(': ');
+      if (colon > 0 && entry.slice(colon + 2) !== 'UNEXPLAINED')
+        reasons[`${family} · ${entry.slice(0, colon)}`] = entry.slice(colon + 2);
+    }
+  }
+  return reasons;
+}
 
 /** Families whose presence depends on the run, left out of the comparison, with why. */
 const SPORADIC: Record<string, string> = {
@@ -259,13 +211,13 @@ function compare(name: string, gym: Family | undefined, ours: Family | undefined
   return { family: name, gym: describeFamily(gym, metric), ours: describeFamily(ours, metric), differences };
 }
 
-function table(rows: readonly Row[]): string {
+function table(rows: readonly Row[], reasons: Record<string, string>): string {
   const lines = ['| Family | Gym 0.7.0 | gym-telemetry | Difference and reason |', '| --- | --- | --- | --- |'];
   for (const row of rows) {
     const verdict =
       row.differences.length === 0
         ? 'same'
-        : row.differences.map((key) => `${key.split(' · ')[1]}: ${REASONS[key] ?? 'UNEXPLAINED'}`).join('<br>');
+        : row.differences.map((key) => `${key.split(' · ')[1]}: ${reasons[key] ?? 'UNEXPLAINED'}`).join('<br>');
     lines.push(`| \`${row.family}\` | ${row.gym} | ${row.ours} | ${verdict} |`);
   }
   return lines.join('\n');
@@ -419,16 +371,17 @@ suite(title, () => {
         .map(([name, why]) => `\`${name}\` (${why})`)
         .join(', ') +
       '.';
-    const generated = `${START}\n\n${summary}\n\n${table(rows)}\n\n${END}`;
     const doc = readFileSync(DOC, 'utf8');
+    const reasons = reasonsInDoc(doc);
+    const generated = `${START}\n\n${summary}\n\n${table(rows, reasons)}\n\n${END}`;
     const from = doc.indexOf(START);
     const to = doc.indexOf(END);
     expect(from).toBeGreaterThanOrEqual(0);
     const updated = formatted(`${doc.slice(0, from)}${generated}${doc.slice(to + END.length)}`);
     if (process.env.CI !== 'true' && updated !== doc) writeFileSync(DOC, updated);
 
-    expect(differences.filter((key) => REASONS[key] === undefined)).toEqual([]);
-    expect(Object.keys(REASONS).filter((key) => !differences.includes(key))).toEqual([]);
+    expect(differences.filter((key) => reasons[key] === undefined)).toEqual([]);
+    expect(Object.keys(reasons).filter((key) => !differences.includes(key))).toEqual([]);
     // Outside CI the table was just rewritten; in CI a stale table fails (run npm run e2e:parity).
     if (process.env.CI === 'true') expect(updated).toBe(doc);
   }, 240_000);
