@@ -6,6 +6,7 @@
 //   on     a real SDK MeterProvider, the `undici:request:create` subscriber and `observe(pool)`
 //   floor  off, plus the data points alone: as many SDK `histogram.record` calls per round as
 //          `on` records waits, on an instrument with the same buckets and the same attribute set
+//   bare   the floor's points with no attribute
 // Each row alternates its two sides in ABBA pairs and reports the median of the per-pair ratios
 // and their quartiles. See bench/README.md for the rows and what they mean.
 //
@@ -54,7 +55,10 @@ const okAttributes = Object.freeze({
 // The floor's instrument: the package's histogram (same name, unit and buckets) on a meter of its own.
 const floorHistogram = createInstrument(meterProvider.getMeter('bench-floor'), INSTRUMENTS.httpPoolQueueDuration);
 
-async function drive(dispatcher, inFlight, points = 0, pointMs = 0) {
+// The same points with no attribute: what the attribute set adds to a point, in place.
+const noAttributes = Object.freeze({});
+
+async function drive(dispatcher, inFlight, points = 0, pointMs = 0, attributes = okAttributes) {
   let next = 0;
   let recorded = 0;
   const worker = async () => {
@@ -64,7 +68,7 @@ async function drive(dispatcher, inFlight, points = 0, pointMs = 0) {
       await body.text();
       if (recorded < points) {
         recorded += 1;
-        floorHistogram.record(pointMs, okAttributes);
+        floorHistogram.record(pointMs, attributes);
       }
     }
   };
@@ -114,6 +118,7 @@ console.log(
 const off = (inFlight) => () => drive(pool, inFlight);
 const on = (inFlight) => () => drive(observed, inFlight);
 const floor = () => drive(pool, IN_FLIGHT, waitsPerRound, meanWaitMs);
+const bareFloor = () => drive(pool, IN_FLIGHT, waitsPerRound, meanWaitMs, noAttributes);
 
 // [row, sides, run, baseline, telemetry on in `run`, budget]
 const ROWS = [
@@ -123,6 +128,7 @@ const ROWS = [
   ['serial', 'on / off', on(1), off(1), true],
   ['contended', 'on / off', on(IN_FLIGHT), off(IN_FLIGHT), true],
   ['point floor', 'floor / off', floor, off(IN_FLIGHT), false],
+  ['bare point', 'bare / off', bareFloor, off(IN_FLIGHT), false],
   ['contended / floor', 'on / floor', on(IN_FLIGHT), floor, true, CONTENDED_BUDGET],
 ];
 
